@@ -1,0 +1,97 @@
+// The backend interface. A backend answers, per node, whether it can run it (and why not),
+// and compiles a partition of nodes into something runnable. Adding a backend touches its own
+// folder and one registration line (NFUSE_REGISTER_BACKEND).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+#include "nfuse/status.h"
+
+namespace nfuse::backends {
+
+// The answer to "can you run this node": ok, or a human-readable reason; cost in microseconds.
+struct Support {
+  bool ok = false;
+  std::string reason;
+  double cost_us = 0.0;
+
+  static Support yes(double cost_us = 0.0) { return Support{true, "", cost_us}; }
+  static Support no(std::string why) { return Support{false, std::move(why), 0.0}; }
+};
+
+// Tensors of one run, one slot per value of the plan. Slots of arena-planned values are bound
+// once at prepare time; the rest are filled as the run goes.
+class ExecContext {
+ public:
+  explicit ExecContext(size_t num_slots) : slots_(num_slots) {}
+  ir::Tensor& slot(int id) { return slots_[static_cast<size_t>(id)]; }
+  const ir::Tensor& slot(int id) const { return slots_[static_cast<size_t>(id)]; }
+  size_t num_slots() const { return slots_.size(); }
+  int threads = 1;
+
+ private:
+  std::vector<ir::Tensor> slots_;
+};
+
+// What compile() may rely on: where each value lives and what the plan knows of its shape.
+struct CompileContext {
+  const ir::Graph* graph = nullptr;
+  // Slot of every value used by the partition.
+  std::function<int(const ir::Value*)> slot_of;
+  // True when the value's tensor is bound before the step runs (arena slot, input or constant);
+  // false when the step must size and allocate it from the actual inputs.
+  std::function<bool(const ir::Value*)> is_preallocated;
+  int threads = 1;
+};
+
+// A run of consecutive nodes (in graph order) assigned to one backend.
+struct Partition {
+  std::string backend;
+  std::vector<const ir::Node*> nodes;
+};
+
+class CompiledPartition {
+ public:
+  virtual ~CompiledPartition() = default;
+  // Runs the partition's nodes; inputs are read from and outputs written to `ctx` slots.
+  // Fails only on what prepare could not check (data-dependent errors).
+  virtual Status run(ExecContext& ctx) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Stable lower-case name used on the command line ("ref", "cpu", "fusion").
+  virtual std::string_view name() const = 0;
+  // Whether this backend can run `node` as it stands in `graph`; never fails.
+  virtual Support supports(const ir::Node& node, const ir::Graph& graph) const = 0;
+  // Turns a partition of supported nodes into a runnable object; kUnsupported names the node.
+  virtual Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition,
+                                                             const CompileContext& ctx) = 0;
+};
+
+using BackendFactory = std::unique_ptr<Backend> (*)();
+
+class BackendRegistry {
+ public:
+  static BackendRegistry& global();
+  bool add(std::string name, BackendFactory factory);
+  // A new instance of the named backend; kNotFound listing the known names.
+  Result<std::unique_ptr<Backend>> create(const std::string& name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::unordered_map<std::string, BackendFactory> factories_;
+};
+
+}  // namespace nfuse::backends
+
+#define NFUSE_REGISTER_BACKEND(name, factory)                                        \
+  [[maybe_unused]] static const bool NFUSE_CONCAT_(nfuse_backend_registered_, __COUNTER__) = \
+      ::nfuse::backends::BackendRegistry::global().add(name, factory)

@@ -1,0 +1,94 @@
+// The `ref` backend: runs every node with its reference kernel, one after the other.
+#include "backends/backend.h"
+#include "backends/ref/ref_kernel.h"
+#include "ir/op_registry.h"
+
+namespace nfuse::backends::ref {
+namespace {
+
+struct CompiledStep {
+  const ir::Node* node;
+  KernelFn fn;
+  std::vector<int> input_slots;     // -1 for omitted inputs
+  std::vector<int> implicit_slots;
+  std::vector<int> output_slots;    // -1 for outputs nobody named
+  std::vector<bool> output_preallocated;
+};
+
+Result<std::vector<ir::Tensor>> run_subgraph(
+    const ir::Graph& graph, const std::function<const ir::Tensor*(const std::string&)>& outer) {
+  return interpret_graph(graph, {}, outer);
+}
+
+class RefPartition final : public CompiledPartition {
+ public:
+  explicit RefPartition(std::vector<CompiledStep> steps) : steps_(std::move(steps)) {}
+
+  Status run(ExecContext& ctx) override {
+    static const SubgraphRunner runner = run_subgraph;
+    for (const CompiledStep& s : steps_) {
+      KernelArgs args{*s.node, {}, {}, {}, &runner};
+      args.inputs.reserve(s.input_slots.size());
+      for (int slot : s.input_slots) args.inputs.push_back(slot < 0 ? nullptr : &ctx.slot(slot));
+      for (int slot : s.implicit_slots) args.implicit_inputs.push_back(&ctx.slot(slot));
+      std::vector<ir::Tensor> scratch(s.output_slots.size());  // for outputs nobody reads
+      for (size_t i = 0; i < s.output_slots.size(); ++i) {
+        args.outputs.push_back(s.output_slots[i] < 0 ? &scratch[i] : &ctx.slot(s.output_slots[i]));
+      }
+      bool all_preallocated = true;
+      for (bool p : s.output_preallocated) all_preallocated = all_preallocated && p;
+      if (!all_preallocated) {
+        std::vector<ir::TensorType> types;
+        NFUSE_RETURN_IF_ERROR_PLAIN(ir::infer_node(*s.node, args.inputs, &types));
+        for (size_t i = 0; i < s.output_slots.size(); ++i) {
+          if (s.output_preallocated[i]) continue;
+          auto dims = types[i].shape.static_dims();
+          if (!dims) return internal_error(s.node->label() + ": output shape unknown at run time");
+          *args.outputs[i] = ir::Tensor::allocate(types[i].dtype, *dims);
+        }
+      }
+      NFUSE_RETURN_IF_ERROR_PLAIN(s.fn(args));
+    }
+    return ok_status();
+  }
+
+ private:
+  std::vector<CompiledStep> steps_;
+};
+
+class RefBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "ref"; }
+
+  Support supports(const ir::Node& node, const ir::Graph&) const override {
+    if (!KernelRegistry::global().find(node.op_type)) {
+      return Support::no("no reference kernel for op " + node.op_type);
+    }
+    return Support::yes();
+  }
+
+  Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition,
+                                                     const CompileContext& ctx) override {
+    std::vector<CompiledStep> steps;
+    for (const ir::Node* node : partition.nodes) {
+      CompiledStep s{node, KernelRegistry::global().find(node->op_type), {}, {}, {}, {}};
+      if (!s.fn) return unsupported(node->label() + ": no reference kernel for this op");
+      for (const ir::Value* v : node->inputs) s.input_slots.push_back(v ? ctx.slot_of(v) : -1);
+      for (const ir::Value* v : node->implicit_inputs) s.implicit_slots.push_back(ctx.slot_of(v));
+      for (const ir::Value* v : node->outputs) {
+        s.output_slots.push_back(v ? ctx.slot_of(v) : -1);
+        s.output_preallocated.push_back(v && ctx.is_preallocated(v));
+      }
+      steps.push_back(std::move(s));
+    }
+    return std::unique_ptr<CompiledPartition>(new RefPartition(std::move(steps)));
+  }
+};
+
+std::unique_ptr<Backend> make_ref_backend() { return std::make_unique<RefBackend>(); }
+
+}  // namespace
+
+NFUSE_REGISTER_BACKEND("ref", make_ref_backend);
+
+}  // namespace nfuse::backends::ref

@@ -1,0 +1,27 @@
+#include <cstring>
+
+#include "backends/ref/ref_kernel.h"
+
+namespace nfuse::backends::ref {
+namespace {
+
+Status identity(KernelArgs& a) {
+  if (a.in(0).bytes()) std::memcpy(a.out(0).raw(), a.in(0).raw(), a.in(0).bytes());
+  return ok_status();
+}
+
+Status dropout(KernelArgs& a) {
+  NFUSE_RETURN_IF_ERROR_PLAIN(identity(a));
+  if (a.num_outputs() > 1) {
+    bool* mask = a.out(1).data<bool>();
+    for (int64_t i = 0; i < a.out(1).numel(); ++i) mask[i] = true;
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+NFUSE_REF_KERNEL("Identity", identity);
+NFUSE_REF_KERNEL("Dropout", dropout);
+
+}  // namespace nfuse::backends::ref

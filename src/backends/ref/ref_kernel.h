@@ -1,0 +1,66 @@
+// Reference kernels: plain scalar C++ for every op. Never fast, always right: they are the
+// oracle every optimized kernel is tested against. One registration per op type.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "nfuse/status.h"
+
+namespace nfuse::backends::ref {
+
+// Runs a subgraph (If branches) whose outer-scope references resolve through `outer`.
+using SubgraphRunner = std::function<Result<std::vector<ir::Tensor>>(
+    const ir::Graph& graph, const std::function<const ir::Tensor*(const std::string&)>& outer)>;
+
+struct KernelArgs {
+  const ir::Node& node;
+  std::vector<const ir::Tensor*> inputs;  // nullptr for omitted optional inputs
+  // Sized and allocated by the caller from shape inference; the kernel fills the data.
+  // Ops whose output shape depends on data get shapes from infer with all values known.
+  std::vector<ir::Tensor*> outputs;
+  std::vector<const ir::Tensor*> implicit_inputs;  // node.implicit_inputs' tensors
+  const SubgraphRunner* run_subgraph = nullptr;
+
+  const ir::Tensor& in(int i) const { return *inputs[static_cast<size_t>(i)]; }
+  bool has_in(int i) const { return i < static_cast<int>(inputs.size()) && inputs[static_cast<size_t>(i)]; }
+  ir::Tensor& out(int i) const { return *outputs[static_cast<size_t>(i)]; }
+  int num_outputs() const { return static_cast<int>(outputs.size()); }
+  const ir::Attributes& attrs() const { return node.attrs; }
+  Status error(const std::string& message) const {  // kUnsupported naming the node
+    return unsupported(node.label() + ": " + message);
+  }
+};
+
+using KernelFn = Status (*)(KernelArgs& args);
+
+class KernelRegistry {
+ public:
+  static KernelRegistry& global();
+  bool add(const std::string& op_type, KernelFn fn);
+  KernelFn find(const std::string& op_type) const;  // nullptr when absent
+  std::vector<std::string> op_types() const;
+
+ private:
+  std::unordered_map<std::string, KernelFn> kernels_;
+};
+
+// Evaluates one node on ref kernels: infers output shapes from the actual inputs, allocates
+// and runs. Used by the interpreter, constant folding and shape propagation.
+Result<std::vector<ir::Tensor>> evaluate_node(const ir::Node& node,
+                                              const std::vector<const ir::Tensor*>& inputs,
+                                              const std::vector<const ir::Tensor*>& implicit_inputs = {});
+
+// Runs a whole graph with plain heap allocation (subgraphs, tests). `outer` resolves
+// outer-scope references; it may be empty for a top-level graph.
+Result<std::vector<ir::Tensor>> interpret_graph(
+    const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
+    const std::function<const ir::Tensor*(const std::string&)>& outer = {});
+
+}  // namespace nfuse::backends::ref
+
+#define NFUSE_REF_KERNEL(op_type, fn)                                                   \
+  [[maybe_unused]] static const bool NFUSE_CONCAT_(nfuse_ref_kernel_registered_, __COUNTER__) = \
+      ::nfuse::backends::ref::KernelRegistry::global().add(op_type, fn)

@@ -1,0 +1,27 @@
+// Arena memory planning: every intermediate tensor gets an offset in one arena, chosen from
+// liveness so that tensors alive at the same time never overlap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace nfuse::compile {
+
+struct BufferRequest {
+  size_t bytes = 0;
+  int first_step = 0;  // step that writes it
+  int last_step = 0;   // last step that reads it (inclusive)
+};
+
+struct MemoryPlan {
+  std::vector<size_t> offsets;  // one per request, aligned to `alignment`
+  size_t arena_bytes = 0;       // peak: the arena size needed
+  size_t naive_bytes = 0;       // sum of all requests, for comparison
+};
+
+// Greedy by size (largest first, each at the lowest offset that does not collide in time with
+// a buffer already placed): simple, deterministic and near-optimal on DNN graphs.
+MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, size_t alignment = 64);
+
+}  // namespace nfuse::compile

@@ -1,0 +1,182 @@
+#include "compile/plan.h"
+
+#include "backends/ref/ref_kernel.h"
+#include "ir/op_registry.h"
+
+namespace nfuse::compile {
+namespace {
+
+// Folding materialises values at plan time; cap it so a ConstantOfShape of a huge shape stays
+// a run-time tensor in the arena instead of plan memory.
+constexpr int64_t kMaxFoldElements = int64_t{1} << 22;
+
+int slot_for(Plan& plan, const ir::Value* v) {
+  auto [it, inserted] = plan.slot_of.emplace(v, static_cast<int>(plan.values.size()));
+  if (inserted) {
+    PlannedValue pv;
+    pv.value = v;
+    pv.type = v->type;
+    plan.values.push_back(pv);
+    plan.folded.emplace_back();
+    if (v->constant) {
+      plan.values.back().known_value = true;
+      plan.values.back().type = ir::TensorType{v->constant->dtype(), ir::Shape::from_dims(v->constant->dims())};
+      plan.folded.back() = *v->constant;
+    }
+  }
+  return it->second;
+}
+
+bool all_inputs_known(const Plan& plan, const ir::Node& node) {
+  for (const ir::Value* v : node.inputs)
+    if (v && !plan.values[static_cast<size_t>(plan.slot_of.at(v))].known_value) return false;
+  for (const ir::Value* v : node.implicit_inputs)
+    if (!plan.values[static_cast<size_t>(plan.slot_of.at(v))].known_value) return false;
+  return true;
+}
+
+// Propagates concrete types through the graph; evaluates nodes whose inputs are all known.
+Status propagate(const ir::Graph& graph, Plan& plan, std::vector<const ir::Node*>* runtime_nodes) {
+  for (const auto& node_ptr : graph.nodes()) {
+    const ir::Node& node = *node_ptr;
+    // Slots first: pointers into plan.values below must not be invalidated by growth.
+    for (const ir::Value* v : node.implicit_inputs) slot_for(plan, v);
+    for (const ir::Value* v : node.outputs)
+      if (v) slot_for(plan, v);
+    std::vector<const ir::Tensor*> values;
+    std::vector<const ir::TensorType*> in_types;
+    for (const ir::Value* v : node.inputs) {
+      if (!v) {
+        values.push_back(nullptr);
+        in_types.push_back(nullptr);
+        continue;
+      }
+      if (!plan.slot_of.count(v)) return invalid_model(node.label() + ": input '" + v->name + "' is undefined");
+      const size_t s = static_cast<size_t>(plan.slot_of.at(v));
+      values.push_back(plan.values[s].known_value ? &plan.folded[s] : nullptr);
+      in_types.push_back(&plan.values[s].type);
+    }
+    std::vector<ir::TensorType> types;
+    std::vector<ir::Tensor> out_values;
+    // Types of unknown inputs come from the plan, which is more concrete than the graph's.
+    NFUSE_RETURN_IF_ERROR_PLAIN(ir::infer_node(node, values, &types, &out_values, in_types));
+    bool fold = all_inputs_known(plan, node);
+    for (const auto& t : types) {
+      auto n = t.shape.static_numel();
+      if (!n || *n > kMaxFoldElements) fold = false;
+    }
+    if (fold) {
+      std::vector<const ir::Tensor*> implicit;
+      for (const ir::Value* v : node.implicit_inputs) implicit.push_back(&plan.folded[static_cast<size_t>(plan.slot_of.at(v))]);
+      NFUSE_ASSIGN_OR_RETURN(auto outs, backends::ref::evaluate_node(node, values, implicit));
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        if (!node.outputs[i]) continue;
+        int s = slot_for(plan, node.outputs[i]);
+        plan.values[static_cast<size_t>(s)].known_value = true;
+        plan.values[static_cast<size_t>(s)].type = {outs[i].dtype(), ir::Shape::from_dims(outs[i].dims())};
+        plan.folded[static_cast<size_t>(s)] = std::move(outs[i]);
+      }
+      ++plan.folded_nodes;
+      continue;
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (!node.outputs[i]) continue;
+      int s = slot_for(plan, node.outputs[i]);
+      plan.values[static_cast<size_t>(s)].type = types[i];
+      if (i < out_values.size() && !out_values[i].empty()) {
+        plan.values[static_cast<size_t>(s)].known_value = true;
+        plan.folded[static_cast<size_t>(s)] = out_values[i];
+      }
+    }
+    bool all_outputs_known = true;
+    for (const ir::Value* v : node.outputs)
+      if (v && !plan.values[static_cast<size_t>(plan.slot_of.at(v))].known_value) all_outputs_known = false;
+    if (all_outputs_known) {
+      ++plan.folded_nodes;
+      continue;
+    }
+    runtime_nodes->push_back(&node);
+  }
+  return ok_status();
+}
+
+void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes) {
+  for (size_t step = 0; step < nodes.size(); ++step) {
+    const ir::Node& n = *nodes[step];
+    for (const ir::Value* v : n.outputs) {
+      if (!v) continue;
+      PlannedValue& pv = plan.values[static_cast<size_t>(plan.slot_of.at(v))];
+      if (pv.first_step < 0) pv.first_step = static_cast<int>(step);
+      pv.last_step = std::max(pv.last_step, static_cast<int>(step));
+    }
+    auto touch = [&](const ir::Value* v) {
+      if (!v) return;
+      PlannedValue& pv = plan.values[static_cast<size_t>(plan.slot_of.at(v))];
+      pv.last_step = std::max(pv.last_step, static_cast<int>(step));
+    };
+    for (const ir::Value* v : n.inputs) touch(v);
+    for (const ir::Value* v : n.implicit_inputs) touch(v);
+  }
+  std::vector<BufferRequest> requests;
+  std::vector<size_t> request_slot;
+  for (size_t s = 0; s < plan.values.size(); ++s) {
+    PlannedValue& pv = plan.values[s];
+    if (pv.known_value || pv.first_step < 0 || pv.value->is_graph_output) continue;
+    auto numel = pv.type.shape.static_numel();
+    if (!numel || pv.type.dtype == ir::DType::kUndefined) continue;  // sized at run time
+    requests.push_back({static_cast<size_t>(*numel) * ir::dtype_size(pv.type.dtype), pv.first_step, pv.last_step});
+    request_slot.push_back(s);
+  }
+  plan.memory = plan_memory(requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    plan.values[request_slot[i]].arena_offset = static_cast<int64_t>(plan.memory.offsets[i]);
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
+                                         const std::map<std::string, std::vector<int64_t>>& input_dims,
+                                         const PlanOptions& options) {
+  auto plan = std::make_unique<Plan>();
+  for (const auto& v : graph.values())
+    if (v->constant) slot_for(*plan, v.get());
+  for (const ir::Value* in : graph.inputs()) {
+    int s = slot_for(*plan, in);
+    plan->input_slots.push_back(s);
+    auto it = input_dims.find(in->name);
+    if (it == input_dims.end()) return invalid_argument("no shape given for input '" + in->name + "'");
+    plan->values[static_cast<size_t>(s)].type = {in->type.dtype, ir::Shape::from_dims(it->second)};
+    plan->values[static_cast<size_t>(s)].known_value = false;
+  }
+  std::vector<const ir::Node*> runtime_nodes;
+  NFUSE_RETURN_IF_ERROR(propagate(graph, *plan, &runtime_nodes), "planning graph '" + graph.name + "'");
+  for (const ir::Value* out : graph.outputs()) plan->output_slots.push_back(slot_for(*plan, out));
+  plan_arena(*plan, runtime_nodes);
+
+  NFUSE_ASSIGN_OR_RETURN(auto backend, backends::BackendRegistry::global().create(options.backend));
+  for (const ir::Node* n : runtime_nodes) {
+    backends::Support s = backend->supports(*n, graph);
+    if (!s.ok) return unsupported(n->label() + ": backend '" + options.backend + "' cannot run it: " + s.reason);
+  }
+  // One backend for now: the whole runtime graph is a single partition.
+  Step step;
+  step.partition.backend = options.backend;
+  step.partition.nodes = runtime_nodes;
+  backends::CompileContext cc;
+  cc.graph = &graph;
+  cc.threads = options.threads;
+  Plan* p = plan.get();
+  cc.slot_of = [p](const ir::Value* v) { return p->slot_of.at(v); };
+  cc.is_preallocated = [p](const ir::Value* v) {
+    const PlannedValue& pv = p->values[static_cast<size_t>(p->slot_of.at(v))];
+    return pv.arena_offset >= 0 || pv.known_value;
+  };
+  if (!runtime_nodes.empty()) {
+    NFUSE_ASSIGN_OR_RETURN(step.compiled, backend->compile(step.partition, cc));
+    plan->steps.push_back(std::move(step));
+  }
+  return plan;
+}
+
+}  // namespace nfuse::compile

@@ -1,0 +1,52 @@
+// A Plan: the graph specialised to concrete input shapes, split into backend steps, with every
+// intermediate tensor placed in one arena. Built once per input-shape signature.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/backend.h"
+#include "compile/memory_planner.h"
+#include "ir/graph.h"
+
+namespace nfuse::compile {
+
+struct PlannedValue {
+  const ir::Value* value = nullptr;
+  ir::TensorType type;            // concrete where propagation could tell
+  bool known_value = false;       // folded at plan time: never computed at run time
+  int64_t arena_offset = -1;      // >= 0 when the value lives in the arena
+  int first_step = -1, last_step = -1;
+};
+
+struct Step {
+  backends::Partition partition;
+  std::unique_ptr<backends::CompiledPartition> compiled;
+};
+
+struct Plan {
+  std::vector<PlannedValue> values;  // index = slot
+  std::unordered_map<const ir::Value*, int> slot_of;
+  std::vector<ir::Tensor> folded;    // slot -> value for known_value slots (empty otherwise)
+  std::vector<Step> steps;
+  std::vector<int> input_slots;      // graph inputs, in order
+  std::vector<int> output_slots;     // graph outputs, in order
+  MemoryPlan memory;
+  int folded_nodes = 0;              // nodes evaluated at plan time
+};
+
+struct PlanOptions {
+  std::string backend = "ref";
+  int threads = 1;
+};
+
+// Specialises `graph` to `input_dims` (one entry per graph input, by name), propagates shapes
+// and shape-like constants, assigns nodes to the backend, plans the arena and compiles steps.
+Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
+                                         const std::map<std::string, std::vector<int64_t>>& input_dims,
+                                         const PlanOptions& options);
+
+}  // namespace nfuse::compile

@@ -1,0 +1,25 @@
+// Helpers shared by op schemas: common inference rules and attribute checks.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/op_registry.h"
+
+namespace nfuse::ops {
+
+// Output 0 = input 0 (dtype and shape).
+Status infer_same_as_input0(ir::InferContext& ctx);
+// Numpy-style multidirectional broadcasting of the given shapes; kInvalidModel when incompatible.
+Result<ir::Shape> broadcast_shapes(const std::vector<const ir::Shape*>& shapes);
+// Output 0: dtype of input 0, broadcast shape of all present inputs.
+Status infer_broadcast(ir::InferContext& ctx);
+// Output 0: bool, broadcast shape of all inputs (comparisons).
+Status infer_broadcast_bool(ir::InferContext& ctx);
+// Maps axis in [-rank, rank) to [0, rank); nullopt when out of range.
+std::optional<int> normalize_axis(int64_t axis, int rank);
+// Checks every present input has the same dtype as input 0.
+Status check_same_dtype(const ir::InferContext& ctx, int first, int last);
+
+}  // namespace nfuse::ops

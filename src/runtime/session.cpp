@@ -1,0 +1,118 @@
+#include "runtime/session.h"
+
+#include <cstdlib>
+
+namespace nfuse::runtime {
+
+Result<std::unique_ptr<Session>> Session::create(std::unique_ptr<ir::Graph> graph, SessionOptions options) {
+  if (!graph) return invalid_argument("no graph");
+  NFUSE_ASSIGN_OR_RETURN(auto backend, backends::BackendRegistry::global().create(options.backend));
+  (void)backend;
+  if (options.threads < 1) return invalid_argument("threads must be >= 1");
+  return std::unique_ptr<Session>(new Session(std::move(graph), std::move(options)));
+}
+
+std::map<std::string, std::vector<int64_t>> Session::default_input_dims(
+    const std::map<std::string, std::vector<int64_t>>& overrides) const {
+  std::map<std::string, std::vector<int64_t>> dims;
+  for (const ir::Value* in : graph_->inputs()) {
+    auto it = overrides.find(in->name);
+    if (it != overrides.end()) {
+      dims[in->name] = it->second;
+      continue;
+    }
+    std::vector<int64_t> d;
+    for (const ir::Dim& dim : in->type.shape.dims()) d.push_back(dim.is_static() ? dim.value : 1);
+    dims[in->name] = d;
+  }
+  return dims;
+}
+
+Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std::vector<int64_t>>& input_dims) {
+  auto it = cache_.find(input_dims);
+  if (it != cache_.end()) return &it->second;
+  compile::PlanOptions po{options_.backend, options_.threads};
+  NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*graph_, input_dims, po));
+  Prepared p;
+  const size_t arena_bytes = plan->memory.arena_bytes;
+  void* mem = arena_bytes ? std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64) : nullptr;
+  if (arena_bytes && !mem) return out_of_memory("arena of " + std::to_string(arena_bytes) + " bytes");
+  p.arena = std::shared_ptr<void>(mem, [](void* q) { std::free(q); });
+  p.ctx = std::make_unique<backends::ExecContext>(plan->values.size());
+  p.ctx->threads = options_.threads;
+  auto* base = static_cast<uint8_t*>(mem);
+  for (size_t s = 0; s < plan->values.size(); ++s) {
+    const compile::PlannedValue& pv = plan->values[s];
+    if (pv.known_value) {
+      p.ctx->slot(static_cast<int>(s)) = plan->folded[s];
+    } else if (pv.arena_offset >= 0) {
+      p.ctx->slot(static_cast<int>(s)) = ir::Tensor::borrow(
+          pv.type.dtype, *pv.type.shape.static_dims(), base + pv.arena_offset, p.arena);
+    }
+  }
+  p.plan = std::move(plan);
+  auto [pos, inserted] = cache_.emplace(input_dims, std::move(p));
+  return &pos->second;
+}
+
+Result<const compile::Plan*> Session::prepare(const std::map<std::string, std::vector<int64_t>>& input_dims) {
+  NFUSE_ASSIGN_OR_RETURN(Prepared * p, prepared_for(input_dims));
+  return static_cast<const compile::Plan*>(p->plan.get());
+}
+
+Status Session::check_input(const ir::Value& expected, const ir::Tensor& got) const {
+  if (got.dtype() != expected.type.dtype) {
+    return invalid_argument("input '" + expected.name + "' must be " + std::string(ir::dtype_name(expected.type.dtype)) +
+                            ", got " + std::string(ir::dtype_name(got.dtype())));
+  }
+  const ir::Shape& shape = expected.type.shape;
+  if (!shape.rank_known()) return ok_status();
+  bool match = shape.rank() == got.rank();
+  for (int i = 0; match && i < shape.rank(); ++i) {
+    if (shape[i].is_static() && shape[i].value != got.dim(i)) match = false;
+  }
+  if (!match) {
+    return invalid_argument("input '" + expected.name + "' must have shape " + shape.to_string() + ", got " +
+                            ir::dims_to_string(got.dims()));
+  }
+  return ok_status();
+}
+
+Result<std::vector<ir::Tensor>> Session::run(const NamedTensors& inputs) {
+  std::map<std::string, const ir::Tensor*> by_name;
+  for (const auto& [name, t] : inputs) {
+    if (!graph_->find_value(name) || !graph_->find_value(name)->is_graph_input) {
+      return invalid_argument("model has no input named '" + name + "'");
+    }
+    by_name[name] = &t;
+  }
+  std::map<std::string, std::vector<int64_t>> dims;
+  for (const ir::Value* in : graph_->inputs()) {
+    auto it = by_name.find(in->name);
+    if (it == by_name.end()) return invalid_argument("input '" + in->name + "' was not given");
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_input(*in, *it->second));
+    dims[in->name] = it->second->dims();
+  }
+  NFUSE_ASSIGN_OR_RETURN(Prepared * p, prepared_for(dims));
+  const compile::Plan& plan = *p->plan;
+  for (size_t i = 0; i < graph_->inputs().size(); ++i) {
+    p->ctx->slot(plan.input_slots[i]) = *by_name.at(graph_->inputs()[i]->name);
+  }
+  for (const compile::Step& step : plan.steps) {
+    NFUSE_RETURN_IF_ERROR(step.compiled->run(*p->ctx), "running on backend '" + step.partition.backend + "'");
+  }
+  std::vector<ir::Tensor> outputs;
+  for (int s : plan.output_slots) {
+    const ir::Tensor& t = p->ctx->slot(s);
+    // Outputs that alias inputs or folded constants are copied so callers own what they get.
+    outputs.push_back(t.owns_data() && !plan.values[static_cast<size_t>(s)].known_value &&
+                              !plan.values[static_cast<size_t>(s)].value->is_graph_input
+                          ? t
+                          : t.clone());
+  }
+  // Drop references to the caller's input buffers.
+  for (int s : plan.input_slots) p->ctx->slot(s) = ir::Tensor();
+  return outputs;
+}
+
+}  // namespace nfuse::runtime

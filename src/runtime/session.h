@@ -1,0 +1,58 @@
+// Session: a model ready to run. Owns the graph, builds a Plan per input-shape signature
+// (cached), binds the arena and runs the plan's steps.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compile/plan.h"
+#include "ir/graph.h"
+
+namespace nfuse::runtime {
+
+struct SessionOptions {
+  std::string backend = "ref";
+  int threads = 1;
+};
+
+using NamedTensors = std::vector<std::pair<std::string, ir::Tensor>>;
+
+class Session {
+ public:
+  // Takes ownership of a verified graph; kNotFound for an unknown backend.
+  static Result<std::unique_ptr<Session>> create(std::unique_ptr<ir::Graph> graph, SessionOptions options);
+
+  const ir::Graph& graph() const { return *graph_; }
+  const SessionOptions& options() const { return options_; }
+
+  // The plan for these input dims (built on first use, then cached).
+  Result<const compile::Plan*> prepare(const std::map<std::string, std::vector<int64_t>>& input_dims);
+  // Dims of every graph input with symbolic dims replaced by `overrides` or 1.
+  std::map<std::string, std::vector<int64_t>> default_input_dims(
+      const std::map<std::string, std::vector<int64_t>>& overrides = {}) const;
+
+  // Runs with inputs by name. Checks names, dtypes and ranks/static dims against the model;
+  // returns outputs in graph-output order (owned tensors, valid after later runs).
+  Result<std::vector<ir::Tensor>> run(const NamedTensors& inputs);
+
+ private:
+  Session(std::unique_ptr<ir::Graph> graph, SessionOptions options)
+      : graph_(std::move(graph)), options_(std::move(options)) {}
+  Status check_input(const ir::Value& expected, const ir::Tensor& got) const;
+
+  struct Prepared {
+    std::unique_ptr<compile::Plan> plan;
+    std::shared_ptr<void> arena;
+    std::unique_ptr<backends::ExecContext> ctx;
+  };
+  Result<Prepared*> prepared_for(const std::map<std::string, std::vector<int64_t>>& input_dims);
+
+  std::unique_ptr<ir::Graph> graph_;
+  SessionOptions options_;
+  std::map<std::map<std::string, std::vector<int64_t>>, Prepared> cache_;
+};
+
+}  // namespace nfuse::runtime

@@ -1,2 +1,65 @@
+// nfuse: inspect, run and benchmark ONNX models.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
-int main() { std::puts("nfuse"); return 0; }
+#include <exception>
+
+#include "commands.h"
+
+namespace {
+
+void add_common(CLI::App* app, nfuse::cli::CommonArgs* a, bool with_json) {
+  app->add_option("model", a->model, "ONNX model file")->required();
+  app->add_option("--shape", a->shapes, "input shape, NAME=1x3x224x224 (for symbolic dims)");
+  app->add_option("--backend", a->backend, "backend to run on (ref)");
+  app->add_option("--threads", a->threads, "intra-op threads")->check(CLI::PositiveNumber);
+  if (with_json) app->add_flag("--json", a->json, "machine-readable output");
+}
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"nfuse: on-device neural-network inference runtime"};
+  app.require_subcommand(1);
+  nfuse::cli::CommonArgs inspect_args;
+  auto* inspect = app.add_subcommand("inspect", "inputs, outputs, op histogram, parameters, MACs, planned arena");
+  add_common(inspect, &inspect_args, true);
+
+  nfuse::cli::RunArgs run_args;
+  auto* run = app.add_subcommand("run", "run once; outputs written as .npy; a one-screen summary");
+  add_common(run, &run_args.common, true);
+  run->add_option("--input", run_args.inputs, "input from a file, NAME=FILE.npy (others: seeded)");
+  run->add_option("--output-dir", run_args.output_dir, "write each output as NAME.npy here");
+
+  nfuse::cli::BenchArgs bench_args;
+  auto* bench = app.add_subcommand("bench", "time runs: min/median/p90 ms and peak RSS");
+  add_common(bench, &bench_args.common, true);
+  bench->add_option("--input", bench_args.inputs, "input from a file, NAME=FILE.npy (others: seeded)");
+  bench->add_option("--warmup", bench_args.warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
+  bench->add_option("--runs", bench_args.runs, "timed runs")->check(CLI::PositiveNumber);
+
+  bool markdown = false;
+  auto* ops = app.add_subcommand("ops", "list supported ops and the backends that run them");
+  ops->add_flag("--markdown", markdown, "as a Markdown table (docs/ops.md)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (inspect->parsed()) return nfuse::cli::cmd_inspect(inspect_args);
+  if (run->parsed()) return nfuse::cli::cmd_run(run_args);
+  if (bench->parsed()) return nfuse::cli::cmd_bench(bench_args);
+  if (ops->parsed()) return nfuse::cli::cmd_ops(markdown);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Nothing below should throw; a std::bad_alloc from a huge model is still an error, not a crash.
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nfuse: error: %s\n", e.what());
+    return 1;
+  }
+}

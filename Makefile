@@ -1,0 +1,53 @@
+# The two commands: `make demo` and `make test`. Every target installs what is missing first.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= 2
+PY         := /usr/bin/python3
+MODELS     := $(BUILD)/models
+NFUSE      := $(BUILD)/nfuse
+
+.PHONY: all deps build asan models demo test test-fast bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+# Unit, op and fuzz tests under AddressSanitizer + UndefinedBehaviorSanitizer, built with clang
+# so that the libFuzzer target comes with it.
+$(ASAN_BUILD)/build.ninja: | deps
+	CC=clang CXX=clang++ cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DNFUSE_SANITIZE=ON -DNFUSE_FUZZ=ON
+
+asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+models: deps
+	$(PY) scripts/models.py $(MODELS)
+	bash scripts/fetch_ocr_models.sh $(MODELS)
+
+test: build models asan
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L 'unit|ops|kernels|fuzz'
+
+# Without the sanitizer build: for quick local iterations.
+test-fast: build models
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+demo: build
+	bash scripts/fetch_ocr_models.sh $(MODELS)
+	$(PY) scripts/make_demo_image.py $(MODELS)/demo_text_960.npy
+	$(NFUSE) inspect $(MODELS)/ocr/ocr_det.onnx --shape x=1x3x960x960
+	$(NFUSE) run $(MODELS)/ocr/ocr_det.onnx --input x=$(MODELS)/demo_text_960.npy --output-dir $(BUILD)/demo-out
+
+bench: build models
+	bash bench/run_zoo.sh $(NFUSE) $(MODELS)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

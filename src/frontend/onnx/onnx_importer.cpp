@@ -1,0 +1,308 @@
+#include "frontend/onnx/onnx_importer.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unordered_map>
+
+#include "frontend/onnx/onnx_tensor.h"
+#include "ir/op_registry.h"
+#include "passes/infer_shapes.h"
+
+namespace nfuse::frontend::onnx {
+namespace {
+
+using ::onnx::AttributeProto;
+using ::onnx::GraphProto;
+using ::onnx::NodeProto;
+
+// Name resolution for one graph, with a link to the enclosing graph's scope for subgraphs.
+struct Scope {
+  ir::Graph* graph;
+  Scope* parent;
+  std::unordered_map<std::string, ir::Value*> names;
+  std::vector<std::string> captured;  // outer names this graph refers to, in first-use order
+
+  ir::Value* resolve(const std::string& name) {
+    auto it = names.find(name);
+    if (it != names.end()) return it->second;
+    if (!parent) return nullptr;
+    ir::Value* outer = parent->resolve(name);
+    if (!outer) return nullptr;
+    ir::Value* ref = graph->add_value(name, outer->type).value();
+    ref->is_outer_ref = true;
+    names[name] = ref;
+    captured.push_back(name);
+    return ref;
+  }
+};
+
+class Importer {
+ public:
+  Importer(std::string base_dir, std::unordered_map<std::string, int> opsets)
+      : base_dir_(std::move(base_dir)), opsets_(std::move(opsets)) {}
+
+  Status convert_graph(const GraphProto& gp, ir::Graph& g, Scope* parent, std::vector<std::string>* captured);
+
+ private:
+  std::string node_context(const NodeProto& np) const {
+    auto it = opsets_.find(np.domain() == "ai.onnx" ? "" : np.domain());
+    const int opset = it == opsets_.end() ? 0 : it->second;
+    return "node '" + np.name() + "' (op " + (np.domain().empty() ? "" : np.domain() + ".") + np.op_type() +
+           ", opset " + std::to_string(opset) + ")";
+  }
+  Result<ir::TensorType> type_from_proto(const ::onnx::TypeProto& tp, const std::string& what) const;
+  Status convert_attribute(const AttributeProto& ap, ir::Attributes& attrs, Scope& scope, const NodeProto& np,
+                           std::vector<std::string>* captured);
+  Status convert_constant(const NodeProto& np, Scope& scope);
+  Status convert_node(const NodeProto& np, Scope& scope);
+
+  std::string base_dir_;
+  std::unordered_map<std::string, int> opsets_;
+  int node_counter_ = 0;
+};
+
+Result<ir::TensorType> Importer::type_from_proto(const ::onnx::TypeProto& tp, const std::string& what) const {
+  if (!tp.has_tensor_type()) {
+    if (tp.value_case() == ::onnx::TypeProto::VALUE_NOT_SET) return ir::TensorType{};
+    return unsupported(what + ": only tensor types are supported (sequence, map and optional types are not)");
+  }
+  const auto& tt = tp.tensor_type();
+  ir::TensorType out;
+  if (tt.elem_type() != 0) {
+    out.dtype = dtype_from_onnx(tt.elem_type());
+    if (out.dtype == ir::DType::kUndefined) {
+      return unsupported(what + ": element type " + onnx_elem_type_name(tt.elem_type()) + " is not supported");
+    }
+  }
+  if (tt.has_shape()) {
+    std::vector<ir::Dim> dims;
+    for (const auto& d : tt.shape().dim()) {
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0) return invalid_model(what + ": negative dimension " + std::to_string(d.dim_value()));
+        dims.emplace_back(d.dim_value());
+      } else if (d.has_dim_param() && !d.dim_param().empty()) {
+        dims.push_back(ir::Dim::symbolic(d.dim_param()));
+      } else {
+        dims.emplace_back();
+      }
+    }
+    out.shape = ir::Shape(std::move(dims));
+  }
+  return out;
+}
+
+Status Importer::convert_attribute(const AttributeProto& ap, ir::Attributes& attrs, Scope& scope,
+                                   const NodeProto& np, std::vector<std::string>* captured) {
+  const std::string what = node_context(np) + ": attribute '" + ap.name() + "'";
+  if (!ap.ref_attr_name().empty()) return unsupported(what + ": attribute references (functions) are not supported");
+  switch (ap.type()) {
+    case AttributeProto::FLOAT: attrs.set(ap.name(), ap.f()); break;
+    case AttributeProto::INT: attrs.set(ap.name(), static_cast<int64_t>(ap.i())); break;
+    case AttributeProto::STRING: attrs.set(ap.name(), ap.s()); break;
+    case AttributeProto::FLOATS: attrs.set(ap.name(), std::vector<float>(ap.floats().begin(), ap.floats().end())); break;
+    case AttributeProto::INTS: attrs.set(ap.name(), std::vector<int64_t>(ap.ints().begin(), ap.ints().end())); break;
+    case AttributeProto::STRINGS: attrs.set(ap.name(), std::vector<std::string>(ap.strings().begin(), ap.strings().end())); break;
+    case AttributeProto::TENSOR: {
+      auto t = tensor_from_proto(ap.t(), base_dir_);
+      if (!t.ok()) return t.status().with_context(what);
+      attrs.set(ap.name(), std::move(t).value());
+      break;
+    }
+    case AttributeProto::GRAPH: {
+      auto sub = std::make_shared<ir::Graph>();
+      sub->parent = scope.graph;
+      sub->opsets = scope.graph->opsets;
+      sub->name = ap.g().name().empty() ? np.name() + "/" + ap.name() : ap.g().name();
+      NFUSE_RETURN_IF_ERROR(convert_graph(ap.g(), *sub, &scope, captured), what);
+      attrs.set(ap.name(), std::move(sub));
+      break;
+    }
+    default:
+      return unsupported(what + ": attribute type " + AttributeProto::AttributeType_Name(ap.type()) +
+                         " is not supported");
+  }
+  return ok_status();
+}
+
+// Constant nodes become constant Values: no node remains, so later passes see plain constants.
+Status Importer::convert_constant(const NodeProto& np, Scope& scope) {
+  const std::string what = node_context(np);
+  if (np.output_size() != 1) return invalid_model(what + ": Constant must have exactly one output");
+  if (np.attribute_size() != 1) return invalid_model(what + ": Constant must have exactly one attribute");
+  const AttributeProto& ap = np.attribute(0);
+  ir::Tensor t;
+  if (ap.name() == "value" && ap.type() == AttributeProto::TENSOR) {
+    auto r = tensor_from_proto(ap.t(), base_dir_);
+    if (!r.ok()) return r.status().with_context(what);
+    t = std::move(r).value();
+  } else if (ap.name() == "value_float" && ap.type() == AttributeProto::FLOAT) {
+    t = ir::Tensor::from_vector<float>({ap.f()}, {});
+  } else if (ap.name() == "value_floats" && ap.type() == AttributeProto::FLOATS) {
+    t = ir::Tensor::from_vector<float>({ap.floats().begin(), ap.floats().end()}, {ap.floats_size()});
+  } else if (ap.name() == "value_int" && ap.type() == AttributeProto::INT) {
+    t = ir::Tensor::from_vector<int64_t>({static_cast<int64_t>(ap.i())}, {});
+  } else if (ap.name() == "value_ints" && ap.type() == AttributeProto::INTS) {
+    t = ir::Tensor::from_vector<int64_t>({ap.ints().begin(), ap.ints().end()}, {ap.ints_size()});
+  } else {
+    return unsupported(what + ": Constant attribute '" + ap.name() + "' is not supported (string and sparse constants)");
+  }
+  const std::string& name = np.output(0);
+  if (scope.names.count(name)) return invalid_model(what + ": output '" + name + "' is defined twice");
+  NFUSE_ASSIGN_OR_RETURN(ir::Value * v, scope.graph->add_value(name, {t.dtype(), ir::Shape::from_dims(t.dims())}));
+  v->constant = std::move(t);
+  scope.names[name] = v;
+  return ok_status();
+}
+
+Status Importer::convert_node(const NodeProto& np, Scope& scope) {
+  const std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
+  if (domain.empty() && np.op_type() == "Constant") return convert_constant(np, scope);
+  const std::string what = node_context(np);
+  if (!ir::OpRegistry::global().find(np.op_type(), domain)) {
+    if (!domain.empty() && domain != "ai.onnx.ml") return unsupported(what + ": operator domain '" + domain + "' is not supported");
+    return unsupported(what + ": op type is not supported by nfuse");
+  }
+  std::vector<ir::Value*> inputs;
+  for (int i = 0; i < np.input_size(); ++i) {
+    const std::string& name = np.input(i);
+    if (name.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    ir::Value* v = scope.resolve(name);
+    if (!v) {
+      return invalid_model(what + ": input " + std::to_string(i) + " '" + name +
+                           "' is not a graph input, initializer or output of any node");
+    }
+    inputs.push_back(v);
+  }
+  // Trailing omitted optional inputs carry no information.
+  while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
+  std::vector<ir::Value*> outputs;
+  for (int i = 0; i < np.output_size(); ++i) {
+    const std::string& name = np.output(i);
+    if (name.empty()) {
+      outputs.push_back(scope.graph->add_unique_value(np.name() + "/unused_output_" + std::to_string(i)));
+      continue;
+    }
+    if (scope.names.count(name)) return invalid_model(what + ": output '" + name + "' is produced more than once");
+    NFUSE_ASSIGN_OR_RETURN(ir::Value * v, scope.graph->add_value(name));
+    scope.names[name] = v;
+    outputs.push_back(v);
+  }
+  ir::Attributes attrs;
+  std::vector<std::string> captured;
+  for (const AttributeProto& ap : np.attribute()) {
+    NFUSE_RETURN_IF_ERROR_PLAIN(convert_attribute(ap, attrs, scope, np, &captured));
+  }
+  std::string node_name = np.name().empty() ? np.op_type() + "_" + std::to_string(node_counter_) : np.name();
+  ++node_counter_;
+  ir::Node* n = scope.graph->add_node(np.op_type(), node_name, std::move(inputs), std::move(outputs), std::move(attrs));
+  n->domain = domain;
+  auto it = opsets_.find(domain);
+  n->opset = it == opsets_.end() ? 0 : it->second;
+  for (const std::string& name : captured) {
+    ir::Value* v = scope.resolve(name);
+    if (!v) return invalid_model(what + ": subgraph refers to undefined value '" + name + "'");
+    if (std::find(n->implicit_inputs.begin(), n->implicit_inputs.end(), v) == n->implicit_inputs.end()) {
+      n->implicit_inputs.push_back(v);
+    }
+  }
+  NFUSE_RETURN_IF_ERROR(ir::verify_node(*n), "");
+  return ok_status();
+}
+
+Status Importer::convert_graph(const GraphProto& gp, ir::Graph& g, Scope* parent, std::vector<std::string>* captured) {
+  Scope scope{&g, parent, {}, {}};
+  if (g.name.empty()) g.name = gp.name();
+  if (gp.sparse_initializer_size() > 0) return unsupported("graph '" + g.name + "': sparse initializers are not supported");
+  for (const auto& init : gp.initializer()) {
+    auto t = tensor_from_proto(init, base_dir_);
+    if (!t.ok()) return t.status().with_context("initializer '" + init.name() + "'");
+    if (scope.names.count(init.name())) return invalid_model("initializer '" + init.name() + "' is defined twice");
+    NFUSE_ASSIGN_OR_RETURN(ir::Value * v, g.add_value(init.name(), {t->dtype(), ir::Shape::from_dims(t->dims())}));
+    v->constant = std::move(t).value();
+    scope.names[init.name()] = v;
+  }
+  for (const auto& in : gp.input()) {
+    // Before IR version 4 initializers were also listed as inputs; they stay constants.
+    if (scope.names.count(in.name())) continue;
+    NFUSE_ASSIGN_OR_RETURN(ir::TensorType type, type_from_proto(in.type(), "graph input '" + in.name() + "'"));
+    if (type.dtype == ir::DType::kUndefined && parent == nullptr) {
+      return invalid_model("graph input '" + in.name() + "' has no element type");
+    }
+    NFUSE_ASSIGN_OR_RETURN(ir::Value * v, g.add_value(in.name(), type));
+    scope.names[in.name()] = v;
+    g.inputs().push_back(v);
+  }
+  for (const NodeProto& np : gp.node()) NFUSE_RETURN_IF_ERROR_PLAIN(convert_node(np, scope));
+  // Declared types of intermediates and outputs: recorded now, checked against inference later.
+  auto apply_declared = [&](const ::onnx::ValueInfoProto& vi, bool is_output) -> Status {
+    ir::Value* v = scope.resolve(vi.name());
+    if (!v) {
+      if (is_output) return invalid_model("graph output '" + vi.name() + "' is not produced by any node");
+      return ok_status();  // value_info for a value that no longer exists
+    }
+    if (!vi.has_type()) return ok_status();
+    NFUSE_ASSIGN_OR_RETURN(ir::TensorType t, type_from_proto(vi.type(), "value '" + vi.name() + "'"));
+    if (!v->is_constant() && !v->is_graph_input && !v->is_outer_ref) {
+      if (t.dtype != ir::DType::kUndefined) v->type.dtype = t.dtype;
+      if (t.shape.rank_known()) v->type.shape = t.shape;
+    }
+    return ok_status();
+  };
+  for (const auto& vi : gp.value_info()) NFUSE_RETURN_IF_ERROR_PLAIN(apply_declared(vi, false));
+  for (const auto& out : gp.output()) {
+    NFUSE_RETURN_IF_ERROR_PLAIN(apply_declared(out, true));
+    g.outputs().push_back(scope.resolve(out.name()));
+  }
+  if (captured) captured->insert(captured->end(), scope.captured.begin(), scope.captured.end());
+  NFUSE_RETURN_IF_ERROR(g.topo_sort(), "");
+  return ok_status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ir::Graph>> load_model_from_bytes(const void* data, size_t size, const std::string& base_dir,
+                                                         const ImportOptions& options) {
+  ::onnx::ModelProto model;
+  if (size > static_cast<size_t>(INT32_MAX)) return unsupported("model files over 2 GB need external data");
+  if (size == 0 || !model.ParseFromArray(data, static_cast<int>(size))) {
+    return invalid_model("not a valid ONNX model (protobuf parse failed; truncated or not an ONNX file)");
+  }
+  if (!model.has_graph()) return invalid_model("the ONNX model has no graph");
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& op : model.opset_import()) {
+    std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
+    opsets[domain] = static_cast<int>(op.version());
+  }
+  if (model.opset_import_size() == 0) opsets[""] = 1;  // IR version 1-2 models had no imports
+  auto it = opsets.find("");
+  if (it != opsets.end() && it->second > kMaxOpset) {
+    return unsupported("model uses ONNX opset " + std::to_string(it->second) + "; nfuse supports opsets up to " +
+                       std::to_string(kMaxOpset));
+  }
+  auto graph = std::make_unique<ir::Graph>();
+  graph->opsets = opsets;
+  Importer importer(base_dir, opsets);
+  NFUSE_RETURN_IF_ERROR(importer.convert_graph(model.graph(), *graph, nullptr, nullptr), "importing ONNX model");
+  if (options.verify) {
+    NFUSE_RETURN_IF_ERROR(passes::infer_shapes(*graph), "importing ONNX model");
+    NFUSE_RETURN_IF_ERROR(graph->verify(), "importing ONNX model");
+  }
+  return graph;
+}
+
+Result<std::unique_ptr<ir::Graph>> load_model(const std::string& path, const ImportOptions& options) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return not_found("cannot open model file '" + path + "'");
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  auto g = load_model_from_bytes(bytes.data(), bytes.size(), base_dir, options);
+  if (!g.ok()) return g.status().with_context("'" + path + "'");
+  return g;
+}
+
+}  // namespace nfuse::frontend::onnx

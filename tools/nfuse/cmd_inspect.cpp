@@ -1,0 +1,93 @@
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "compile/plan_stats.h"
+
+namespace nfuse::cli {
+namespace {
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 3) b /= 1024.0, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.2f %s" : "%.0f %s", b, units[u]);
+  return buf;
+}
+
+nlohmann::json values_json(const std::vector<ir::Value*>& values, const compile::Plan& plan) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const ir::Value* v : values) {
+    const auto& planned = plan.values[static_cast<size_t>(plan.slot_of.at(v))].type;
+    arr.push_back({{"name", v->name},
+                   {"dtype", std::string(ir::dtype_name(v->type.dtype))},
+                   {"shape", v->type.shape.to_string()},
+                   {"planned_shape", planned.shape.to_string()}});
+  }
+  return arr;
+}
+
+}  // namespace
+
+int cmd_inspect(const CommonArgs& args) {
+  auto graph = load(args.model);
+  if (!graph.ok()) return report(graph.status());
+  auto shapes = parse_shapes(args.shapes);
+  if (!shapes.ok()) return report(shapes.status());
+  auto session = runtime::Session::create(std::move(graph).value(), {args.backend, args.threads});
+  if (!session.ok()) return report(session.status());
+  auto plan = (*session)->prepare((*session)->default_input_dims(*shapes));
+  if (!plan.ok()) return report(plan.status());
+  const ir::Graph& g = (*session)->graph();
+  const compile::PlanStats st = compile::compute_stats(g, **plan);
+  if (args.json) {
+    nlohmann::json j;
+    j["model"] = args.model;
+    j["opset"] = g.opsets.count("") ? g.opsets.at("") : 0;
+    j["inputs"] = values_json(g.inputs(), **plan);
+    j["outputs"] = values_json(g.outputs(), **plan);
+    j["ops"] = st.op_histogram;
+    j["nodes"] = g.nodes().size();
+    j["parameters"] = st.parameters;
+    j["parameter_bytes"] = st.parameter_bytes;
+    j["macs"] = st.macs;
+    j["arena_bytes"] = st.arena_bytes;
+    j["arena_naive_bytes"] = st.arena_naive_bytes;
+    j["runtime_nodes"] = st.runtime_nodes;
+    j["folded_nodes"] = st.folded_nodes;
+    j["backend"] = args.backend;
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("model       %s (opset %d, graph '%s')\n", args.model.c_str(), g.opsets.count("") ? g.opsets.at("") : 0,
+              g.name.c_str());
+  auto print_values = [&](const char* title, const std::vector<ir::Value*>& vs) {
+    for (const ir::Value* v : vs) {
+      const auto& planned = (*plan)->values[static_cast<size_t>((*plan)->slot_of.at(v))].type;
+      std::printf("%-11s %-24s %s%s  (planned %s)\n", title, v->name.c_str(), std::string(ir::dtype_name(v->type.dtype)).c_str(),
+                  v->type.shape.to_string().c_str(), planned.shape.to_string().c_str());
+      title = "";
+    }
+  };
+  print_values("inputs", g.inputs());
+  print_values("outputs", g.outputs());
+  std::printf("nodes       %zu (%d run per inference, %d folded at plan time)\n", g.nodes().size(), st.runtime_nodes,
+              st.folded_nodes);
+  std::printf("parameters  %lld (%s)\n", static_cast<long long>(st.parameters), human_bytes(static_cast<double>(st.parameter_bytes)).c_str());
+  std::printf("MACs        %.3f G\n", static_cast<double>(st.macs) / 1e9);
+  std::printf("arena       %s planned peak (%s without reuse)\n", human_bytes(static_cast<double>(st.arena_bytes)).c_str(),
+              human_bytes(static_cast<double>(st.arena_naive_bytes)).c_str());
+  std::printf("ops        ");
+  int col = 0;
+  for (const auto& [op, count] : st.op_histogram) {
+    if (col && col % 4 == 0) std::printf("\n           ");
+    std::printf(" %-20s", (op + " " + std::to_string(count)).c_str());
+    ++col;
+  }
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace nfuse::cli

@@ -1,0 +1,39 @@
+#include <cstdio>
+
+#include "backends/backend.h"
+#include "commands.h"
+#include "ir/op_registry.h"
+
+namespace nfuse::cli {
+
+// Lists every registered op schema and which backends have kernels for it (asked through each
+// backend's supports() on a bare node, so the table says what the code does, not what we hope).
+int cmd_ops(bool markdown) {
+  const auto backend_names = backends::BackendRegistry::global().names();
+  std::vector<std::unique_ptr<backends::Backend>> backends;
+  for (const auto& n : backend_names) backends.push_back(backends::BackendRegistry::global().create(n).value());
+  ir::Graph empty;
+  if (markdown) {
+    std::printf("| op |");
+    for (const auto& n : backend_names) std::printf(" %s |", n.c_str());
+    std::printf("\n|---|");
+    for (size_t i = 0; i < backend_names.size(); ++i) std::printf("---|");
+    std::printf("\n");
+  }
+  for (const std::string& op : ir::OpRegistry::global().op_types()) {
+    ir::Node node;
+    node.op_type = op;
+    node.name = op;
+    if (markdown) std::printf("| %s |", op.c_str());
+    else std::printf("%-28s", op.c_str());
+    for (size_t i = 0; i < backends.size(); ++i) {
+      const bool ok = backends[i]->supports(node, empty).ok;
+      if (markdown) std::printf(" %s |", ok ? "yes" : "");
+      else std::printf(" %s", ok ? backend_names[i].c_str() : "");
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace nfuse::cli

@@ -1,0 +1,35 @@
+// The `nfuse` subcommands. Each returns the process exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nfuse::cli {
+
+struct CommonArgs {
+  std::string model;
+  std::vector<std::string> shapes;  // NAME=1x3x224x224
+  std::string backend = "ref";
+  int threads = 1;
+  bool json = false;
+};
+
+struct RunArgs {
+  CommonArgs common;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::string output_dir;
+};
+
+struct BenchArgs {
+  CommonArgs common;
+  std::vector<std::string> inputs;
+  int warmup = 10;
+  int runs = 50;
+};
+
+int cmd_inspect(const CommonArgs& args);
+int cmd_run(const RunArgs& args);
+int cmd_bench(const BenchArgs& args);
+int cmd_ops(bool markdown);
+
+}  // namespace nfuse::cli

@@ -31,6 +31,7 @@ asan: deps $(ASAN_BUILD)/build.ninja
 models: deps
 	$(PY) scripts/models.py $(MODELS)
 	bash scripts/fetch_ocr_models.sh $(MODELS)
+	$(PY) scripts/make_demo_image.py $(MODELS)
 
 test: build models asan
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -9,6 +9,8 @@ packages=(
   # libraries
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
   libcpuinfo-dev libpthreadpool-dev libstb-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # arm64 (NEON) kernels: cross compiler and user-mode emulation for their tests
+  g++-aarch64-linux-gnu qemu-user
   # conformance cases
   libonnx-testdata
   # model zoo, goldens and demo images (run with /usr/bin/python3)

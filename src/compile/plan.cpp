@@ -58,17 +58,20 @@ Status propagate(const ir::Graph& graph, Plan& plan, std::vector<const ir::Node*
     }
     std::vector<ir::TensorType> types;
     std::vector<ir::Tensor> out_values;
+    std::vector<const ir::Tensor*> implicit_values;
+    for (const ir::Value* v : node.implicit_inputs) {
+      const size_t s = static_cast<size_t>(plan.slot_of.at(v));
+      implicit_values.push_back(plan.values[s].known_value ? &plan.folded[s] : nullptr);
+    }
     // Types of unknown inputs come from the plan, which is more concrete than the graph's.
-    NFUSE_RETURN_IF_ERROR_PLAIN(ir::infer_node(node, values, &types, &out_values, in_types));
+    NFUSE_RETURN_IF_ERROR_PLAIN(ir::infer_node(node, values, &types, &out_values, in_types, implicit_values));
     bool fold = all_inputs_known(plan, node);
     for (const auto& t : types) {
       auto n = t.shape.static_numel();
       if (!n || *n > kMaxFoldElements) fold = false;
     }
     if (fold) {
-      std::vector<const ir::Tensor*> implicit;
-      for (const ir::Value* v : node.implicit_inputs) implicit.push_back(&plan.folded[static_cast<size_t>(plan.slot_of.at(v))]);
-      NFUSE_ASSIGN_OR_RETURN(auto outs, backends::ref::evaluate_node(node, values, implicit));
+      NFUSE_ASSIGN_OR_RETURN(auto outs, backends::ref::evaluate_node(node, values, implicit_values));
       for (size_t i = 0; i < node.outputs.size(); ++i) {
         if (!node.outputs[i]) continue;
         int s = slot_for(plan, node.outputs[i]);

@@ -1,6 +1,7 @@
 #include "ir/dtype.h"
 
 #include <cmath>
+#include <limits>
 
 namespace nfuse::ir {
 
@@ -124,20 +125,30 @@ double load_as_double(DType t, const void* base, int64_t i) {
   return 0.0;
 }
 
+// Out-of-range float -> integer conversion is undefined behaviour in C++: saturate instead
+// (NaN becomes 0).
+template <typename I>
+static I saturate(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<I>::lowest())) return std::numeric_limits<I>::lowest();
+  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);
+}
+
 void store_from_double(DType t, void* base, int64_t i, double v) {
   switch (t) {
     case DType::kF32: static_cast<float*>(base)[i] = static_cast<float>(v); return;
     case DType::kF64: static_cast<double*>(base)[i] = v; return;
     case DType::kF16: static_cast<uint16_t*>(base)[i] = float_to_half(static_cast<float>(v)); return;
     case DType::kBF16: static_cast<uint16_t*>(base)[i] = float_to_bf16(static_cast<float>(v)); return;
-    case DType::kI8: static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v); return;
-    case DType::kU8: static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v); return;
-    case DType::kI16: static_cast<int16_t*>(base)[i] = static_cast<int16_t>(v); return;
-    case DType::kU16: static_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(v); return;
-    case DType::kI32: static_cast<int32_t*>(base)[i] = static_cast<int32_t>(v); return;
-    case DType::kU32: static_cast<uint32_t*>(base)[i] = static_cast<uint32_t>(v); return;
-    case DType::kI64: static_cast<int64_t*>(base)[i] = static_cast<int64_t>(v); return;
-    case DType::kU64: static_cast<uint64_t*>(base)[i] = static_cast<uint64_t>(v); return;
+    case DType::kI8: static_cast<int8_t*>(base)[i] = saturate<int8_t>(v); return;
+    case DType::kU8: static_cast<uint8_t*>(base)[i] = saturate<uint8_t>(v); return;
+    case DType::kI16: static_cast<int16_t*>(base)[i] = saturate<int16_t>(v); return;
+    case DType::kU16: static_cast<uint16_t*>(base)[i] = saturate<uint16_t>(v); return;
+    case DType::kI32: static_cast<int32_t*>(base)[i] = saturate<int32_t>(v); return;
+    case DType::kU32: static_cast<uint32_t*>(base)[i] = saturate<uint32_t>(v); return;
+    case DType::kI64: static_cast<int64_t*>(base)[i] = saturate<int64_t>(v); return;
+    case DType::kU64: static_cast<uint64_t*>(base)[i] = saturate<uint64_t>(v); return;
     case DType::kBool: static_cast<bool*>(base)[i] = v != 0.0; return;
     case DType::kUndefined: return;
   }

@@ -66,7 +66,8 @@ Status verify_node(const Node& node) {
 
 Status infer_node(const Node& node, const std::vector<const Tensor*>& values,
                   std::vector<TensorType>* out_types, std::vector<Tensor>* out_values,
-                  const std::vector<const TensorType*>& types) {
+                  const std::vector<const TensorType*>& types,
+                  const std::vector<const Tensor*>& implicit_values) {
   const OpSchema* schema = OpRegistry::global().find(node.op_type, node.domain);
   if (!schema || !schema->infer) return unsupported(node.label() + ": no shape inference for this op");
   InferContext ctx{node, {}, {}, {}, {}};
@@ -88,6 +89,8 @@ Status infer_node(const Node& node, const std::vector<const Tensor*>& values,
     }
     ctx.input_values.push_back(t);
   }
+  ctx.implicit_values = implicit_values;
+  ctx.implicit_values.resize(node.implicit_inputs.size(), nullptr);
   ctx.output_types.resize(node.outputs.size());
   ctx.output_values.resize(node.outputs.size());
   NFUSE_RETURN_IF_ERROR_PLAIN(schema->infer(ctx));

@@ -17,6 +17,8 @@ struct InferContext {
   const Node& node;
   std::vector<const TensorType*> input_types;  // nullptr for omitted optional inputs
   std::vector<const Tensor*> input_values;     // nullptr where the value is not known
+  // Values of node.implicit_inputs (outer-scope values used by subgraphs), where known.
+  std::vector<const Tensor*> implicit_values;
   std::vector<TensorType> output_types;        // sized to the node's outputs; infer fills them
   // Optional: infer may compute an output's value when it is cheap and shape-like (Shape, Size).
   std::vector<Tensor> output_values;
@@ -48,6 +50,9 @@ struct OpSchema {
   VerifyFn verify = nullptr;  // attribute checks that need no shapes; may be null
   InferFn infer = nullptr;    // required: output dtypes and shapes
   std::string domain = "";    // "" = ONNX default domain
+  // The kernel sizes and allocates its outputs itself (Loop: the trip count is data). Backends
+  // then pass empty output tensors for the kernel to replace.
+  bool kernel_allocates_outputs = false;
 };
 
 class OpRegistry {
@@ -70,7 +75,8 @@ Status verify_node(const Node& node);
 // `types[i]`, where given, overrides the recorded type of input i (a plan's concrete types).
 Status infer_node(const Node& node, const std::vector<const Tensor*>& values,
                   std::vector<TensorType>* out_types, std::vector<Tensor>* out_values = nullptr,
-                  const std::vector<const TensorType*>& types = {});
+                  const std::vector<const TensorType*>& types = {},
+                  const std::vector<const Tensor*>& implicit_values = {});
 
 }  // namespace nfuse::ir
 

@@ -38,6 +38,23 @@ Tensor Tensor::allocate(DType dtype, std::vector<int64_t> dims) {
   return t;
 }
 
+Result<Tensor> Tensor::try_allocate(DType dtype, std::vector<int64_t> dims) {
+  size_t bytes = dtype_size(dtype);
+  for (int64_t d : dims) {
+    if (d < 0) return invalid_argument("negative dimension in " + dims_to_string(dims));
+    if (d != 0 && bytes > kMaxTensorBytes / static_cast<size_t>(d)) {
+      return out_of_memory("a " + std::string(dtype_name(dtype)) + " tensor of dims " + dims_to_string(dims) +
+                           " exceeds the " + std::to_string(kMaxTensorBytes >> 30) + " GiB tensor limit");
+    }
+    bytes *= static_cast<size_t>(d);
+  }
+  try {
+    return allocate(dtype, std::move(dims));
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
+  }
+}
+
 Tensor Tensor::borrow(DType dtype, std::vector<int64_t> dims, void* data,
                       std::shared_ptr<void> keepalive) {
   Tensor t;
@@ -52,6 +69,12 @@ Tensor Tensor::borrow(DType dtype, std::vector<int64_t> dims, void* data,
 Tensor Tensor::reshaped(std::vector<int64_t> dims) const {
   Tensor t = *this;
   t.dims_ = std::move(dims);
+  return t;
+}
+
+Tensor Tensor::bitcast(DType dtype) const {
+  Tensor t = *this;
+  t.dtype_ = dtype;
   return t;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/dtype.h"
+#include "nfuse/status.h"
 
 namespace nfuse::ir {
 
@@ -20,8 +21,13 @@ class Tensor {
  public:
   Tensor() = default;
 
-  // A new zero-filled buffer, 64-byte aligned.
+  // A new zero-filled buffer, 64-byte aligned. Throws std::bad_alloc when memory runs out:
+  // for sizes that come from models or inputs use try_allocate.
   static Tensor allocate(DType dtype, std::vector<int64_t> dims);
+  // As allocate, but kOutOfMemory (naming the dims) instead of throwing, and for sizes that
+  // overflow or exceed kMaxTensorBytes.
+  static Result<Tensor> try_allocate(DType dtype, std::vector<int64_t> dims);
+  static constexpr size_t kMaxTensorBytes = size_t{1} << 36;  // 64 GiB: far beyond any device
   // Wraps memory owned elsewhere; `keepalive` (optional) is held as long as any copy lives.
   static Tensor borrow(DType dtype, std::vector<int64_t> dims, void* data,
                        std::shared_ptr<void> keepalive = nullptr);
@@ -47,6 +53,8 @@ class Tensor {
 
   // Same buffer, new dims with the same element count (caller checks the count).
   Tensor reshaped(std::vector<int64_t> dims) const;
+  // Same buffer viewed as another dtype of the same element size (caller checks the size).
+  Tensor bitcast(DType dtype) const;
   // A deep copy with an owned buffer.
   Tensor clone() const;
   // Element i read as double / int64 (any dtype); slow, for shape-like data and tests.

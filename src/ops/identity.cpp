@@ -4,7 +4,12 @@
 namespace nfuse::ops {
 namespace {
 
+// training_mode = true makes Dropout random; nfuse is an inference runtime and refuses it
+// rather than silently returning the input.
 Status infer_dropout(ir::InferContext& ctx) {
+  if (const ir::Tensor* training = ctx.value(2); training && training->numel() == 1 && training->get_double(0) != 0) {
+    return unsupported(ctx.node.label() + ": training_mode=true (random dropout) is not supported for inference");
+  }
   ctx.output(0) = ctx.input(0);
   if (ctx.num_outputs() > 1) ctx.output(1) = {ir::DType::kBool, ctx.shape(0)};
   return ok_status();

@@ -1,6 +1,8 @@
 #include "runtime/session.h"
 
 #include <cstdlib>
+#include <exception>
+#include <new>
 
 namespace nfuse::runtime {
 
@@ -56,8 +58,12 @@ Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std
 }
 
 Result<const compile::Plan*> Session::prepare(const std::map<std::string, std::vector<int64_t>>& input_dims) {
-  NFUSE_ASSIGN_OR_RETURN(Prepared * p, prepared_for(input_dims));
-  return static_cast<const compile::Plan*>(p->plan.get());
+  try {
+    NFUSE_ASSIGN_OR_RETURN(Prepared * p, prepared_for(input_dims));
+    return static_cast<const compile::Plan*>(p->plan.get());
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("planning '" + graph_->name + "': out of memory");
+  }
 }
 
 Status Session::check_input(const ir::Value& expected, const ir::Tensor& got) const {
@@ -78,7 +84,18 @@ Status Session::check_input(const ir::Value& expected, const ir::Tensor& got) co
   return ok_status();
 }
 
+// No exception crosses the API: an allocation failure deep in a kernel becomes kOutOfMemory.
 Result<std::vector<ir::Tensor>> Session::run(const NamedTensors& inputs) {
+  try {
+    return run_impl(inputs);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("running '" + graph_->name + "': out of memory");
+  } catch (const std::exception& e) {
+    return internal_error("running '" + graph_->name + "': " + e.what());
+  }
+}
+
+Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs) {
   std::map<std::string, const ir::Tensor*> by_name;
   for (const auto& [name, t] : inputs) {
     if (!graph_->find_value(name) || !graph_->find_value(name)->is_graph_input) {

@@ -42,6 +42,7 @@ class Session {
   Session(std::unique_ptr<ir::Graph> graph, SessionOptions options)
       : graph_(std::move(graph)), options_(std::move(options)) {}
   Status check_input(const ir::Value& expected, const ir::Tensor& got) const;
+  Result<std::vector<ir::Tensor>> run_impl(const NamedTensors& inputs);
 
   struct Prepared {
     std::unique_ptr<compile::Plan> plan;

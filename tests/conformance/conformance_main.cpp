@@ -25,7 +25,7 @@ namespace {
 struct Options {
   std::string data = "/usr/share/libonnx-testdata/data";
   std::vector<std::string> suites = {"node", "simple", "pytorch-converted", "pytorch-operator"};
-  std::string expectations;
+  std::string expectations = NFUSE_CONFORMANCE_EXPECTATIONS;  // the source tree's, by default
   std::string filter;
   std::string backend = "ref";
   double min_node_pass = 0.0;

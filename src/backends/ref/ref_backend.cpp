@@ -1,5 +1,6 @@
 // The `ref` backend: runs every node with its reference kernel, one after the other.
 #include "backends/backend.h"
+#include "backends/ref/ref_fused_epilogue.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/op_registry.h"
 
@@ -13,6 +14,7 @@ struct CompiledStep {
   std::vector<int> implicit_slots;
   std::vector<int> output_slots;    // -1 for outputs nobody named
   std::vector<bool> output_preallocated;
+  bool kernel_allocates = false;  // OpSchema::kernel_allocates_outputs
 };
 
 Result<std::vector<ir::Tensor>> run_subgraph(
@@ -37,17 +39,20 @@ class RefPartition final : public CompiledPartition {
       }
       bool all_preallocated = true;
       for (bool p : s.output_preallocated) all_preallocated = all_preallocated && p;
-      if (!all_preallocated) {
+      if (s.kernel_allocates) {
+        for (ir::Tensor* t : args.outputs) *t = ir::Tensor();
+      } else if (!all_preallocated) {
         std::vector<ir::TensorType> types;
-        NFUSE_RETURN_IF_ERROR_PLAIN(ir::infer_node(*s.node, args.inputs, &types));
+        NFUSE_RETURN_IF_ERROR_PLAIN(ir::infer_node(*s.node, args.inputs, &types, nullptr, {}, args.implicit_inputs));
         for (size_t i = 0; i < s.output_slots.size(); ++i) {
           if (s.output_preallocated[i]) continue;
           auto dims = types[i].shape.static_dims();
           if (!dims) return internal_error(s.node->label() + ": output shape unknown at run time");
-          *args.outputs[i] = ir::Tensor::allocate(types[i].dtype, *dims);
+          NFUSE_ASSIGN_OR_RETURN(*args.outputs[i], ir::Tensor::try_allocate(types[i].dtype, *dims));
         }
       }
       NFUSE_RETURN_IF_ERROR_PLAIN(s.fn(args));
+      NFUSE_RETURN_IF_ERROR_PLAIN(apply_fused_epilogue(args));  // nfuse.activation / nfuse.residual
     }
     return ok_status();
   }
@@ -73,11 +78,13 @@ class RefBackend final : public Backend {
     for (const ir::Node* node : partition.nodes) {
       CompiledStep s{node, KernelRegistry::global().find(node->op_type), {}, {}, {}, {}};
       if (!s.fn) return unsupported(node->label() + ": no reference kernel for this op");
+      const ir::OpSchema* schema = ir::OpRegistry::global().find(node->op_type, node->domain);
+      s.kernel_allocates = schema && schema->kernel_allocates_outputs;
       for (const ir::Value* v : node->inputs) s.input_slots.push_back(v ? ctx.slot_of(v) : -1);
       for (const ir::Value* v : node->implicit_inputs) s.implicit_slots.push_back(ctx.slot_of(v));
       for (const ir::Value* v : node->outputs) {
         s.output_slots.push_back(v ? ctx.slot_of(v) : -1);
-        s.output_preallocated.push_back(v && ctx.is_preallocated(v));
+        s.output_preallocated.push_back(v && ctx.is_preallocated(v) && !s.kernel_allocates);
       }
       steps.push_back(std::move(s));
     }

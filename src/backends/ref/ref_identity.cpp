@@ -11,6 +11,9 @@ Status identity(KernelArgs& a) {
 }
 
 Status dropout(KernelArgs& a) {
+  if (a.has_in(2) && a.in(2).numel() == 1 && a.in(2).get_double(0) != 0) {
+    return a.error("training_mode=true (random dropout) is not supported for inference");
+  }
   NFUSE_RETURN_IF_ERROR_PLAIN(identity(a));
   if (a.num_outputs() > 1) {
     bool* mask = a.out(1).data<bool>();

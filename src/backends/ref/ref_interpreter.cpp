@@ -1,5 +1,6 @@
 #include <unordered_map>
 
+#include "backends/ref/ref_fused_epilogue.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/op_registry.h"
 
@@ -36,9 +37,11 @@ Result<std::vector<ir::Tensor>> evaluate_node(const ir::Node& node,
                                               const std::vector<const ir::Tensor*>& implicit_inputs) {
   KernelFn fn = KernelRegistry::global().find(node.op_type);
   if (!fn) return unsupported(node.label() + ": the ref backend has no kernel for this op");
+  const ir::OpSchema* schema = ir::OpRegistry::global().find(node.op_type, node.domain);
+  const bool kernel_allocates = schema && schema->kernel_allocates_outputs;
   std::vector<ir::TensorType> types;
-  NFUSE_RETURN_IF_ERROR_PLAIN(ir::infer_node(node, inputs, &types));
-  std::vector<ir::Tensor> outs(types.size());
+  if (!kernel_allocates) NFUSE_RETURN_IF_ERROR_PLAIN(ir::infer_node(node, inputs, &types, nullptr, {}, implicit_inputs));
+  std::vector<ir::Tensor> outs(node.outputs.size());
   for (size_t i = 0; i < types.size(); ++i) {
     if (!node.outputs[i]) continue;
     auto dims = types[i].shape.static_dims();
@@ -46,12 +49,13 @@ Result<std::vector<ir::Tensor>> evaluate_node(const ir::Node& node,
       return internal_error(node.label() + ": output " + std::to_string(i) +
                             " shape is unknown even with all inputs known: " + types[i].to_string());
     }
-    outs[i] = ir::Tensor::allocate(types[i].dtype, *dims);
+    NFUSE_ASSIGN_OR_RETURN(outs[i], ir::Tensor::try_allocate(types[i].dtype, *dims));
   }
   static const SubgraphRunner runner = run_subgraph_impl;
   KernelArgs args{node, inputs, {}, implicit_inputs, &runner};
   for (auto& t : outs) args.outputs.push_back(&t);
   NFUSE_RETURN_IF_ERROR_PLAIN(fn(args));
+  NFUSE_RETURN_IF_ERROR_PLAIN(apply_fused_epilogue(args));  // nfuse.activation / nfuse.residual
   return outs;
 }
 

@@ -8,6 +8,14 @@ std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
   return s;
 }
 
+bool broadcasts_to(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  if (in.size() > out.size()) return false;
+  const size_t offset = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != 1 && in[i] != out[offset + i]) return false;
+  return true;
+}
+
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
   std::vector<int64_t> result(out.size(), 0);
   const std::vector<int64_t> s = strides_of(in);

@@ -46,15 +46,22 @@ inline constexpr bool is_float_v = std::is_floating_point_v<T> || std::is_same_v
 
 // Row-major strides of `dims`.
 std::vector<int64_t> strides_of(const std::vector<int64_t>& dims);
+// True when `in` broadcasts to `out` under numpy rules (rank <= out's, each dim 1 or equal).
+bool broadcasts_to(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 // Strides of an input of dims `in` read at every index of an output of dims `out` under numpy
 // broadcasting: 0 where the input dim is 1 (or missing), the input's stride otherwise.
+// Precondition: broadcasts_to(in, out); for_each_broadcast checks it.
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 
 // Calls fn(out_index, offsets) for every output element, where offsets[k] is the element offset
-// into input k under broadcasting. Iterates in row-major order of `out_dims`.
+// into input k under broadcasting. Iterates in row-major order of `out_dims`. Returns false
+// (and calls nothing) when an input does not broadcast to `out_dims`, so a shape bug upstream
+// can never read out of bounds; kernels check broadcasts_to first to report it.
 template <typename Fn>
-void for_each_broadcast(const std::vector<int64_t>& out_dims, const std::vector<std::vector<int64_t>>& in_dims,
-                        Fn&& fn) {
+bool for_each_broadcast(const std::vector<int64_t>& out_dims,
+                        const std::vector<std::vector<int64_t>>& in_dims, Fn&& fn) {
+  for (const auto& d : in_dims)
+    if (!broadcasts_to(d, out_dims)) return false;
   const size_t rank = out_dims.size();
   const size_t n_in = in_dims.size();
   std::vector<std::vector<int64_t>> strides;
@@ -72,6 +79,7 @@ void for_each_broadcast(const std::vector<int64_t>& out_dims, const std::vector<
       index[d] = 0;
     }
   }
+  return true;
 }
 
 }  // namespace nfuse::backends::ref

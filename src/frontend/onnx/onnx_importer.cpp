@@ -40,8 +40,8 @@ struct Scope {
 
 class Importer {
  public:
-  Importer(std::string base_dir, std::unordered_map<std::string, int> opsets)
-      : base_dir_(std::move(base_dir)), opsets_(std::move(opsets)) {}
+  Importer(std::string base_dir, std::unordered_map<std::string, int> opsets, bool external_data)
+      : base_dir_(std::move(base_dir)), opsets_(std::move(opsets)), external_data_(external_data) {}
 
   Status convert_graph(const GraphProto& gp, ir::Graph& g, Scope* parent, std::vector<std::string>* captured);
 
@@ -60,7 +60,15 @@ class Importer {
 
   std::string base_dir_;
   std::unordered_map<std::string, int> opsets_;
+  bool external_data_;
   int node_counter_ = 0;
+
+  Result<ir::Tensor> tensor(const ::onnx::TensorProto& tp) const {
+    if (!external_data_ && tp.data_location() == ::onnx::TensorProto::EXTERNAL) {
+      return unsupported("tensor '" + tp.name() + "': external data is disabled for this import");
+    }
+    return tensor_from_proto(tp, base_dir_);
+  }
 };
 
 Result<ir::TensorType> Importer::type_from_proto(const ::onnx::TypeProto& tp, const std::string& what) const {
@@ -105,7 +113,7 @@ Status Importer::convert_attribute(const AttributeProto& ap, ir::Attributes& att
     case AttributeProto::INTS: attrs.set(ap.name(), std::vector<int64_t>(ap.ints().begin(), ap.ints().end())); break;
     case AttributeProto::STRINGS: attrs.set(ap.name(), std::vector<std::string>(ap.strings().begin(), ap.strings().end())); break;
     case AttributeProto::TENSOR: {
-      auto t = tensor_from_proto(ap.t(), base_dir_);
+      auto t = tensor(ap.t());
       if (!t.ok()) return t.status().with_context(what);
       attrs.set(ap.name(), std::move(t).value());
       break;
@@ -134,7 +142,7 @@ Status Importer::convert_constant(const NodeProto& np, Scope& scope) {
   const AttributeProto& ap = np.attribute(0);
   ir::Tensor t;
   if (ap.name() == "value" && ap.type() == AttributeProto::TENSOR) {
-    auto r = tensor_from_proto(ap.t(), base_dir_);
+    auto r = tensor(ap.t());
     if (!r.ok()) return r.status().with_context(what);
     t = std::move(r).value();
   } else if (ap.name() == "value_float" && ap.type() == AttributeProto::FLOAT) {
@@ -219,7 +227,7 @@ Status Importer::convert_graph(const GraphProto& gp, ir::Graph& g, Scope* parent
   if (g.name.empty()) g.name = gp.name();
   if (gp.sparse_initializer_size() > 0) return unsupported("graph '" + g.name + "': sparse initializers are not supported");
   for (const auto& init : gp.initializer()) {
-    auto t = tensor_from_proto(init, base_dir_);
+    auto t = tensor(init);
     if (!t.ok()) return t.status().with_context("initializer '" + init.name() + "'");
     if (scope.names.count(init.name())) return invalid_model("initializer '" + init.name() + "' is defined twice");
     NFUSE_ASSIGN_OR_RETURN(ir::Value * v, g.add_value(init.name(), {t->dtype(), ir::Shape::from_dims(t->dims())}));
@@ -286,7 +294,7 @@ Result<std::unique_ptr<ir::Graph>> load_model_from_bytes(const void* data, size_
   }
   auto graph = std::make_unique<ir::Graph>();
   graph->opsets = opsets;
-  Importer importer(base_dir, opsets);
+  Importer importer(base_dir, opsets, options.external_data);
   NFUSE_RETURN_IF_ERROR(importer.convert_graph(model.graph(), *graph, nullptr, nullptr), "importing ONNX model");
   if (options.verify) {
     NFUSE_RETURN_IF_ERROR(passes::infer_shapes(*graph), "importing ONNX model");

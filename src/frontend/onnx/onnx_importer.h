@@ -18,6 +18,8 @@ inline constexpr int kMaxOpset = 17;
 struct ImportOptions {
   // Run shape inference and Graph::verify() after import (tests turn it off to see raw graphs).
   bool verify = true;
+  // Resolve external-data references (off for in-memory fuzzing: no file access at all).
+  bool external_data = true;
 };
 
 // Loads a .onnx file; external data is resolved relative to its folder.

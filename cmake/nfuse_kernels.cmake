@@ -1,0 +1,82 @@
+# Kernel build rules shared by the full build and the kernels-only build (NFUSE_KERNELS_ONLY,
+# used for the arm64 cross build in scripts/test-arm64.sh). Included from the top-level
+# CMakeLists.txt, so source properties set here apply to its targets.
+#
+#   NFUSE_KERNEL_SOURCES       src/kernels/**.cpp that this target architecture compiles
+#   nfuse_kernels_link(target) links cpuinfo where available (defines NFUSE_HAVE_CPUINFO) and
+#                              enables the AVX-512 kernels on x86-64 (NFUSE_HAVE_AVX512_KERNELS)
+
+file(GLOB_RECURSE NFUSE_KERNEL_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/*.cpp)
+
+# Per-ISA sources carry the ISA in their name and alone get its flags, so the rest of the binary
+# stays baseline x86-64 and kernels are chosen at run time from what the CPU reports.
+file(GLOB_RECURSE NFUSE_KERNEL_AVX2_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/*avx2*.cpp)
+file(GLOB_RECURSE NFUSE_KERNEL_AVX512_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/*avx512*.cpp)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set(NFUSE_KERNELS_X86_64 ON)
+  if(NFUSE_KERNEL_AVX2_SOURCES)
+    set_source_files_properties(${NFUSE_KERNEL_AVX2_SOURCES} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+  endif()
+  if(NFUSE_KERNEL_AVX512_SOURCES)
+    set_source_files_properties(${NFUSE_KERNEL_AVX512_SOURCES} PROPERTIES COMPILE_OPTIONS
+      "-mavx512f;-mavx2;-mfma")
+  endif()
+else()
+  set(NFUSE_KERNELS_X86_64 OFF)
+  foreach(x86_sources IN ITEMS NFUSE_KERNEL_AVX2_SOURCES NFUSE_KERNEL_AVX512_SOURCES)
+    if(${x86_sources})
+      list(REMOVE_ITEM NFUSE_KERNEL_SOURCES ${${x86_sources}})
+    endif()
+  endforeach()
+endif()
+
+# cpuinfo (Debian libcpuinfo-dev) is host-only here; cross builds select the ISA at compile time.
+# Found by hand: Debian's cpuinfo-config.cmake computes a wrong prefix (/usr/lib/lib/...).
+if(NOT CMAKE_CROSSCOMPILING)
+  find_path(NFUSE_CPUINFO_INCLUDE_DIR cpuinfo.h)
+  find_library(NFUSE_CPUINFO_LIBRARY cpuinfo)
+endif()
+if(NFUSE_CPUINFO_INCLUDE_DIR AND NFUSE_CPUINFO_LIBRARY AND NOT TARGET nfuse::cpuinfo)
+  add_library(nfuse::cpuinfo UNKNOWN IMPORTED)
+  set_target_properties(nfuse::cpuinfo PROPERTIES IMPORTED_LOCATION ${NFUSE_CPUINFO_LIBRARY}
+    INTERFACE_INCLUDE_DIRECTORIES ${NFUSE_CPUINFO_INCLUDE_DIR})
+endif()
+
+function(nfuse_kernels_link target)
+  if(NFUSE_KERNELS_X86_64)
+    target_compile_definitions(${target} PRIVATE NFUSE_HAVE_AVX512_KERNELS=1)
+  endif()
+  if(TARGET nfuse::cpuinfo)
+    target_link_libraries(${target} PUBLIC nfuse::cpuinfo)
+    target_compile_definitions(${target} PRIVATE NFUSE_HAVE_CPUINFO=1)
+  endif()
+endfunction()
+
+if(NFUSE_KERNELS_ONLY)
+  # The kernels stand in for nfuse_core, so tests/CMakeLists.txt links them unchanged.
+  add_library(nfuse_core OBJECT ${NFUSE_KERNEL_SOURCES})
+  target_include_directories(nfuse_core PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(nfuse_core PUBLIC NFUSE_VERSION="${PROJECT_VERSION}")
+  target_compile_options(nfuse_core PRIVATE ${NFUSE_WARNINGS})
+  target_link_libraries(nfuse_core PUBLIC Threads::Threads)
+  nfuse_kernels_link(nfuse_core)
+
+  # GoogleTest: Debian ships it prebuilt for the host only; cross builds compile its sources.
+  if(NOT CMAKE_CROSSCOMPILING)
+    find_package(GTest CONFIG QUIET)
+  endif()
+  if(NOT TARGET GTest::gtest)
+    set(NFUSE_GTEST_SOURCE_DIR /usr/src/googletest CACHE PATH "GoogleTest sources (Debian package googletest)")
+    if(NOT EXISTS ${NFUSE_GTEST_SOURCE_DIR}/CMakeLists.txt)
+      message(FATAL_ERROR "No GoogleTest for this target: install googletest or set NFUSE_GTEST_SOURCE_DIR")
+    endif()
+    set(BUILD_GMOCK OFF CACHE BOOL "" FORCE)
+    set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+    add_subdirectory(${NFUSE_GTEST_SOURCE_DIR} ${CMAKE_BINARY_DIR}/googletest EXCLUDE_FROM_ALL)
+    target_compile_options(gtest PRIVATE -w)  # third-party code: its warnings are not ours
+    if(NOT TARGET GTest::gtest)  # googletest >= 1.11 defines the aliases itself
+      add_library(GTest::gtest ALIAS gtest)
+      add_library(GTest::gtest_main ALIAS gtest_main)
+    endif()
+  endif()
+endif()

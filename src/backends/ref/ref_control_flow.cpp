@@ -1,0 +1,49 @@
+// Reference If: runs the chosen branch through the subgraph runner and copies its results into
+// the outputs, which the caller sized from If's inference with the condition known.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/ref/ref_kernel.h"
+
+namespace nfuse::backends::ref {
+namespace {
+
+Status if_kernel(KernelArgs& a) {
+  const ir::Tensor& cond = a.in(0);
+  if (cond.numel() < 1) return a.error("cond has no element");
+  const bool take_then = cond.get_double(0) != 0.0;
+  auto branch = a.attrs().get_graph(take_then ? "then_branch" : "else_branch");
+  if (!branch) return a.error("branch graph is missing");
+  if (!a.run_subgraph) return a.error("no subgraph runner was provided");
+  auto outer = [&a](const std::string& name) -> const ir::Tensor* {
+    for (size_t i = 0; i < a.node.implicit_inputs.size() && i < a.implicit_inputs.size(); ++i) {
+      if (a.node.implicit_inputs[i] && a.node.implicit_inputs[i]->name == name) return a.implicit_inputs[i];
+    }
+    return nullptr;
+  };
+  NFUSE_ASSIGN_OR_RETURN(auto results, (*a.run_subgraph)(*branch, outer));
+  if (static_cast<int>(results.size()) != a.num_outputs()) {
+    return a.error("branch produced " + std::to_string(results.size()) + " outputs, expected " +
+                   std::to_string(a.num_outputs()));
+  }
+  for (int i = 0; i < a.num_outputs(); ++i) {
+    ir::Tensor& out = a.out(i);
+    if (out.empty()) continue;  // an output nobody reads
+    const ir::Tensor& r = results[static_cast<size_t>(i)];
+    if (r.dtype() != out.dtype() || r.dims() != out.dims()) {
+      return internal_error(a.node.label() + ": branch output " + std::to_string(i) + " is " +
+                            std::string(ir::dtype_name(r.dtype())) + " " + ir::dims_to_string(r.dims()) +
+                            " but inference gave " + std::string(ir::dtype_name(out.dtype())) + " " +
+                            ir::dims_to_string(out.dims()));
+    }
+    if (r.bytes()) std::memcpy(out.raw(), r.raw(), r.bytes());
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+NFUSE_REF_KERNEL("If", if_kernel);
+
+}  // namespace nfuse::backends::ref

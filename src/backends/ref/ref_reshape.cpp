@@ -1,0 +1,24 @@
+// Reshape, Flatten, Squeeze, Unsqueeze: the output has the input's elements in the same order.
+#include <cstring>
+
+#include "backends/ref/ref_kernel.h"
+
+namespace nfuse::backends::ref {
+namespace {
+
+Status copy_data(KernelArgs& a) {
+  if (a.in(0).numel() != a.out(0).numel() || a.in(0).dtype() != a.out(0).dtype()) {
+    return a.error("output does not hold the input's elements");
+  }
+  if (a.in(0).bytes()) std::memcpy(a.out(0).raw(), a.in(0).raw(), a.in(0).bytes());
+  return ok_status();
+}
+
+}  // namespace
+
+NFUSE_REF_KERNEL("Reshape", copy_data);
+NFUSE_REF_KERNEL("Flatten", copy_data);
+NFUSE_REF_KERNEL("Squeeze", copy_data);
+NFUSE_REF_KERNEL("Unsqueeze", copy_data);
+
+}  // namespace nfuse::backends::ref

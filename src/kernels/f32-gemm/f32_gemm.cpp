@@ -1,0 +1,114 @@
+// The FP32 GEMM driver: Goto/BLIS loop nest over the microkernels of one F32GemmConfig.
+//
+//   for each N block (nc columns)                 B slice kc x nc in this core's L3 share
+//     for each K block (kc)                       first block starts from bias, last one finishes
+//       for each M block (mc rows): pack A        A block mc x kc in L2
+//         for each nr-wide B panel                B micro-panel kc x nr in L1
+//           for each mr-high A panel: ukernel     (then 1 x nr ukernel_1 per tail row)
+#include <cstdint>
+
+#include "kernels/f32-gemm/f32_gemm.h"
+
+namespace nfuse::kernels {
+namespace {
+
+constexpr size_t kWorkspaceAlign = 64;
+
+// Smallest amount of work (multiply-adds) worth a task of its own: below it the packing and
+// dispatch overheads dominate.
+constexpr size_t kMinTaskMacs = size_t{1} << 16;
+
+size_t div_up(size_t x, size_t y) { return (x + y - 1) / y; }
+
+}  // namespace
+
+size_t f32_gemm_workspace_size(const F32GemmConfig& cfg, size_t k) {
+  const size_t kc = k < cfg.kc ? (k > 0 ? k : 1) : cfg.kc;
+  return cfg.mc * kc * sizeof(float) + kWorkspaceAlign;
+}
+
+void f32_gemm(const F32GemmConfig& cfg, const F32GemmArgs& args, size_t m0, size_t m1, size_t n0, size_t n1,
+              void* workspace) {
+  if (m0 >= m1 || n0 >= n1) {
+    return;
+  }
+  const size_t mr = cfg.mr;
+  const size_t nr = cfg.nr;
+  const size_t k = args.k;
+  float* packed_a = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(workspace) + kWorkspaceAlign - 1) &
+                                             ~uintptr_t{kWorkspaceAlign - 1});
+  F32GemmEpilogue ep;
+  ep.residual_stride = args.residual_stride;
+  ep.min = args.min;
+  ep.max = args.max;
+
+  for (size_t nb = n0; nb < n1; nb += cfg.nc) {
+    const size_t nb_end = n1 - nb < cfg.nc ? n1 : nb + cfg.nc;
+    size_t k0 = 0;
+    do {  // at least once: k == 0 still writes clamp(bias + residual)
+      const size_t kc = k - k0 < cfg.kc ? k - k0 : cfg.kc;
+      const uint32_t flags = (k0 > 0 ? kF32GemmLoadC : 0u) | (k0 + kc >= k ? kF32GemmFinal : 0u);
+      for (size_t mb = m0; mb < m1; mb += cfg.mc) {
+        const size_t rows = m1 - mb < cfg.mc ? m1 - mb : cfg.mc;
+        const size_t full = rows / mr * mr;
+        const float* a = args.a + mb * args.a_row_stride + k0 * args.a_col_stride;
+        for (size_t i = 0; i < full; i += mr) {
+          f32_gemm_pack_a(mr, mr, kc, a + i * args.a_row_stride, args.a_row_stride, args.a_col_stride,
+                          packed_a + i * kc);
+        }
+        for (size_t i = full; i < rows; ++i) {
+          f32_gemm_pack_a(1, 1, kc, a + i * args.a_row_stride, args.a_row_stride, args.a_col_stride,
+                          packed_a + i * kc);
+        }
+        for (size_t j = nb; j < nb_end; j += nr) {
+          const size_t nc = nb_end - j < nr ? nb_end - j : nr;
+          const float* b = args.b_packed + j * k + k0 * nr;  // panel j/nr, K block k0
+          float* c = args.c + mb * args.c_stride + j;
+          ep.bias = args.bias != nullptr ? args.bias + j : nullptr;
+          const float* residual =
+              args.residual != nullptr ? args.residual + mb * args.residual_stride + j : nullptr;
+          for (size_t i = 0; i < full; i += mr) {
+            ep.residual = residual != nullptr ? residual + i * args.residual_stride : nullptr;
+            cfg.ukernel(mr, nc, kc, packed_a + i * kc, b, c + i * args.c_stride, args.c_stride, flags, ep);
+          }
+          for (size_t i = full; i < rows; ++i) {
+            ep.residual = residual != nullptr ? residual + i * args.residual_stride : nullptr;
+            cfg.ukernel_1(1, nc, kc, packed_a + i * kc, b, c + i * args.c_stride, args.c_stride, flags, ep);
+          }
+        }
+      }
+      k0 += kc;
+    } while (k0 < k);
+  }
+}
+
+F32GemmTasks f32_gemm_tasks(const F32GemmConfig& cfg, size_t m, size_t n, size_t k, size_t threads) {
+  const size_t m_tiles = div_up(m > 0 ? m : 1, cfg.mr);
+  const size_t n_tiles = div_up(n > 0 ? n : 1, cfg.nr);
+  const size_t max_tasks = m * n * (k > 0 ? k : 1) / kMinTaskMacs + 1;
+  size_t target = threads > 1 ? threads * 4 : 1;  // 4 per thread evens out uneven task costs
+  target = target < max_tasks ? target : max_tasks;
+  // Split M first: threads then share packed B and each packs only its own rows of A.
+  const size_t m_count = target < m_tiles ? target : m_tiles;
+  const size_t n_want = div_up(target, m_count);
+  const size_t n_count = n_want < n_tiles ? n_want : n_tiles;
+  F32GemmTasks t;
+  t.m_step = div_up(m_tiles, m_count) * cfg.mr;
+  t.n_step = div_up(n_tiles, n_count) * cfg.nr;
+  t.m_count = div_up(m > 0 ? m : 1, t.m_step);
+  t.n_count = div_up(n > 0 ? n : 1, t.n_step);
+  return t;
+}
+
+void f32_gemm_task(const F32GemmConfig& cfg, const F32GemmArgs& args, const F32GemmTasks& tasks, size_t index,
+                   void* workspace) {
+  const size_t im = index / tasks.n_count;
+  const size_t in = index % tasks.n_count;
+  const size_t m0 = im * tasks.m_step;
+  const size_t n0 = in * tasks.n_step;
+  const size_t m1 = m0 + tasks.m_step < args.m ? m0 + tasks.m_step : args.m;
+  const size_t n1 = n0 + tasks.n_step < args.n ? n0 + tasks.n_step : args.n;
+  f32_gemm(cfg, args, m0, m1 > m0 ? m1 : m0, n0, n1 > n0 ? n1 : n0, workspace);
+}
+
+}  // namespace nfuse::kernels

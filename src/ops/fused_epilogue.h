@@ -1,0 +1,59 @@
+// The fused epilogue: what fuse_activation and fuse_residual_add attach to a Conv, ConvTranspose,
+// Gemm or MatMul, and what every backend running such a node must apply after the op itself.
+//
+//   y = op(inputs)                       (bias included, as the op defines it)
+//   y = y + R        when nfuse.residual = 1, R = node.implicit_inputs[0], same dtype and shape as y
+//   y = act(y)       when nfuse.activation is present, with nfuse.activation_params
+//
+// Attributes (all optional; absent means "no epilogue"):
+//   nfuse.activation         string  Relu | Clip | LeakyRelu | Sigmoid | HardSigmoid | HardSwish
+//   nfuse.activation_params  floats  Relu: []            max(y, 0)
+//                                    Clip: [lo, hi]      min(max(y, lo), hi)
+//                                    LeakyRelu: [alpha]  y >= 0 ? y : alpha * y
+//                                    Sigmoid: []         1 / (1 + exp(-y))
+//                                    HardSigmoid: [alpha, beta]  clamp(alpha * y + beta, 0, 1)
+//                                    HardSwish: [alpha, beta]    y * clamp(alpha * y + beta, 0, 1)
+//                                                                (ONNX HardSwish: [1/6, 0.5])
+//   nfuse.residual           int     1: the residual is node.implicit_inputs[0]
+//
+// The residual travels in implicit_inputs, not inputs, because the Conv/Gemm/MatMul schemas bound
+// their input count; topo_sort, relink, compact, the plan's slots and liveness and the ref backend
+// already treat implicit inputs as inputs in all but name. A backend that does not implement the
+// epilogue must decline every node for which has_fused_epilogue() is true.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "nfuse/status.h"
+
+namespace nfuse::ops {
+
+inline constexpr const char* kFusedActivationAttr = "nfuse.activation";
+inline constexpr const char* kFusedActivationParamsAttr = "nfuse.activation_params";
+inline constexpr const char* kFusedResidualAttr = "nfuse.residual";
+
+enum class FusedActivation { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish };
+
+struct FusedEpilogue {
+  FusedActivation activation = FusedActivation::kNone;
+  std::vector<float> params;         // as documented above, checked for count
+  const ir::Value* residual = nullptr;  // node.implicit_inputs[0] when nfuse.residual = 1
+  bool empty() const { return activation == FusedActivation::kNone && residual == nullptr; }
+};
+
+// True when the node carries any nfuse.* epilogue attribute.
+bool has_fused_epilogue(const ir::Node& node);
+// The activation's attribute spelling ("Relu"...); "" for kNone.
+const char* fused_activation_name(FusedActivation act);
+// Parses and checks the epilogue attributes; kInvalidModel naming the node when malformed
+// (unknown activation, wrong parameter count, residual flag without an implicit input).
+Result<FusedEpilogue> read_fused_epilogue(const ir::Node& node);
+// Sets the activation attributes on `node` (which must not have one yet).
+void set_fused_activation(ir::Node& node, FusedActivation act, std::vector<float> params);
+
+// One activation applied to one value, in double: the definition every backend must match.
+double apply_fused_activation(FusedActivation act, const std::vector<float>& params, double y);
+
+}  // namespace nfuse::ops

@@ -1,0 +1,41 @@
+// Element-wise unary math: Sqrt, Exp, Log, trig, rounding, Abs/Neg/Sign, IsNaN/IsInf.
+// The output has the input's shape; only the accepted dtypes differ between ops.
+#include "ops/elementwise_util.h"
+#include "ops/op_helpers.h"
+
+namespace nfuse::ops {
+namespace {
+
+template <uint32_t kAllowed>
+Status infer_unary(ir::InferContext& ctx) {
+  NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 0, kAllowed));
+  return infer_same_as_input0(ctx);
+}
+
+Status infer_float_to_bool(ir::InferContext& ctx) {
+  NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 0, kFloatDTypes));
+  ctx.output(0) = {ir::DType::kBool, ctx.shape(0)};
+  return ok_status();
+}
+
+ir::OpSchema unary_schema(const char* op, ir::InferFn infer) {
+  return ir::OpSchema{.op_type = op, .infer = infer};
+}
+
+[[maybe_unused]] const bool registered = [] {
+  auto& reg = ir::OpRegistry::global();
+  for (const char* op : {"Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos", "Tan",
+                         "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) {
+    reg.add(unary_schema(op, infer_unary<kFloatDTypes>));
+  }
+  reg.add(unary_schema("Erf", infer_unary<kNumericDTypes>));
+  reg.add(unary_schema("Abs", infer_unary<kNumericDTypes>));
+  reg.add(unary_schema("Sign", infer_unary<kNumericDTypes>));
+  reg.add(unary_schema("Neg", infer_unary<kSignedDTypes>));
+  reg.add(unary_schema("IsNaN", infer_float_to_bool));
+  reg.add(unary_schema("IsInf", infer_float_to_bool));
+  return true;
+}();
+
+}  // namespace
+}  // namespace nfuse::ops

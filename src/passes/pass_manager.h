@@ -1,0 +1,85 @@
+// The pass manager: an ordered list of named graph passes, some run once, some iterated to a
+// fixed point, with Graph::verify() after each pass in debug and test builds and a record of
+// every rewrite for `nfuse inspect --passes`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "nfuse/status.h"
+#include "passes/fold_constants.h"
+#include "passes/pass_log.h"
+
+namespace nfuse::passes {
+
+// A pass: rewrites the graph in place, appending one line per rewrite to the log. Returns an
+// error only for a graph it cannot process (bad options, malformed nodes); a pattern that does
+// not apply is skipped, not an error.
+using PassFn = std::function<Status(ir::Graph&, PassLog&)>;
+
+struct OptimizeOptions {
+  // Runs nodes for fold_constants (the runtime passes backends::ref::evaluate_node). Without
+  // one, only shape-like values (Shape, Size of static shapes) fold.
+  NodeEvaluator evaluator;
+  // fold_constants' size cap (see FoldConstantsOptions).
+  int64_t fold_max_elements = kDefaultFoldMaxElements;
+  // Graph outputs to keep (`--outputs a,b`); empty keeps them all. Unknown names fail.
+  std::vector<std::string> outputs;
+  // Names of passes not to run (e.g. {"fuse_activation"} for a backend without epilogues).
+  std::vector<std::string> disabled;
+  // Verify the graph after every pass (on by default in debug builds; tests turn it on).
+#ifdef NDEBUG
+  bool verify_each = false;
+#else
+  bool verify_each = true;
+#endif
+  // Bound on fixed-point iterations of the cleanup stage.
+  int max_iterations = 8;
+};
+
+// One run of one pass and what it changed.
+struct PassRun {
+  std::string pass;
+  int iteration = 0;                 // 0-based, within its stage
+  std::vector<std::string> changes;  // lines without the pass-name prefix
+};
+
+struct PassReport {
+  std::vector<PassRun> runs;
+  // Every change as "pass: line", in the order made.
+  std::vector<std::string> lines() const;
+  size_t num_changes() const;
+  // Changes made by one pass, over all its runs.
+  size_t num_changes(const std::string& pass) const;
+};
+
+class PassManager {
+ public:
+  // Appends a stage: its passes run in order, once, or repeated until none changes anything
+  // (at most `max_iterations` rounds) when `to_fixed_point`.
+  void add_stage(std::vector<std::pair<std::string, PassFn>> passes, bool to_fixed_point);
+  // Runs every stage; the first failing pass (or verify) stops it with its name as context.
+  Result<PassReport> run(ir::Graph& graph, bool verify_each, int max_iterations) const;
+
+ private:
+  struct Stage {
+    std::vector<std::pair<std::string, PassFn>> passes;
+    bool to_fixed_point = false;
+  };
+  std::vector<Stage> stages_;
+};
+
+// nfuse's default pipeline: eliminate_dead_code (with the output filter), then to a fixed point
+// fold_constants, remove_identity, recognize_layer_norm, recognize_gelu, fold_batch_norm,
+// eliminate_dead_code; then fuse_residual_add and fuse_activation.
+PassManager default_pass_manager(const OptimizeOptions& options);
+// Names of the passes default_pass_manager can run, in pipeline order.
+std::vector<std::string> pass_names();
+// Runs the default pipeline; kInvalidArgument for an unknown pass in `disabled` or an unknown
+// output name.
+Result<PassReport> optimize(ir::Graph& graph, const OptimizeOptions& options);
+
+}  // namespace nfuse::passes

@@ -1,0 +1,409 @@
+// FP32 GEMM kernel family (src/kernels/f32-gemm) against a triple loop in double, on every ISA
+// variant this machine runs (scalar always): microkernel tiles with every mr/nc edge and flag
+// combination, the driver over tile-derived shapes with every epilogue, A layouts and leading
+// dimensions wider than the data, tiny cache blocks to exercise block edges, and task splits.
+// Guard values after and between output rows catch writes outside C.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/f32-gemm/f32_gemm.h"
+#include "support/tolerances_kernels.h"
+
+namespace nfuse::kernels {
+namespace {
+
+constexpr uint32_t kSeed = 20240611;
+constexpr float kGuard = -7.75e33f;  // never produced by the data below
+constexpr size_t kGuardCount = 67;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<Isa> available_isas() {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2Fma, Isa::kAvx512, Isa::kNeon}) {
+    if (f32_gemm_config(isa) != nullptr) {
+      isas.push_back(isa);
+    }
+  }
+  return isas;
+}
+
+void fill(std::vector<float>& v, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (float& x : v) {
+    x = d(rng);
+  }
+}
+
+enum class ALayout { kRowMajor, kColMajor, kStrided };
+
+struct Case {
+  size_t m = 1, n = 1, k = 1;
+  ALayout layout = ALayout::kRowMajor;
+  size_t a_pad = 0;  // extra elements per A row (row-major) or column (column-major)
+  size_t b_pad = 0;  // extra elements per B row; transposed source when b_transposed
+  bool b_transposed = false;
+  size_t c_pad = 0;  // c_stride = n + c_pad
+  bool bias = false;
+  enum { kNone, kSeparate, kAliasC } residual = kNone;
+  float min = -kInf, max = kInf;
+  size_t threads = 1;  // tasks from f32_gemm_tasks, run one after another
+};
+
+std::string describe(const F32GemmConfig& cfg, const Case& c) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%s seed=%u M=%zu N=%zu K=%zu layout=%d a_pad=%zu b_pad=%zu b_t=%d c_pad=%zu bias=%d residual=%d "
+                "min=%g max=%g threads=%zu kc=%zu mc=%zu nc=%zu",
+                cfg.name, kSeed, c.m, c.n, c.k, static_cast<int>(c.layout), c.a_pad, c.b_pad,
+                static_cast<int>(c.b_transposed), c.c_pad, static_cast<int>(c.bias), static_cast<int>(c.residual),
+                static_cast<double>(c.min), static_cast<double>(c.max), c.threads, cfg.kc, cfg.mc, cfg.nc);
+  return buf;
+}
+
+// Runs one driver case and compares with the double reference; reports the first mismatch only.
+void run_case(const F32GemmConfig& cfg, const Case& c, std::mt19937& rng) {
+  SCOPED_TRACE(describe(cfg, c));
+  const size_t m = c.m, n = c.n, k = c.k;
+
+  // A, in the requested layout.
+  size_t a_rs = 0, a_cs = 0, a_size = 0;
+  switch (c.layout) {
+    case ALayout::kRowMajor:
+      a_rs = k + c.a_pad, a_cs = 1, a_size = m * a_rs;
+      break;
+    case ALayout::kColMajor:
+      a_rs = 1, a_cs = m + c.a_pad, a_size = k * a_cs;
+      break;
+    case ALayout::kStrided:
+      a_rs = 2 * k + 1, a_cs = 2, a_size = m * a_rs;
+      break;
+  }
+  std::vector<float> a(a_size + 1);
+  fill(a, rng);
+
+  // B (K x N), row-major or transposed ([N][K], as conv weights), then packed with a guard.
+  const size_t b_ld = (c.b_transposed ? k : n) + c.b_pad;
+  std::vector<float> b((c.b_transposed ? n : k) * b_ld + 1);
+  fill(b, rng);
+  const size_t b_ks = c.b_transposed ? 1 : b_ld;
+  const size_t b_ns = c.b_transposed ? b_ld : 1;
+  const size_t packed_size = f32_gemm_packed_b_size(k, n, cfg.nr);
+  std::vector<float> packed(packed_size + kGuardCount, kGuard);
+  f32_gemm_pack_b(k, n, cfg.nr, b.data(), b_ks, b_ns, packed.data());
+  for (size_t i = packed_size; i < packed.size(); ++i) {
+    ASSERT_EQ(packed[i], kGuard) << "pack_b wrote past its size at " << i;
+  }
+
+  std::vector<float> bias(n);
+  fill(bias, rng);
+
+  // C with guards between rows (c_pad) and after the end.
+  const size_t c_stride = n + c.c_pad;
+  const size_t c_size = (m - 1) * c_stride + n;
+  std::vector<float> cbuf(c_size + kGuardCount, kGuard);
+  std::vector<float> residual;
+  size_t r_stride = 0;
+  if (c.residual == Case::kSeparate) {
+    r_stride = n + 3;
+    residual.resize(m * r_stride);
+    fill(residual, rng);
+  } else if (c.residual == Case::kAliasC) {
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (size_t i = 0; i < m; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        cbuf[i * c_stride + j] = d(rng);
+      }
+    }
+    residual.assign(cbuf.begin(), cbuf.end());  // the reference's copy of the initial C
+    r_stride = c_stride;
+  }
+
+  // Reference, in double.
+  std::vector<double> ref(m * n);
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      double s = c.bias ? bias[j] : 0.0;
+      for (size_t kk = 0; kk < k; ++kk) {
+        s += static_cast<double>(a[i * a_rs + kk * a_cs]) * static_cast<double>(b[kk * b_ks + j * b_ns]);
+      }
+      if (c.residual != Case::kNone) {
+        s += residual[i * r_stride + j];
+      }
+      s = s < c.min ? c.min : s;
+      s = s > c.max ? c.max : s;
+      ref[i * n + j] = s;
+    }
+  }
+
+  F32GemmArgs args;
+  args.m = m, args.n = n, args.k = k;
+  args.a = a.data(), args.a_row_stride = a_rs, args.a_col_stride = a_cs;
+  args.b_packed = packed.data();
+  args.c = cbuf.data(), args.c_stride = c_stride;
+  args.bias = c.bias ? bias.data() : nullptr;
+  if (c.residual == Case::kSeparate) {
+    args.residual = residual.data(), args.residual_stride = r_stride;
+  } else if (c.residual == Case::kAliasC) {
+    args.residual = cbuf.data(), args.residual_stride = c_stride;
+  }
+  args.min = c.min, args.max = c.max;
+
+  const size_t ws_size = f32_gemm_workspace_size(cfg, k);
+  std::vector<unsigned char> ws(ws_size + kGuardCount, 0xA5);
+  const F32GemmTasks tasks = f32_gemm_tasks(cfg, m, n, k, c.threads);
+  ASSERT_GE(tasks.count(), 1u);
+  ASSERT_GE(tasks.m_step * tasks.m_count, m);
+  ASSERT_GE(tasks.n_step * tasks.n_count, n);
+  ASSERT_EQ(tasks.n_step % cfg.nr, 0u);
+  for (size_t t = 0; t < tasks.count(); ++t) {
+    f32_gemm_task(cfg, args, tasks, t, ws.data());
+  }
+  for (size_t i = ws_size; i < ws.size(); ++i) {
+    ASSERT_EQ(ws[i], 0xA5) << "workspace overrun at byte " << i << " of " << ws_size;
+  }
+
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < c_stride && i * c_stride + j < c_size; ++j) {
+      const float y = cbuf[i * c_stride + j];
+      if (j >= n) {
+        ASSERT_EQ(y, kGuard) << "write between rows at row " << i << " column " << j;
+        continue;
+      }
+      const double r = ref[i * n + j];
+      ASSERT_LE(std::fabs(y - r), test::f32_gemm_tol(r, k)) << "first mismatch at C[" << i << "][" << j << "]";
+    }
+  }
+  for (size_t i = c_size; i < cbuf.size(); ++i) {
+    ASSERT_EQ(cbuf[i], kGuard) << "write past the end of C at " << i - c_size;
+  }
+}
+
+class F32GemmTest : public ::testing::TestWithParam<Isa> {
+ protected:
+  static void SetUpTestSuite() { std::printf("f32_gemm_test: seed %u\n", kSeed); }
+  const F32GemmConfig& cfg() const { return *f32_gemm_config(GetParam()); }
+};
+
+TEST_P(F32GemmTest, ConfigIsConsistent) {
+  const F32GemmConfig& c = cfg();
+  EXPECT_EQ(c.isa, GetParam());
+  EXPECT_NE(c.ukernel, nullptr);
+  EXPECT_NE(c.ukernel_1, nullptr);
+  EXPECT_GT(c.mr, 0u);
+  EXPECT_GT(c.nr, 0u);
+  EXPECT_GE(c.kc, 8u);
+  EXPECT_EQ(c.mc % c.mr, 0u);
+  EXPECT_EQ(c.nc % c.nr, 0u);
+  // Forcing an ISA changes what production callers get.
+  ScopedIsaOverride force(GetParam());
+  EXPECT_EQ(&f32_gemm_config(), &c);
+}
+
+// Microkernels alone: every mr (1..MR) x nc (1..NR) edge with each flag and epilogue, checking
+// that nothing outside the mr x nc tile is touched.
+TEST_P(F32GemmTest, MicrokernelTiles) {
+  const F32GemmConfig& c = cfg();
+  std::mt19937 rng(kSeed);
+  for (const bool tail_kernel : {false, true}) {
+    const size_t kmr = tail_kernel ? 1 : c.mr;
+    const F32GemmUkernelFn ukernel = tail_kernel ? c.ukernel_1 : c.ukernel;
+    for (size_t kc : {0, 1, 3, 4, 9, 33}) {
+      for (size_t mr = 1; mr <= kmr; ++mr) {
+        for (size_t nc = 1; nc <= c.nr; ++nc) {
+          for (uint32_t flags = 0; flags < 4; ++flags) {
+            SCOPED_TRACE(testing::Message() << c.name << (tail_kernel ? " 1-row" : "") << " seed=" << kSeed
+                                            << " kc=" << kc << " mr=" << mr << " nc=" << nc << " flags=" << flags);
+            std::vector<float> a(kc * kmr + 1), b(kc * c.nr + 1), bias(c.nr), res(kmr * (c.nr + 2));
+            fill(a, rng), fill(b, rng), fill(bias, rng), fill(res, rng);
+            for (size_t kk = 0; kk < kc; ++kk) {  // packed layout: padding rows and columns are zero
+              for (size_t r = mr; r < kmr; ++r) a[kk * kmr + r] = 0.0f;
+              for (size_t j = nc; j < c.nr; ++j) b[kk * c.nr + j] = 0.0f;
+            }
+            const size_t c_stride = c.nr + 5;
+            std::vector<float> out(kmr * c_stride + kGuardCount, kGuard);
+            std::vector<float> init(out.size());
+            for (size_t r = 0; r < mr; ++r) {
+              for (size_t j = 0; j < nc; ++j) out[r * c_stride + j] = std::ldexp(static_cast<float>(r * 31 + j), -4);
+            }
+            init = out;
+            F32GemmEpilogue ep;
+            ep.bias = bias.data();
+            ep.residual = res.data();
+            ep.residual_stride = c.nr + 2;
+            ep.min = -0.75f;
+            ep.max = 1.5f;
+            ukernel(mr, nc, kc, a.data(), b.data(), out.data(), c_stride, flags, ep);
+            for (size_t r = 0; r < kmr; ++r) {
+              for (size_t j = 0; j < c_stride; ++j) {
+                const float y = out[r * c_stride + j];
+                if (r >= mr || j >= nc) {
+                  ASSERT_EQ(y, kGuard) << "wrote outside the tile at [" << r << "][" << j << "]";
+                  continue;
+                }
+                double s = (flags & kF32GemmLoadC)
+                               ? init[r * c_stride + j]
+                               : static_cast<double>(bias[j]) + res[r * ep.residual_stride + j];
+                for (size_t kk = 0; kk < kc; ++kk) {
+                  s += static_cast<double>(a[kk * kmr + r]) * b[kk * c.nr + j];
+                }
+                if (flags & kF32GemmFinal) {
+                  s = s < ep.min ? ep.min : (s > ep.max ? ep.max : s);
+                }
+                ASSERT_LE(std::fabs(y - s), test::f32_gemm_tol(s, kc)) << "first mismatch at [" << r << "][" << j << "]";
+              }
+            }
+            for (size_t i = kmr * c_stride; i < out.size(); ++i) {
+              ASSERT_EQ(out[i], kGuard) << "wrote past the tile buffer";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The driver over tile-derived shapes; epilogue, A layout and padding rotate through the grid so
+// that each kind meets every size class.
+TEST_P(F32GemmTest, DriverShapes) {
+  const F32GemmConfig& c = cfg();
+  std::mt19937 rng(kSeed);
+  const size_t mr = c.mr, nr = c.nr;
+  const size_t ms[] = {1, mr - 1 > 0 ? mr - 1 : 1, mr, mr + 1, 2 * mr, 4 * mr + 3, 127};
+  const size_t ns[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 257};
+  const size_t ks[] = {1, 2, 7, 8, 9, 64, 255, 1000};
+  size_t combo = 0;
+  for (size_t m : ms) {
+    for (size_t n : ns) {
+      for (size_t k : ks) {
+        Case cs;
+        cs.m = m, cs.n = n, cs.k = k;
+        cs.layout = static_cast<ALayout>(combo % 3);
+        cs.a_pad = combo % 2 ? 3 : 0;
+        cs.b_pad = combo % 5 == 1 ? 2 : 0;
+        cs.b_transposed = combo % 4 == 3;
+        cs.c_pad = combo % 2 ? 0 : 5;
+        switch (combo % 6) {
+          case 0:
+            break;
+          case 1:
+            cs.bias = true;
+            break;
+          case 2:
+            cs.bias = true, cs.min = 0.0f;  // ReLU
+            break;
+          case 3:
+            cs.bias = true, cs.residual = Case::kSeparate, cs.min = 0.0f, cs.max = 6.0f;  // ReLU6
+            break;
+          case 4:
+            cs.residual = Case::kAliasC;  // C += A*B
+            break;
+          case 5:
+            cs.bias = true, cs.residual = Case::kSeparate, cs.min = -0.5f, cs.max = 0.5f;
+            break;
+        }
+        ++combo;
+        run_case(c, cs, rng);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Every epilogue on each A layout, at a shape with all three kinds of edge.
+TEST_P(F32GemmTest, DriverEpiloguesAndLayouts) {
+  const F32GemmConfig& c = cfg();
+  std::mt19937 rng(kSeed + 1);
+  for (int layout = 0; layout < 3; ++layout) {
+    for (int variant = 0; variant < 8; ++variant) {
+      Case cs;
+      cs.m = 3 * c.mr + 2, cs.n = 2 * c.nr + 5, cs.k = 37;
+      cs.layout = static_cast<ALayout>(layout);
+      cs.a_pad = 2, cs.c_pad = 3;
+      cs.b_transposed = variant % 2 == 1;
+      cs.bias = variant & 2;
+      cs.residual = variant & 4 ? Case::kSeparate : Case::kAliasC;
+      if (variant == 0) cs.residual = Case::kNone;
+      cs.min = variant & 1 ? 0.0f : -kInf;
+      cs.max = variant & 2 ? 6.0f : kInf;
+      run_case(c, cs, rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// Tiny cache blocks so that M, N and K each span several blocks with ragged ends, and K = 0.
+TEST_P(F32GemmTest, DriverBlockEdges) {
+  F32GemmConfig c = cfg();
+  c.kc = 16;
+  c.mc = 2 * c.mr;
+  c.nc = 2 * c.nr;
+  std::mt19937 rng(kSeed + 2);
+  const size_t shapes[][3] = {{5 * c.mr + 1, 5 * c.nr + 3, 50}, {2 * c.mr, 2 * c.nr, 32}, {2 * c.mr - 1, c.nr + 1, 17},
+                              {1, 3 * c.nr + 1, 47},           {c.mr + 1, 1, 16},            {7, 9, 0}};
+  int variant = 0;
+  for (const auto& s : shapes) {
+    Case cs;
+    cs.m = s[0], cs.n = s[1], cs.k = s[2];
+    cs.bias = true;
+    cs.residual = variant % 2 ? Case::kAliasC : Case::kSeparate;
+    cs.min = 0.0f, cs.max = variant % 3 ? 6.0f : kInf;
+    cs.layout = static_cast<ALayout>(variant % 3);
+    ++variant;
+    run_case(c, cs, rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Splitting work into tasks (as threads would) must give the same C, each task its own part.
+TEST_P(F32GemmTest, TaskSplits) {
+  const F32GemmConfig& c = cfg();
+  std::mt19937 rng(kSeed + 3);
+  const size_t shapes[][3] = {{127, 257, 64}, {3136 / 16, 64, 64}, {1, 1000, 128}, {2 * c.mr + 1, 3 * c.nr, 300}};
+  for (const auto& s : shapes) {
+    for (size_t threads : {2, 3, 8}) {
+      Case cs;
+      cs.m = s[0], cs.n = s[1], cs.k = s[2];
+      cs.bias = true, cs.residual = Case::kSeparate, cs.min = 0.0f;
+      cs.threads = threads;
+      run_case(c, cs, rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// A task split covers the output exactly and keeps N boundaries on panel edges.
+TEST_P(F32GemmTest, TaskGrid) {
+  const F32GemmConfig& c = cfg();
+  for (size_t m : {1, 7, 196, 3136}) {
+    for (size_t n : {1, 64, 1000}) {
+      for (size_t threads : {1, 2, 4, 16}) {
+        const F32GemmTasks t = f32_gemm_tasks(c, m, n, 256, threads);
+        SCOPED_TRACE(testing::Message() << "M=" << m << " N=" << n << " threads=" << threads);
+        EXPECT_GE(t.count(), 1u);
+        if (threads == 1) {
+          EXPECT_EQ(t.count(), 1u);
+        }
+        EXPECT_EQ(t.n_step % c.nr, 0u);
+        EXPECT_GE(t.m_step * t.m_count, m);
+        EXPECT_LT(t.m_step * (t.m_count - 1), m);  // no empty tasks
+        EXPECT_GE(t.n_step * t.n_count, n);
+        EXPECT_LT(t.n_step * (t.n_count - 1), n);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, F32GemmTest, ::testing::ValuesIn(available_isas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
+
+}  // namespace
+}  // namespace nfuse::kernels

@@ -46,6 +46,7 @@ demo: build
 	$(PY) scripts/make_demo_image.py $(MODELS)/demo_text_960.npy
 	$(NFUSE) inspect $(MODELS)/ocr/ocr_det.onnx --shape x=1x3x960x960
 	$(NFUSE) run $(MODELS)/ocr/ocr_det.onnx --input x=$(MODELS)/demo_text_960.npy --output-dir $(BUILD)/demo-out
+	$(PY) scripts/demo_summary.py $(BUILD)/demo-out/sigmoid_0.tmp_0.npy $(MODELS)/demo_text_960.npy $(BUILD)/demo-out/text_map.png
 
 bench: build models
 	bash bench/run_zoo.sh $(NFUSE) $(MODELS)

@@ -70,7 +70,7 @@ Status infer_node(const Node& node, const std::vector<const Tensor*>& values,
                   const std::vector<const Tensor*>& implicit_values) {
   const OpSchema* schema = OpRegistry::global().find(node.op_type, node.domain);
   if (!schema || !schema->infer) return unsupported(node.label() + ": no shape inference for this op");
-  InferContext ctx{node, {}, {}, {}, {}};
+  InferContext ctx{node, {}, {}, {}, {}, {}};
   // A known value's own dims are more precise than the recorded (possibly symbolic) type.
   std::vector<TensorType> concrete(node.inputs.size());
   ctx.input_types.reserve(node.inputs.size());

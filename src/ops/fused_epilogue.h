@@ -6,7 +6,7 @@
 //   y = act(y)       when nfuse.activation is present, with nfuse.activation_params
 //
 // Attributes (all optional; absent means "no epilogue"):
-//   nfuse.activation         string  Relu | Clip | LeakyRelu | Sigmoid | HardSigmoid | HardSwish
+//   nfuse.activation         string  Relu | Clip | LeakyRelu | Sigmoid | HardSigmoid | HardSwish | SiLU
 //   nfuse.activation_params  floats  Relu: []            max(y, 0)
 //                                    Clip: [lo, hi]      min(max(y, lo), hi)
 //                                    LeakyRelu: [alpha]  y >= 0 ? y : alpha * y
@@ -14,6 +14,7 @@
 //                                    HardSigmoid: [alpha, beta]  clamp(alpha * y + beta, 0, 1)
 //                                    HardSwish: [alpha, beta]    y * clamp(alpha * y + beta, 0, 1)
 //                                                                (ONNX HardSwish: [1/6, 0.5])
+//                                    SiLU: []            y * sigmoid(y)   (x * Sigmoid(x), "Swish")
 //   nfuse.residual           int     1: the residual is node.implicit_inputs[0]
 //
 // The residual travels in implicit_inputs, not inputs, because the Conv/Gemm/MatMul schemas bound
@@ -34,7 +35,7 @@ inline constexpr const char* kFusedActivationAttr = "nfuse.activation";
 inline constexpr const char* kFusedActivationParamsAttr = "nfuse.activation_params";
 inline constexpr const char* kFusedResidualAttr = "nfuse.residual";
 
-enum class FusedActivation { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish };
+enum class FusedActivation { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kSiLU };
 
 struct FusedEpilogue {
   FusedActivation activation = FusedActivation::kNone;

@@ -4,10 +4,13 @@
 namespace nfuse::ops {
 namespace {
 
-// training_mode = true makes Dropout random; nfuse is an inference runtime and refuses it
-// rather than silently returning the input.
+// training_mode = true with a ratio above 0 makes Dropout random; nfuse is an inference runtime
+// and refuses it rather than silently returning the input. (Ratio 0 is the identity.)
 Status infer_dropout(ir::InferContext& ctx) {
-  if (const ir::Tensor* training = ctx.value(2); training && training->numel() == 1 && training->get_double(0) != 0) {
+  const ir::Tensor* training = ctx.value(2);
+  const ir::Tensor* ratio = ctx.value(1);
+  const double p = ratio && ratio->numel() == 1 ? ratio->get_double(0) : 0.5;
+  if (training && training->numel() == 1 && training->get_double(0) != 0 && p != 0.0) {
     return unsupported(ctx.node.label() + ": training_mode=true (random dropout) is not supported for inference");
   }
   ctx.output(0) = ctx.input(0);

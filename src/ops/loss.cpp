@@ -58,7 +58,8 @@ Status infer_loss(ir::InferContext& ctx) {
     if (x.rank_known()) {  // prefer whichever of input and target knows a dim
       for (int i = 0; i < ctx.shape(1).rank(); ++i) {
         const ir::Dim& xd = x[i == 0 ? 0 : i + 1];
-        if (!ctx.output(0).shape[i].is_static() && xd.is_static()) ctx.output(0).shape[i] = xd;
+        ir::Dim& o = ctx.output(0).shape[i];
+        if (!o.is_static() && o.symbol.empty() && (xd.is_static() || !xd.symbol.empty())) o = xd;
       }
     }
   } else if (x.rank_known()) {

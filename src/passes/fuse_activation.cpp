@@ -82,12 +82,15 @@ ir::Node* divide_by(ir::Value* v, double m) {
 }
 
 // Pattern: p -> HardSigmoid -> h;  Mul(p, h)  ->  HardSwish(alpha, beta)
-std::optional<Match> match_mul_hard_sigmoid(ir::Value* p) {
+//          p -> Sigmoid -> h;      Mul(p, h)  ->  SiLU
+std::optional<Match> match_mul_gate(ir::Value* p) {
   if (p->is_graph_output || p->consumers.size() != 2) return std::nullopt;
   for (ir::Node* h : p->consumers) {
-    if (!is_op(h, "HardSigmoid")) continue;
+    const bool hard = is_op(h, "HardSigmoid");
+    if (!hard && !is_op(h, "Sigmoid")) continue;
     ir::Node* mul = sole_consumer(h->output(0));
     if (!is_op(mul, "Mul") || other_input(*mul, h->output(0)) != p || !only_used_by(p, {h, mul})) continue;
+    if (!hard) return Match{FusedActivation::kSiLU, {}, mul->output(0), {h, mul}};
     return Match{FusedActivation::kHardSwish,
                  {h->attrs.get_float("alpha", 0.2f), h->attrs.get_float("beta", 0.5f)},
                  mul->output(0),
@@ -142,7 +145,7 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& p, PassLog& log) {
   ir::Value* y = p.output(0);
   if (y->is_graph_output) return false;
   std::optional<Match> m = match_single(y);
-  if (!m) m = match_mul_hard_sigmoid(y);
+  if (!m) m = match_mul_gate(y);
   if (!m) m = match_add_clip(y);
   // The activation must not change the shape (a broadcasting constant could raise the rank).
   if (!m || !is_f32(m->out) || !same_rank_and_static_dims(m->out->type.shape, y->type.shape)) return false;

@@ -31,6 +31,20 @@ Status merge_type(const ir::Node& node, ir::Value& v, const ir::TensorType& infe
   return ok_status();
 }
 
+// Loop bodies may leave their inputs untyped: (iteration i64 scalar, cond bool scalar, carried
+// values...). Carried values take their initial value's dtype; their shape may change between
+// iterations, so it stays unknown.
+void type_loop_body_inputs(const ir::Node& loop, ir::Graph& body) {
+  auto& ins = body.inputs();
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (ins[i]->type.dtype != ir::DType::kUndefined) continue;
+    if (i == 0) ins[i]->type = {ir::DType::kI64, ir::Shape(std::vector<ir::Dim>{})};
+    else if (i == 1) ins[i]->type = {ir::DType::kBool, ir::Shape(std::vector<ir::Dim>{})};
+    else if (loop.has_input(static_cast<int>(i)))
+      ins[i]->type = {loop.input(static_cast<int>(i))->type.dtype, ir::Shape::unknown_rank()};
+  }
+}
+
 }  // namespace
 
 Status infer_shapes(ir::Graph& graph) {
@@ -43,6 +57,7 @@ Status infer_shapes(ir::Graph& graph) {
           for (const ir::Value* outer : node->implicit_inputs)
             if (outer->name == v->name) v->type = outer->type;
         }
+        if (node->op_type == "Loop" && name == "body") type_loop_body_inputs(*node, **sub);
         NFUSE_RETURN_IF_ERROR(infer_shapes(**sub), node->label() + ": subgraph '" + name + "'");
       }
     }

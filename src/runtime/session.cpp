@@ -1,5 +1,7 @@
 #include "runtime/session.h"
 
+#include "backends/ref/ref_kernel.h"
+
 #include <cstdlib>
 #include <exception>
 #include <new>
@@ -11,7 +13,26 @@ Result<std::unique_ptr<Session>> Session::create(std::unique_ptr<ir::Graph> grap
   NFUSE_ASSIGN_OR_RETURN(auto backend, backends::BackendRegistry::global().create(options.backend));
   (void)backend;
   if (options.threads < 1) return invalid_argument("threads must be >= 1");
-  return std::unique_ptr<Session>(new Session(std::move(graph), std::move(options)));
+  passes::PassReport report;
+  if (options.optimize || !options.outputs.empty()) {
+    passes::OptimizeOptions po;
+    po.evaluator = [](const ir::Node& n, const std::vector<const ir::Tensor*>& in) {
+      return backends::ref::evaluate_node(n, in);
+    };
+    po.outputs = options.outputs;
+    if (!options.optimize) {  // only the output filter
+      for (const std::string& name : passes::pass_names())
+        if (name != "eliminate_dead_code") po.disabled.push_back(name);
+    }
+    try {
+      NFUSE_ASSIGN_OR_RETURN(report, passes::optimize(*graph, po));
+    } catch (const std::bad_alloc&) {
+      return out_of_memory("optimizing '" + graph->name + "': out of memory");
+    }
+  }
+  auto session = std::unique_ptr<Session>(new Session(std::move(graph), std::move(options)));
+  session->pass_report_ = std::move(report);
+  return session;
 }
 
 std::map<std::string, std::vector<int64_t>> Session::default_input_dims(

@@ -10,12 +10,18 @@
 
 #include "compile/plan.h"
 #include "ir/graph.h"
+#include "passes/pass_manager.h"
 
 namespace nfuse::runtime {
 
 struct SessionOptions {
   std::string backend = "ref";
   int threads = 1;
+  // Graph optimization (passes::optimize: folding, BN folding, activation/residual fusion...),
+  // on by default as in ONNX Runtime; off runs the graph exactly as imported.
+  bool optimize = true;
+  // Keep only these graph outputs (and what they need); empty keeps all.
+  std::vector<std::string> outputs;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, ir::Tensor>>;
@@ -27,6 +33,8 @@ class Session {
 
   const ir::Graph& graph() const { return *graph_; }
   const SessionOptions& options() const { return options_; }
+  // What the optimization passes changed (empty when optimize is off).
+  const passes::PassReport& pass_report() const { return pass_report_; }
 
   // The plan for these input dims (built on first use, then cached).
   Result<const compile::Plan*> prepare(const std::map<std::string, std::vector<int64_t>>& input_dims);
@@ -53,6 +61,7 @@ class Session {
 
   std::unique_ptr<ir::Graph> graph_;
   SessionOptions options_;
+  passes::PassReport pass_report_;
   std::map<std::map<std::string, std::vector<int64_t>>, Prepared> cache_;
 };
 

@@ -49,6 +49,9 @@ std::string add_activation(OnnxBuilder& b, const std::string& act) {
     b.node("HardSigmoid", {"y"}, {"h"}, "hs");
     b.node("Mul", {"h", "y"}, {"z"}, "mul");
     return "HardSwish";
+  } else if (act == "SiLU") {  // x * Sigmoid(x)
+    b.node("Sigmoid", {"y"}, {"h"}, "sig");
+    b.node("Mul", {"y", "h"}, {"z"}, "mul");
   } else if (act == "AddClipDivMul" || act == "AddClipMulDiv" || act == "AddClipDiv") {
     b.initializer("three", {}, {3.0f});
     b.initializer("zero", {}, {0.0f});
@@ -99,7 +102,7 @@ TEST_P(FuseActivation, FusesIntoProducer) {
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const char* act : {"Relu", "Relu6", "ClipMinOnly", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish",
-                          "MulHardSigmoid", "AddClipDivMul", "AddClipMulDiv", "AddClipDiv"}) {
+                          "MulHardSigmoid", "SiLU", "AddClipDivMul", "AddClipMulDiv", "AddClipDiv"}) {
     cases.push_back({"Conv", act});
   }
   for (const char* p : {"ConvTranspose", "Gemm", "MatMul"}) {

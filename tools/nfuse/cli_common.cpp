@@ -1,5 +1,7 @@
 #include "cli_common.h"
 
+#include "commands.h"
+
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -12,6 +14,16 @@
 namespace nfuse::cli {
 
 Result<std::unique_ptr<ir::Graph>> load(const std::string& path) { return frontend::onnx::load_model(path); }
+
+Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args) {
+  NFUSE_ASSIGN_OR_RETURN(auto graph, load(args.model));
+  runtime::SessionOptions options;
+  options.backend = args.backend;
+  options.threads = args.threads;
+  options.optimize = !args.no_optimize;
+  options.outputs = args.outputs;
+  return runtime::Session::create(std::move(graph), options);
+}
 
 Result<std::map<std::string, std::vector<int64_t>>> parse_shapes(const std::vector<std::string>& flags) {
   std::map<std::string, std::vector<int64_t>> out;

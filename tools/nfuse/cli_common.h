@@ -13,8 +13,12 @@
 
 namespace nfuse::cli {
 
+struct CommonArgs;
 // Loads and verifies an ONNX model.
 Result<std::unique_ptr<ir::Graph>> load(const std::string& path);
+// Loads the model and creates a session as the common flags say (backend, threads,
+// optimization, output filter).
+Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args);
 // "name=1x3x224x224" -> {name, dims}; several flags accumulate.
 Result<std::map<std::string, std::vector<int64_t>>> parse_shapes(const std::vector<std::string>& flags);
 // "name=file.npy" -> {name, file}.

@@ -31,12 +31,11 @@ nlohmann::json values_json(const std::vector<ir::Value*>& values, const compile:
 
 }  // namespace
 
-int cmd_inspect(const CommonArgs& args) {
-  auto graph = load(args.model);
-  if (!graph.ok()) return report(graph.status());
+int cmd_inspect(const InspectArgs& inspect) {
+  const CommonArgs& args = inspect.common;
   auto shapes = parse_shapes(args.shapes);
   if (!shapes.ok()) return report(shapes.status());
-  auto session = runtime::Session::create(std::move(graph).value(), {args.backend, args.threads});
+  auto session = open_session(args);
   if (!session.ok()) return report(session.status());
   auto plan = (*session)->prepare((*session)->default_input_dims(*shapes));
   if (!plan.ok()) return report(plan.status());
@@ -58,6 +57,8 @@ int cmd_inspect(const CommonArgs& args) {
     j["runtime_nodes"] = st.runtime_nodes;
     j["folded_nodes"] = st.folded_nodes;
     j["backend"] = args.backend;
+    j["optimized"] = !args.no_optimize;
+    j["pass_changes"] = (*session)->pass_report().lines();
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -79,6 +80,11 @@ int cmd_inspect(const CommonArgs& args) {
   std::printf("MACs        %.3f G\n", static_cast<double>(st.macs) / 1e9);
   std::printf("arena       %s planned peak (%s without reuse)\n", human_bytes(static_cast<double>(st.arena_bytes)).c_str(),
               human_bytes(static_cast<double>(st.arena_naive_bytes)).c_str());
+  const auto changes = (*session)->pass_report().lines();
+  std::printf("passes      %s%zu changes%s\n", args.no_optimize ? "off; " : "", changes.size(),
+              inspect.passes || changes.empty() ? "" : " (--passes lists them)");
+  if (inspect.passes)
+    for (const std::string& line : changes) std::printf("            %s\n", line.c_str());
   std::printf("ops        ");
   int col = 0;
   for (const auto& [op, count] : st.op_histogram) {

@@ -10,13 +10,11 @@
 namespace nfuse::cli {
 
 int cmd_run(const RunArgs& args) {
-  auto graph = load(args.common.model);
-  if (!graph.ok()) return report(graph.status());
   auto shapes = parse_shapes(args.common.shapes);
   if (!shapes.ok()) return report(shapes.status());
   auto files = parse_inputs(args.inputs);
   if (!files.ok()) return report(files.status());
-  auto session = runtime::Session::create(std::move(graph).value(), {args.common.backend, args.common.threads});
+  auto session = open_session(args.common);
   if (!session.ok()) return report(session.status());
   auto inputs = make_inputs(**session, *files, *shapes);
   if (!inputs.ok()) return report(inputs.status());

@@ -12,7 +12,11 @@ struct CommonArgs {
   std::string backend = "ref";
   int threads = 1;
   bool json = false;
+  bool no_optimize = false;          // run the graph exactly as imported
+  std::vector<std::string> outputs;  // keep only these graph outputs
 };
+
+
 
 struct RunArgs {
   CommonArgs common;
@@ -27,7 +31,12 @@ struct BenchArgs {
   int runs = 50;
 };
 
-int cmd_inspect(const CommonArgs& args);
+struct InspectArgs {
+  CommonArgs common;
+  bool passes = false;  // print what each optimization pass changed
+};
+
+int cmd_inspect(const InspectArgs& args);
 int cmd_run(const RunArgs& args);
 int cmd_bench(const BenchArgs& args);
 int cmd_ops(bool markdown);

@@ -14,14 +14,18 @@ void add_common(CLI::App* app, nfuse::cli::CommonArgs* a, bool with_json) {
   app->add_option("--backend", a->backend, "backend to run on (ref)");
   app->add_option("--threads", a->threads, "intra-op threads")->check(CLI::PositiveNumber);
   if (with_json) app->add_flag("--json", a->json, "machine-readable output");
+  app->add_flag("--no-optimize", a->no_optimize, "run the graph as imported (no optimization passes)");
+  app->add_option("--outputs", a->outputs, "keep only these outputs (comma-separated) and what they need")
+      ->delimiter(',');
 }
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"nfuse: on-device neural-network inference runtime"};
   app.require_subcommand(1);
-  nfuse::cli::CommonArgs inspect_args;
+  nfuse::cli::InspectArgs inspect_args;
   auto* inspect = app.add_subcommand("inspect", "inputs, outputs, op histogram, parameters, MACs, planned arena");
-  add_common(inspect, &inspect_args, true);
+  add_common(inspect, &inspect_args.common, true);
+  inspect->add_flag("--passes,-v", inspect_args.passes, "list what each optimization pass changed");
 
   nfuse::cli::RunArgs run_args;
   auto* run = app.add_subcommand("run", "run once; outputs written as .npy; a one-screen summary");

@@ -15,21 +15,18 @@ namespace {
 
 enum class Padding { kZeros, kBorder, kReflection };
 
-// Reflects x into [lo, hi] by the nearer border until it lies inside.
+// Reflects x into [lo, hi] by the nearer border until it lies inside (the ONNX reference's
+// repeated reflection, as one fmod so huge coordinates cost nothing).
 double reflect(double x, double lo, double hi) {
   const double range = hi - lo;
   if (range <= 0) return lo;
   if (x < lo) {
-    const double dx = lo - x;
-    const int64_t n = static_cast<int64_t>(dx / range);
-    const double r = dx - static_cast<double>(n) * range;
-    return n % 2 == 0 ? lo + r : hi - r;
+    const double m = std::fmod(lo - x, 2 * range);
+    return m < range ? lo + m : hi - (m - range);
   }
   if (x > hi) {
-    const double dx = x - hi;
-    const int64_t n = static_cast<int64_t>(dx / range);
-    const double r = dx - static_cast<double>(n) * range;
-    return n % 2 == 0 ? hi - r : lo + r;
+    const double m = std::fmod(x - hi, 2 * range);
+    return m < range ? hi - m : lo + (m - range);
   }
   return x;
 }
@@ -49,7 +46,7 @@ struct Plane {
     } else {
       c = static_cast<int64_t>(reflect(static_cast<double>(c), border[0], border[2]));
       r = static_cast<int64_t>(reflect(static_cast<double>(r), border[1], border[3]));
-      c = std::clamp<int64_t>(c, 0, w - 1);  // reflect() can land on -0.5 -> 0 anyway; stay safe
+      c = std::clamp<int64_t>(c, 0, w - 1);  // guards degenerate ranges; reflect() stays inside
       r = std::clamp<int64_t>(r, 0, h - 1);
     }
     return x->get_double(base + r * w + c);
@@ -108,6 +105,11 @@ Status grid_sample(KernelArgs& a) {
             } else if (p.padding == Padding::kReflection) {
               gx = reflect(gx, x_min, x_max);
               gy = reflect(gy, y_min, y_max);
+            } else {
+              // Every tap of a far-away point reads padding: pull it in (still outside) so the
+              // integer tap positions below stay representable.
+              gx = std::clamp(gx, -8.0, static_cast<double>(w_in) + 8.0);
+              gy = std::clamp(gy, -8.0, static_cast<double>(h_in) + 8.0);
             }
           }
           double v = 0.0;

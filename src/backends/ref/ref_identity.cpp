@@ -11,7 +11,8 @@ Status identity(KernelArgs& a) {
 }
 
 Status dropout(KernelArgs& a) {
-  if (a.has_in(2) && a.in(2).numel() == 1 && a.in(2).get_double(0) != 0) {
+  const double ratio = a.has_in(1) && a.in(1).numel() == 1 ? a.in(1).get_double(0) : 0.5;
+  if (a.has_in(2) && a.in(2).numel() == 1 && a.in(2).get_double(0) != 0 && ratio != 0.0) {
     return a.error("training_mode=true (random dropout) is not supported for inference");
   }
   NFUSE_RETURN_IF_ERROR_PLAIN(identity(a));

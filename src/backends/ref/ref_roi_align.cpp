@@ -63,9 +63,17 @@ Status roi_align(KernelArgs& a) {
     const double x1 = rois.get_double(r * 4 + 2) * scale - offset, y1 = rois.get_double(r * 4 + 3) * scale - offset;
     double roi_w = x1 - x0, roi_h = y1 - y0;
     if (!half_pixel) roi_w = std::max(roi_w, 1.0), roi_h = std::max(roi_h, 1.0);
+    if (!std::isfinite(roi_w) || !std::isfinite(roi_h)) return a.error("roi coordinates must be finite");
     const double bin_h = roi_h / static_cast<double>(out_h), bin_w = roi_w / static_cast<double>(out_w);
-    const int64_t grid_h = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(roi_h / static_cast<double>(out_h)));
-    const int64_t grid_w = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(roi_w / static_cast<double>(out_w)));
+    // Adaptive sampling takes about one sample per pixel: bound it so a hostile roi cannot
+    // overflow the count or loop for ever.
+    constexpr double kMaxGrid = 1 << 16;
+    const double adaptive_h = std::ceil(roi_h / static_cast<double>(out_h));
+    const double adaptive_w = std::ceil(roi_w / static_cast<double>(out_w));
+    if (ratio <= 0 && (adaptive_h > kMaxGrid || adaptive_w > kMaxGrid)) return a.error("roi is too large to sample");
+    if (ratio > kMaxGrid) return a.error("sampling_ratio is too large");
+    const int64_t grid_h = ratio > 0 ? ratio : static_cast<int64_t>(adaptive_h);
+    const int64_t grid_w = ratio > 0 ? ratio : static_cast<int64_t>(adaptive_w);
     const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t base = (b * channels + c) * height * width;

@@ -62,6 +62,9 @@ class CompiledPartition {
   // Runs the partition's nodes; inputs are read from and outputs written to `ctx` slots.
   // Fails only on what prepare could not check (data-dependent errors).
   virtual Status run(ExecContext& ctx) = 0;
+  // Labels of the nodes this partition runs on reference kernels instead of its own optimized
+  // ones, in execution order; reports show them so no speed is claimed that was not delivered.
+  virtual std::vector<std::string> reference_nodes() const { return {}; }
 };
 
 class Backend {

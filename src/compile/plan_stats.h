@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "compile/plan.h"
 
@@ -19,6 +20,7 @@ struct PlanStats {
   size_t arena_naive_bytes = 0;             // what one buffer per tensor would need
   int runtime_nodes = 0;                    // nodes executed per run
   int folded_nodes = 0;                     // nodes evaluated once at plan time
+  std::vector<std::string> reference_nodes;  // nodes an optimized backend ran on reference kernels
 };
 
 PlanStats compute_stats(const ir::Graph& graph, const Plan& plan);

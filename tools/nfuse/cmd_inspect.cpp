@@ -55,6 +55,7 @@ int cmd_inspect(const InspectArgs& inspect) {
     j["arena_bytes"] = st.arena_bytes;
     j["arena_naive_bytes"] = st.arena_naive_bytes;
     j["runtime_nodes"] = st.runtime_nodes;
+    j["reference_nodes"] = st.reference_nodes;
     j["folded_nodes"] = st.folded_nodes;
     j["backend"] = args.backend;
     j["optimized"] = !args.no_optimize;
@@ -76,6 +77,9 @@ int cmd_inspect(const InspectArgs& inspect) {
   print_values("outputs", g.outputs());
   std::printf("nodes       %zu (%d run per inference, %d folded at plan time)\n", g.nodes().size(), st.runtime_nodes,
               st.folded_nodes);
+  std::printf("backend     %s: %d nodes on its own kernels, %zu on reference kernels\n", args.backend.c_str(),
+              st.runtime_nodes - static_cast<int>(st.reference_nodes.size()), st.reference_nodes.size());
+  for (const std::string& label : st.reference_nodes) std::printf("            reference: %s\n", label.c_str());
   std::printf("parameters  %lld (%s)\n", static_cast<long long>(st.parameters), human_bytes(static_cast<double>(st.parameter_bytes)).c_str());
   std::printf("MACs        %.3f G\n", static_cast<double>(st.macs) / 1e9);
   std::printf("arena       %s planned peak (%s without reuse)\n", human_bytes(static_cast<double>(st.arena_bytes)).c_str(),

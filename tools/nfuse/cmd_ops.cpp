@@ -27,9 +27,11 @@ int cmd_ops(bool markdown) {
     if (markdown) std::printf("| %s |", op.c_str());
     else std::printf("%-28s", op.c_str());
     for (size_t i = 0; i < backends.size(); ++i) {
-      const bool ok = backends[i]->supports(node, empty).ok;
-      if (markdown) std::printf(" %s |", ok ? "yes" : "");
-      else std::printf(" %s", ok ? backend_names[i].c_str() : "");
+      // "ref kernel": the backend accepts the op but runs the reference kernel for it.
+      const backends::Support s = backends[i]->supports(node, empty);
+      const std::string cell = !s.ok ? "" : s.reason.empty() ? "yes" : "ref kernel";
+      if (markdown) std::printf(" %s |", cell.c_str());
+      else std::printf(" %s", s.ok ? (backend_names[i] + (s.reason.empty() ? "" : "(ref)")).c_str() : "");
     }
     std::printf("\n");
   }

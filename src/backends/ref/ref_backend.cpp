@@ -49,6 +49,7 @@ class RefPartition final : public CompiledPartition {
           auto dims = types[i].shape.static_dims();
           if (!dims) return internal_error(s.node->label() + ": output shape unknown at run time");
           NFUSE_ASSIGN_OR_RETURN(*args.outputs[i], ir::Tensor::try_allocate(types[i].dtype, *dims));
+          poison(*args.outputs[i]);
         }
       }
       NFUSE_RETURN_IF_ERROR_PLAIN(s.fn(args));

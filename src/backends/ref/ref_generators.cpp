@@ -19,7 +19,10 @@ Status constant(KernelArgs& a) {
 Status constant_of_shape(KernelArgs& a) {
   ir::Tensor& y = a.out(0);
   const ir::Tensor* v = a.attrs().get_tensor("value");
-  if (!v) return ok_status();  // the default value 0.0f: outputs arrive zero-filled
+  if (!v) {  // the default value: 0.0f (outputs arrive with unspecified contents)
+    if (y.bytes()) std::memset(y.raw(), 0, y.bytes());
+    return ok_status();
+  }
   if (v->dtype() != y.dtype() || v->numel() != 1) return a.error("'value' must be one element of the output dtype");
   const size_t esize = ir::dtype_size(y.dtype());
   for (int64_t i = 0; i < y.numel(); ++i) copy_elem(y.raw(), i, v->raw(), 0, esize);
@@ -50,8 +53,9 @@ Status eye_like(KernelArgs& a) {
   ir::Tensor& y = a.out(0);
   if (y.rank() != 2) return a.error("input must be 2-D");
   const int64_t k = a.attrs().get_int("k", 0);
+  if (y.bytes()) std::memset(y.raw(), 0, y.bytes());
   for (int64_t i = 0; i < y.dim(0); ++i) {
-    // Column i + k, when it exists; the rest stays zero.
+    // Column i + k, when it exists; the rest is zero.
     if (k >= -i && k < y.dim(1) - i) ir::store_from_double(y.dtype(), y.raw(), i * y.dim(1) + i + k, 1.0);
   }
   return ok_status();

@@ -1,3 +1,4 @@
+#include <cstring>
 #include <unordered_map>
 
 #include "backends/ref/ref_fused_epilogue.h"
@@ -5,6 +6,10 @@
 #include "ir/op_registry.h"
 
 namespace nfuse::backends::ref {
+
+void poison(ir::Tensor& t) {
+  if (t.bytes()) std::memset(t.raw(), 0xFF, t.bytes());
+}
 
 KernelRegistry& KernelRegistry::global() {
   static KernelRegistry registry;
@@ -50,6 +55,7 @@ Result<std::vector<ir::Tensor>> evaluate_node(const ir::Node& node,
                             " shape is unknown even with all inputs known: " + types[i].to_string());
     }
     NFUSE_ASSIGN_OR_RETURN(outs[i], ir::Tensor::try_allocate(types[i].dtype, *dims));
+    poison(outs[i]);
   }
   static const SubgraphRunner runner = run_subgraph_impl;
   KernelArgs args{node, inputs, {}, implicit_inputs, &runner};

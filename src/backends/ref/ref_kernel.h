@@ -18,7 +18,9 @@ using SubgraphRunner = std::function<Result<std::vector<ir::Tensor>>(
 struct KernelArgs {
   const ir::Node& node;
   std::vector<const ir::Tensor*> inputs;  // nullptr for omitted optional inputs
-  // Sized and allocated by the caller from shape inference; the kernel fills the data.
+  // Sized and allocated by the caller from shape inference; the kernel writes every element.
+  // Contents on entry are unspecified (arena memory is reused; the runtime fills fresh buffers
+  // with a NaN pattern so a kernel that skips elements fails its tests).
   // Ops whose output shape depends on data get shapes from infer with all values known.
   std::vector<ir::Tensor*> outputs;
   std::vector<const ir::Tensor*> implicit_inputs;  // node.implicit_inputs' tensors
@@ -35,6 +37,9 @@ struct KernelArgs {
 };
 
 using KernelFn = Status (*)(KernelArgs& args);
+
+// Fills a fresh output buffer with 0xFF bytes (NaN for floats, -1 / max for integers).
+void poison(ir::Tensor& t);
 
 class KernelRegistry {
  public:

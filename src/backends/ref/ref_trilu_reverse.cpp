@@ -24,7 +24,11 @@ Status trilu(KernelArgs& a) {
         // j - i cannot overflow; comparing against k avoids computing i + k.
         const bool keep = upper ? (j - i >= k) : (j - i <= k);
         const int64_t e = (m * rows + i) * cols + j;
-        if (keep) copy_elem(y.raw(), e, x.raw(), e, esize);
+        if (keep) {
+          copy_elem(y.raw(), e, x.raw(), e, esize);
+        } else {
+          std::memset(static_cast<char*>(y.raw()) + static_cast<size_t>(e) * esize, 0, esize);
+        }
       }
     }
   }

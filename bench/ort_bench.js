@@ -1,0 +1,49 @@
+// Times one model on ONNX Runtime (onnxruntime-node) for bench/compare_ort.sh and compares its
+// outputs with nfuse's (a second oracle). Prints one JSON line:
+//   {"median_ms": ..., "max_abs_diff": ...}
+// Usage: node ort_bench.js MODEL.onnx INPUT_NAME INPUT.npy THREADS WARMUP RUNS NFUSE_OUTPUT_DIR
+const ort = require('onnxruntime-node');
+const fs = require('fs');
+const path = require('path');
+
+function readNpy(p) {  // little-endian float32, C order: what nfuse and models.py write
+  const b = fs.readFileSync(p);
+  const hl = b[6] === 1 ? b.readUInt16LE(8) : b.readUInt32LE(8);
+  const off = b[6] === 1 ? 10 : 12;
+  const h = b.toString('latin1', off, off + hl);
+  if (!h.includes("'<f4'")) throw new Error(p + ': not float32');
+  const shape = h.match(/'shape': \(([^)]*)\)/)[1].split(',').map(s => s.trim()).filter(s => s).map(Number);
+  const data = new Float32Array(b.buffer.slice(b.byteOffset + off + hl, b.byteOffset + b.length));
+  return { shape, data };
+}
+
+(async () => {
+  const [model, inputName, inputFile, threads, warmup, runs, nfuseDir] = process.argv.slice(2);
+  const session = await ort.InferenceSession.create(model, {
+    graphOptimizationLevel: 'all', executionMode: 'sequential',
+    intraOpNumThreads: Number(threads), interOpNumThreads: 1,
+  });
+  const inp = readNpy(inputFile);
+  const feeds = { [inputName]: new ort.Tensor('float32', inp.data, inp.shape) };
+  let out;
+  for (let i = 0; i < Number(warmup); i++) out = await session.run(feeds);
+  const times = [];
+  for (let i = 0; i < Number(runs); i++) {
+    const t0 = process.hrtime.bigint();
+    out = await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  let maxDiff = null;
+  if (nfuseDir) {
+    maxDiff = 0;
+    for (const name of session.outputNames) {
+      const f = path.join(nfuseDir, name + '.npy');
+      if (!fs.existsSync(f) || out[name].type !== 'float32') continue;
+      const y = readNpy(f).data, r = out[name].data;
+      if (y.length !== r.length) { maxDiff = Infinity; continue; }
+      for (let i = 0; i < y.length; i++) maxDiff = Math.max(maxDiff, Math.abs(y[i] - r[i]));
+    }
+  }
+  console.log(JSON.stringify({ median_ms: times[Math.floor(times.length / 2)], max_abs_diff: maxDiff }));
+})().catch(e => { console.error(String(e)); process.exit(1); });

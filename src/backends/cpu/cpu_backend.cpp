@@ -1,0 +1,230 @@
+// The `cpu` backend: optimised FP32 kernels (GEMM-based and direct convolution, pooling,
+// Gemm/MatMul, element-wise, Softmax) on an intra-op thread pool; every node it has no optimised
+// kernel for runs on its reference kernel, and the compiled partition records which, so reports
+// can say so.
+
+#include <set>
+
+#include "backends/backend.h"
+#include "backends/cpu/cpu_op.h"
+#include "backends/ref/ref_fused_epilogue.h"
+#include "backends/ref/ref_kernel.h"
+#include "ir/op_registry.h"
+
+namespace nfuse::backends::cpu {
+
+bool AlignedFloats::resize(size_t n) {
+  data_.reset();
+  size_ = 0;
+  if (n == 0) return true;
+  const size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (!p) return false;
+  std::fill(p, p + bytes / sizeof(float), 0.0f);
+  data_.reset(p);
+  size_ = n;
+  return true;
+}
+
+bool Scratch::reserve(size_t workers, size_t floats) {
+  if (buffers_.size() < workers) buffers_.resize(workers);
+  for (AlignedFloats& b : buffers_)
+    if (b.size() < floats && !b.resize(floats)) return false;
+  return true;
+}
+
+const ir::Tensor* constant_f32(const ir::Value* v) {
+  if (!v || !v->constant || v->constant->dtype() != ir::DType::kF32) return nullptr;
+  return &*v->constant;
+}
+
+bool is_f32(const ir::Value* v) { return v && v->type.dtype == ir::DType::kF32; }
+
+namespace {
+
+// Runs a node on its reference kernel (the same path as the ref backend) plus the fused epilogue.
+class RefOp final : public CpuOp {
+ public:
+  RefOp(const ir::Node& node, ref::KernelFn fn) : node_(node), fn_(fn) {}
+  Status run(const OpTensors& t, RunContext&) override {
+    static const ref::SubgraphRunner runner = [](const ir::Graph& g,
+                                                 const std::function<const ir::Tensor*(const std::string&)>& outer) {
+      return ref::interpret_graph(g, {}, outer);
+    };
+    ref::KernelArgs args{node_, t.inputs, t.outputs, t.implicit_inputs, &runner};
+    NFUSE_RETURN_IF_ERROR_PLAIN(fn_(args));
+    return ref::apply_fused_epilogue(args);
+  }
+
+ private:
+  const ir::Node& node_;
+  ref::KernelFn fn_;
+};
+
+struct Step {
+  const ir::Node* node = nullptr;
+  std::unique_ptr<CpuOp> op;
+  bool reference = false;
+  std::vector<int> input_slots, implicit_slots, output_slots;
+  std::vector<bool> output_preallocated;
+  bool all_preallocated = true;
+};
+
+class CpuPartition final : public CompiledPartition {
+ public:
+  CpuPartition(std::vector<Step> steps, int threads) : steps_(std::move(steps)), pool_(threads) {
+    for (const Step& s : steps_)
+      if (s.reference) reference_nodes_.push_back(s.node->label());
+  }
+
+  std::vector<std::string> reference_nodes() const override { return reference_nodes_; }
+
+  Status reserve_scratch(size_t floats) {
+    if (!scratch_.reserve(pool_.threads(), floats)) return out_of_memory("cpu backend scratch");
+    return ok_status();
+  }
+
+  Status run(ExecContext& ctx) override {
+    RunContext rc{pool_, scratch_};
+    OpTensors t;
+    std::vector<ir::Tensor> unnamed;
+    for (Step& s : steps_) {
+      t.inputs.clear();
+      t.implicit_inputs.clear();
+      t.outputs.clear();
+      for (int slot : s.input_slots) t.inputs.push_back(slot < 0 ? nullptr : &ctx.slot(slot));
+      for (int slot : s.implicit_slots) t.implicit_inputs.push_back(&ctx.slot(slot));
+      unnamed.assign(s.output_slots.size(), ir::Tensor());
+      for (size_t i = 0; i < s.output_slots.size(); ++i)
+        t.outputs.push_back(s.output_slots[i] < 0 ? &unnamed[i] : &ctx.slot(s.output_slots[i]));
+      if (!s.all_preallocated) NFUSE_RETURN_IF_ERROR_PLAIN(allocate_outputs(s, t));
+      const size_t need = s.op->scratch_floats(t, pool_.threads());
+      if (need > scratch_.floats()) NFUSE_RETURN_IF_ERROR_PLAIN(reserve_scratch(need));  // dynamic shapes only
+      NFUSE_RETURN_IF_ERROR_PLAIN(s.op->run(t, rc));
+    }
+    return ok_status();
+  }
+
+ private:
+  static Status allocate_outputs(const Step& s, OpTensors& t) {
+    std::vector<ir::TensorType> types;
+    NFUSE_RETURN_IF_ERROR_PLAIN(ir::infer_node(*s.node, t.inputs, &types, nullptr, {}, t.implicit_inputs));
+    for (size_t i = 0; i < s.output_slots.size(); ++i) {
+      if (s.output_preallocated[i]) continue;
+      auto dims = types[i].shape.static_dims();
+      if (!dims) return internal_error(s.node->label() + ": output shape unknown at run time");
+      NFUSE_ASSIGN_OR_RETURN(*t.outputs[i], ir::Tensor::try_allocate(types[i].dtype, *dims));
+      ref::poison(*t.outputs[i]);  // kernels write every element; unwritten ones show as NaN
+    }
+    return ok_status();
+  }
+
+  std::vector<Step> steps_;
+  ThreadPool pool_;
+  Scratch scratch_;
+  std::vector<std::string> reference_nodes_;
+};
+
+// The optimised op for `node`, or nullptr when it has none.
+Result<std::unique_ptr<CpuOp>> make_optimized(const ir::Node& node, const CompileContext& ctx) {
+  if (!node.domain.empty()) return std::unique_ptr<CpuOp>();
+  const std::string& op = node.op_type;
+  if (op == "Conv") return make_conv(node, ctx);
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return make_pool(node, ctx);
+  if (op == "Gemm" || op == "MatMul") return make_gemm(node, ctx);
+  if (op == "Softmax") return make_softmax(node, ctx);
+  return make_elementwise(node, ctx);
+}
+
+// Shape-only tensors (no data) for the node's inputs when every shape is static, so ops can size
+// their scratch at compile time.
+bool static_shapes(const ir::Node& node, OpTensors* t, std::vector<ir::Tensor>* storage) {
+  storage->reserve(node.inputs.size() + node.implicit_inputs.size());
+  auto add = [&](const ir::Value* v) -> const ir::Tensor* {
+    if (!v) return nullptr;
+    if (v->constant) return &*v->constant;
+    auto dims = v->type.shape.static_dims();
+    if (!dims) return nullptr;
+    storage->push_back(ir::Tensor::borrow(v->type.dtype, *dims, nullptr));
+    return &storage->back();
+  };
+  for (const ir::Value* v : node.inputs) {
+    t->inputs.push_back(add(v));
+    if (v && !t->inputs.back()) return false;
+  }
+  for (const ir::Value* v : node.implicit_inputs) {
+    t->implicit_inputs.push_back(add(v));
+    if (!t->implicit_inputs.back()) return false;
+  }
+  return true;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cpu"; }
+
+  // Everything with a reference kernel runs. Ops with optimized kernels say yes plainly (compile
+  // may still fall back for a dtype or shape they do not cover, and reports that node); the
+  // rest say yes with the reason that they run on the reference kernel.
+  Support supports(const ir::Node& node, const ir::Graph&) const override {
+    if (!ref::KernelRegistry::global().find(node.op_type)) {
+      return Support::no("no cpu or reference kernel for op " + node.op_type);
+    }
+    static const std::set<std::string> optimized = {
+        "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm", "MatMul", "Softmax", "Add", "Sub", "Mul",
+        "Div", "Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Clip"};
+    if (!node.domain.empty() || !optimized.count(node.op_type)) {
+      return Support{true, "reference kernel: no optimized cpu kernel for " + node.op_type, 0.0};
+    }
+    return Support::yes();
+  }
+
+  Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition, const CompileContext& ctx) override {
+    std::vector<Step> steps;
+    size_t scratch = 0;
+    const size_t threads = static_cast<size_t>(std::max(ctx.threads, 1));
+    for (const ir::Node* node : partition.nodes) {
+      Step s;
+      s.node = node;
+      NFUSE_ASSIGN_OR_RETURN(s.op, make_optimized(*node, ctx));
+      const ir::OpSchema* schema = ir::OpRegistry::global().find(node->op_type, node->domain);
+      const bool kernel_allocates = schema && schema->kernel_allocates_outputs;
+      if (!s.op || kernel_allocates) {
+        s.op = make_ref_op(*node);
+        if (!s.op) return unsupported(node->label() + ": no cpu or reference kernel for this op");
+        s.reference = true;
+      }
+      for (const ir::Value* v : node->inputs) s.input_slots.push_back(v ? ctx.slot_of(v) : -1);
+      for (const ir::Value* v : node->implicit_inputs) s.implicit_slots.push_back(ctx.slot_of(v));
+      for (const ir::Value* v : node->outputs) {
+        s.output_slots.push_back(v ? ctx.slot_of(v) : -1);
+        const bool pre = v && ctx.is_preallocated(v) && !kernel_allocates;
+        s.output_preallocated.push_back(pre);
+        s.all_preallocated = s.all_preallocated && pre;
+      }
+      if (kernel_allocates) s.all_preallocated = true;  // the reference kernel sizes them itself
+      OpTensors shapes;
+      std::vector<ir::Tensor> storage;
+      if (!s.reference && static_shapes(*node, &shapes, &storage)) {
+        scratch = std::max(scratch, s.op->scratch_floats(shapes, threads));
+      }
+      steps.push_back(std::move(s));
+    }
+    auto part = std::make_unique<CpuPartition>(std::move(steps), ctx.threads);
+    NFUSE_RETURN_IF_ERROR_PLAIN(part->reserve_scratch(scratch));
+    return std::unique_ptr<CompiledPartition>(std::move(part));
+  }
+};
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace
+
+std::unique_ptr<CpuOp> make_ref_op(const ir::Node& node) {
+  ref::KernelFn fn = ref::KernelRegistry::global().find(node.op_type);
+  return fn ? std::make_unique<RefOp>(node, fn) : nullptr;
+}
+
+NFUSE_REGISTER_BACKEND("cpu", make_cpu_backend);
+
+}  // namespace nfuse::backends::cpu

@@ -1,0 +1,146 @@
+// Add, Sub, Mul, Div on f32 with the broadcasts that occur in CNNs as fast paths: same shape,
+// one operand a scalar, and one operand varying along a contiguous run of axes only (per-channel
+// [1,C,1,1] scales and biases, [N] row biases). Other broadcasts run on the reference kernel.
+#include <algorithm>
+
+#include "backends/cpu/cpu_op.h"
+
+namespace nfuse::backends::cpu {
+
+namespace {
+
+enum class BinOp { kAdd, kSub, kMul, kDiv };
+
+template <BinOp Op>
+inline float apply(float a, float b) {
+  if constexpr (Op == BinOp::kAdd) return a + b;
+  if constexpr (Op == BinOp::kSub) return a - b;
+  if constexpr (Op == BinOp::kMul) return a * b;
+  return a / b;
+}
+
+// y[i] = a[i] op b[i*b_step] (b_step 0: b is one value), or with the operands swapped.
+template <BinOp Op>
+void run_span(const float* a, const float* b, size_t b_step, float* y, size_t n, bool swapped) {
+  if (b_step == 0) {
+    const float s = b[0];
+    if (swapped) {
+      for (size_t i = 0; i < n; ++i) y[i] = apply<Op>(s, a[i]);
+    } else {
+      for (size_t i = 0; i < n; ++i) y[i] = apply<Op>(a[i], s);
+    }
+  } else if (swapped) {
+    for (size_t i = 0; i < n; ++i) y[i] = apply<Op>(b[i], a[i]);
+  } else {
+    for (size_t i = 0; i < n; ++i) y[i] = apply<Op>(a[i], b[i]);
+  }
+}
+
+// The full operand is viewed as [outer, mid, inner]; the small one has `mid` values, one per
+// mid index (mid == 1: a scalar; inner == 1 and outer == 1: same shape).
+struct Broadcast {
+  size_t outer = 1, mid = 1, inner = 1;
+  bool swapped = false;  // the small operand is the first input
+};
+
+// Finds the [outer, mid, inner] view of `small` against `full` (== the output dims).
+bool broadcast_view(const std::vector<int64_t>& full, const std::vector<int64_t>& small, Broadcast* b) {
+  if (small.size() > full.size()) return false;
+  const size_t r = full.size(), off = r - small.size();
+  int first = -1, last = -1;
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t s = i < off ? 1 : small[i - off];
+    if (s == 1 && full[i] != 1) continue;
+    if (s != full[i]) return false;
+    if (s == 1) continue;
+    if (first < 0) first = static_cast<int>(i);
+    if (last >= 0 && last != static_cast<int>(i) - 1) return false;  // not one contiguous run
+    last = static_cast<int>(i);
+  }
+  b->outer = b->mid = b->inner = 1;
+  for (size_t i = 0; i < r; ++i) {
+    const size_t d = static_cast<size_t>(full[i]);
+    if (first < 0 || static_cast<int>(i) < first) {
+      b->outer *= d;
+    } else if (static_cast<int>(i) <= last) {
+      b->mid *= d;
+    } else {
+      b->inner *= d;
+    }
+  }
+  if (first < 0) {  // scalar-like: everything is outer
+    b->inner = b->outer;
+    b->outer = 1;
+  }
+  return true;
+}
+
+template <BinOp Op>
+class BinaryOp final : public CpuOp {
+ public:
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const ir::Tensor& a = *t.inputs[0];
+    const ir::Tensor& b = *t.inputs[1];
+    ir::Tensor& y = *t.outputs[0];
+    Broadcast v;
+    const bool a_full = a.dims() == y.dims(), b_full = b.dims() == y.dims();
+    if (!(a_full && broadcast_view(y.dims(), b.dims(), &v))) {
+      if (!(b_full && broadcast_view(y.dims(), a.dims(), &v))) return fallback_->run(t, rc);
+      v.swapped = true;
+    }
+    const float* full = (v.swapped ? b : a).data<float>();
+    const float* small = (v.swapped ? a : b).data<float>();
+    float* out = y.data<float>();
+    const bool same = a_full && b_full;
+    // Tasks: (outer, mid) rows of `inner` values, grouped so each task does >= ~16K elements.
+    const size_t rows = same ? 1 : v.outer * v.mid;
+    const size_t row_len = same ? static_cast<size_t>(y.numel()) : v.inner;
+    const size_t per_task = std::max<size_t>(1, 16384 / std::max<size_t>(row_len, 1));
+    if (same) {
+      constexpr size_t kChunk = 16384;
+      const size_t n = row_len;
+      auto task = [&](size_t i, size_t) {
+        const size_t s = i * kChunk, e = std::min(n, s + kChunk);
+        run_span<Op>(full + s, small + s, 1, out + s, e - s, v.swapped);
+      };
+      rc.pool.run((n + kChunk - 1) / kChunk, task);
+      return ok_status();
+    }
+    auto task = [&](size_t i, size_t) {
+      const size_t r0 = i * per_task, r1 = std::min(rows, r0 + per_task);
+      for (size_t r = r0; r < r1; ++r) {
+        const size_t off = r * row_len;
+        run_span<Op>(full + off, small + r % v.mid, 0, out + off, row_len, v.swapped);
+      }
+    };
+    rc.pool.run((rows + per_task - 1) / per_task, task);
+    return ok_status();
+  }
+
+  std::unique_ptr<CpuOp> fallback_;  // the reference kernel, for other broadcasts
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_elementwise(const ir::Node& node, const CompileContext&) {
+  const std::string& op = node.op_type;
+  std::unique_ptr<CpuOp> bin;
+  if (op == "Add") bin = std::make_unique<BinaryOp<BinOp::kAdd>>();
+  if (op == "Sub") bin = std::make_unique<BinaryOp<BinOp::kSub>>();
+  if (op == "Mul") bin = std::make_unique<BinaryOp<BinOp::kMul>>();
+  if (op == "Div") bin = std::make_unique<BinaryOp<BinOp::kDiv>>();
+  if (!bin) return make_unary(node);
+  if (node.num_inputs() != 2 || !is_f32(node.input(0)) || !is_f32(node.input(1))) {
+    return std::unique_ptr<CpuOp>();
+  }
+  std::unique_ptr<CpuOp> ref = make_ref_op(node);
+  if (!ref) return std::unique_ptr<CpuOp>();
+  auto set = [&](auto* p) { p->fallback_ = std::move(ref); };
+  if (op == "Add") set(static_cast<BinaryOp<BinOp::kAdd>*>(bin.get()));
+  if (op == "Sub") set(static_cast<BinaryOp<BinOp::kSub>*>(bin.get()));
+  if (op == "Mul") set(static_cast<BinaryOp<BinOp::kMul>*>(bin.get()));
+  if (op == "Div") set(static_cast<BinaryOp<BinOp::kDiv>*>(bin.get()));
+  return bin;
+}
+
+}  // namespace nfuse::backends::cpu

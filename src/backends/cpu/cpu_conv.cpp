@@ -1,0 +1,243 @@
+// Conv on the cpu backend, as a GEMM in the W * X orientation: output channels are GEMM rows
+// (the prepacked weight panels, A), pixels are GEMM columns (B), so C is the NCHW output plane
+// itself. B is never materialised whole: each task packs a K block of a strip of output pixels
+// (im2col for KxK windows, a plain copy for 1x1 stride 1) straight into the microkernel's
+// panel layout in its per-thread scratch, then sweeps all its output channels over it.
+// Depthwise convolutions go to cpu_dwconv.cpp.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "kernels/f32-gemm/f32_gemm.h"
+
+namespace nfuse::backends::cpu {
+
+Result<const Conv2dGeometry*> Conv2dGeometryCache::get(const ir::Attributes& attrs,
+                                                       const std::vector<int64_t>& x_dims,
+                                                       const std::vector<int64_t>& w_dims) {
+  if (const Conv2dGeometry* g = cached(x_dims)) return g;
+  NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(attrs, x_dims, w_dims));
+  if (g.rank() != 2) return unsupported("cpu conv: only 2-D convolutions");
+  auto u = [](int64_t v) { return static_cast<size_t>(v); };
+  geo_ = Conv2dGeometry{u(g.batch),      u(g.in_channels),  u(g.in[0]),        u(g.in[1]),
+                        u(g.out_channels), u(g.out[0]),     u(g.out[1]),       u(g.group),
+                        u(g.kernel[0]),  u(g.kernel[1]),    u(g.strides[0]),   u(g.strides[1]),
+                        u(g.dilations[0]), u(g.dilations[1]), u(g.pad_begin[0]), u(g.pad_begin[1])};
+  dims_ = x_dims;
+  valid_ = true;
+  return &geo_;
+}
+
+Result<Epilogue> read_epilogue(const ir::Node& node) {
+  Epilogue e;
+  if (!ops::has_fused_epilogue(node)) return e;
+  NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue f, ops::read_fused_epilogue(node));
+  e.act = make_activation(f.activation, f.params);
+  e.residual = f.residual != nullptr;
+  return e;
+}
+
+void add_residual_and_activate(float* y, const float* r, size_t n, const Activation& act) {
+  if (r) {
+    for (size_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i] + r[i], act.min), act.max);
+  } else if (act.min != -std::numeric_limits<float>::infinity() || act.max != std::numeric_limits<float>::infinity()) {
+    for (size_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], act.min), act.max);
+  }
+  if (act.needs_pass()) act.apply(y, n);
+}
+
+Result<std::unique_ptr<CpuOp>> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
+                                           Epilogue epilogue);
+
+namespace {
+
+using kernels::F32GemmConfig;
+
+// Packs rows [k0, k0 + kc) of the im2col matrix for output pixels [p0, p0 + np) of one group
+// into kernel panels: dst[panel * kc * nr + kk * nr + jj], zero past np.
+void pack_im2col(const Conv2dGeometry& g, const float* x, size_t k0, size_t kc, size_t p0, size_t np, size_t nr,
+                 float* dst) {
+  const size_t hw = g.h * g.w;
+  const size_t khw = g.kh * g.kw;
+  const bool direct = khw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 && g.ho == g.h &&
+                      g.wo == g.w;
+  const size_t panels = (np + nr - 1) / nr;
+  for (size_t kk = 0; kk < kc; ++kk) {
+    const size_t k = k0 + kk;
+    const size_t ic = k / khw, r = k % khw, ky = r / g.kw, kx = r % g.kw;
+    const float* xc = x + ic * hw;
+    for (size_t pn = 0; pn < panels; ++pn) {
+      float* d = dst + pn * kc * nr + kk * nr;
+      const size_t pstart = p0 + pn * nr;
+      const size_t nc = std::min(nr, np - pn * nr);
+      if (direct) {
+        std::memcpy(d, xc + pstart, nc * sizeof(float));
+      } else {
+        size_t oy = pstart / g.wo, ox = pstart % g.wo;
+        const int64_t iy_off = static_cast<int64_t>(ky * g.dh) - static_cast<int64_t>(g.pad_top);
+        const int64_t ix_off = static_cast<int64_t>(kx * g.dw) - static_cast<int64_t>(g.pad_left);
+        const int64_t w = static_cast<int64_t>(g.w), sw = static_cast<int64_t>(g.sw);
+        for (size_t j = 0; j < nc;) {
+          const size_t len = std::min(nc - j, g.wo - ox);
+          const int64_t iy = static_cast<int64_t>(oy * g.sh) + iy_off;
+          float* dd = d + j;
+          if (iy < 0 || iy >= static_cast<int64_t>(g.h)) {
+            std::fill(dd, dd + len, 0.0f);
+          } else {
+            const float* row = xc + static_cast<size_t>(iy) * g.w;
+            const int64_t ix0 = static_cast<int64_t>(ox) * sw + ix_off;
+            const int64_t n = static_cast<int64_t>(len);
+            int64_t lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
+            int64_t hi = ix0 > w - 1 ? 0 : (w - 1 - ix0) / sw + 1;
+            lo = std::min(lo, n);
+            hi = std::clamp(hi, lo, n);
+            std::fill(dd, dd + lo, 0.0f);
+            if (sw == 1) {
+              std::memcpy(dd + lo, row + ix0 + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+            } else {
+              for (int64_t t = lo; t < hi; ++t) dd[t] = row[ix0 + t * sw];
+            }
+            std::fill(dd + hi, dd + n, 0.0f);
+          }
+          j += len;
+          ox = 0;
+          ++oy;
+        }
+      }
+      std::fill(d + nc, d + nr, 0.0f);
+    }
+  }
+}
+
+class GemmConv final : public CpuOp {
+ public:
+  GemmConv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias, Epilogue e)
+      : node_(node), w_dims_(w.dims()), cfg_(kernels::f32_gemm_config()), epilogue_(std::move(e)) {
+    group_ = static_cast<size_t>(node.attrs.get_int("group", 1));
+    m_ = static_cast<size_t>(w.dim(0));
+    mg_ = m_ / group_;
+    kg_ = static_cast<size_t>(w.numel()) / m_;
+    kc_ = std::min(kg_, cfg_.kc);
+    // A strip of pixels whose packed kc x strip block takes ~128 KiB, at least one panel.
+    strip_panels_ = std::max<size_t>(1, (128 * 1024 / sizeof(float)) / (kc_ * cfg_.nr));
+    panels_ = (mg_ + cfg_.mr - 1) / cfg_.mr;
+    if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + m_);
+  }
+
+  bool pack(const ir::Tensor& w) {
+    if (!packed_.resize(group_ * panels_ * cfg_.mr * kg_)) return false;
+    const float* src = w.data<float>();
+    for (size_t gi = 0; gi < group_; ++gi) {
+      for (size_t p = 0; p < panels_; ++p) {
+        const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
+        kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, src + (gi * mg_ + p * cfg_.mr) * kg_, kg_, 1,
+                                 packed_.data() + (gi * panels_ + p) * cfg_.mr * kg_);
+      }
+    }
+    return true;
+  }
+
+  size_t scratch_floats(const OpTensors&, size_t) const override { return kc_ * strip_panels_ * cfg_.nr; }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
+    const size_t p = g->ho * g->wo;
+    const size_t strip = std::min(strip_panels_ * cfg_.nr, (p + cfg_.nr - 1) / cfg_.nr * cfg_.nr);
+    const size_t strips = (p + strip - 1) / strip;
+    const size_t outer = g->n * group_ * strips;
+    // Split output channels too when pixels alone do not give every thread a few tasks.
+    size_t mchunks = 1;
+    const size_t threads = rc.pool.threads();
+    if (threads > 1 && outer < 3 * threads) mchunks = std::min(panels_, (3 * threads + outer - 1) / outer);
+    const size_t mstep = (panels_ + mchunks - 1) / mchunks * cfg_.mr;
+    mchunks = (mg_ + mstep - 1) / mstep;
+    const float* x = t.inputs[0]->data<float>();
+    float* y = t.outputs[0]->data<float>();
+    const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
+    auto task = [&](size_t index, size_t worker) {
+      const size_t mc = index % mchunks;
+      const size_t s = (index / mchunks) % strips;
+      const size_t gi = (index / mchunks / strips) % group_;
+      const size_t n = index / mchunks / strips / group_;
+      const size_t p0 = s * strip, np = std::min(p, p0 + strip) - p0;
+      const size_t m0 = mc * mstep, m1 = std::min(mg_, m0 + mstep);
+      const float* xg = x + (n * g->c + gi * (g->c / group_)) * g->h * g->w;
+      const size_t out_off = (n * m_ + gi * mg_) * p;
+      run_tile(*g, xg, y + out_off, r ? r + out_off : nullptr, gi, p, p0, np, m0, m1, rc.scratch.get(worker));
+    };
+    rc.pool.run(outer * mchunks, task);
+    return ok_status();
+  }
+
+ private:
+  void run_tile(const Conv2dGeometry& g, const float* x, float* y, const float* r, size_t gi, size_t p, size_t p0,
+                size_t np, size_t m0, size_t m1, float* ws) const {
+    const Activation& act = epilogue_.act;
+    const bool prefill = !bias_.empty() || r;
+    if (prefill) {
+      for (size_t m = m0; m < m1; ++m) {
+        float* row = y + m * p + p0;
+        const float b = bias_.empty() ? 0.0f : bias_[gi * mg_ + m];
+        if (r) {
+          const float* rr = r + m * p + p0;
+          for (size_t j = 0; j < np; ++j) row[j] = b + rr[j];
+        } else {
+          std::fill(row, row + np, b);
+        }
+      }
+    }
+    kernels::F32GemmEpilogue ep;
+    ep.min = act.min;
+    ep.max = act.max;
+    const size_t mr = cfg_.mr, nr = cfg_.nr;
+    const size_t npanels = (np + nr - 1) / nr;
+    const float* a_group = packed_.data() + gi * panels_ * mr * kg_;
+    for (size_t k0 = 0; k0 < kg_; k0 += kc_) {
+      const size_t kc = std::min(kc_, kg_ - k0);
+      pack_im2col(g, x, k0, kc, p0, np, nr, ws);
+      uint32_t flags = (prefill || k0 > 0) ? kernels::kF32GemmLoadC : 0;
+      if (k0 + kc >= kg_) flags |= kernels::kF32GemmFinal;
+      for (size_t mp = m0; mp < m1; mp += mr) {
+        const float* a = a_group + (mp / mr) * mr * kg_ + k0 * mr;
+        const size_t rows = std::min(mr, m1 - mp);
+        for (size_t pn = 0; pn < npanels; ++pn) {
+          cfg_.ukernel(rows, std::min(nr, np - pn * nr), kc, a, ws + pn * kc * nr, y + mp * p + p0 + pn * nr, p,
+                       flags, ep);
+        }
+      }
+    }
+    if (act.needs_pass()) {
+      for (size_t m = m0; m < m1; ++m) act.apply(y + m * p + p0, np);
+    }
+  }
+
+  const ir::Node& node_;
+  std::vector<int64_t> w_dims_;
+  const F32GemmConfig& cfg_;
+  Epilogue epilogue_;
+  size_t group_ = 1, m_ = 0, mg_ = 0, kg_ = 0, kc_ = 0, strip_panels_ = 1, panels_ = 0;
+  std::vector<float> bias_;
+  AlignedFloats packed_;
+  Conv2dGeometryCache geo_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileContext&) {
+  const ir::Tensor* w = constant_f32(node.input(1));
+  if (!is_f32(node.input(0)) || !w || w->rank() != 4) return std::unique_ptr<CpuOp>();
+  const ir::Tensor* bias = nullptr;
+  if (node.has_input(2)) {
+    bias = constant_f32(node.input(2));
+    if (!bias || bias->numel() != w->dim(0)) return std::unique_ptr<CpuOp>();
+  }
+  const int64_t group = node.attrs.get_int("group", 1);
+  if (group < 1 || w->dim(0) % group != 0 || w->numel() == 0) return std::unique_ptr<CpuOp>();
+  NFUSE_ASSIGN_OR_RETURN(Epilogue e, read_epilogue(node));
+  if (group > 1 && w->dim(1) == 1 && w->dim(0) == group) return make_dwconv(node, *w, bias, std::move(e));
+  auto op = std::make_unique<GemmConv>(node, *w, bias, std::move(e));
+  if (!op->pack(*w)) return out_of_memory(node.label() + ": packed weights");
+  return std::unique_ptr<CpuOp>(std::move(op));
+}
+
+}  // namespace nfuse::backends::cpu

@@ -1,0 +1,48 @@
+// Pieces shared by the cpu backend's convolution ops: the 2-D geometry of one Conv resolved for
+// concrete input dims (cached per dims, so a steady-state run does no allocation), and the
+// fused epilogue read at compile time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/cpu_op.h"
+#include "ops/conv_geometry.h"
+
+namespace nfuse::backends::cpu {
+
+struct Conv2dGeometry {
+  size_t n = 0, c = 0, h = 0, w = 0;  // input
+  size_t m = 0, ho = 0, wo = 0;       // output
+  size_t group = 1;
+  size_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  size_t pad_top = 0, pad_left = 0;
+};
+
+// Resolves once per distinct input dims.
+class Conv2dGeometryCache {
+ public:
+  Result<const Conv2dGeometry*> get(const ir::Attributes& attrs, const std::vector<int64_t>& x_dims,
+                                    const std::vector<int64_t>& w_dims);
+  const Conv2dGeometry* cached(const std::vector<int64_t>& x_dims) const {
+    return valid_ && x_dims == dims_ ? &geo_ : nullptr;
+  }
+
+ private:
+  bool valid_ = false;
+  std::vector<int64_t> dims_;
+  Conv2dGeometry geo_;
+};
+
+// The epilogue of a Conv/Gemm/MatMul node as the cpu kernels apply it.
+struct Epilogue {
+  Activation act;
+  bool residual = false;
+};
+Result<Epilogue> read_epilogue(const ir::Node& node);
+
+// out[i] = act(out[i] + r[i]) with the clamp included (for kernels that cannot take a residual).
+void add_residual_and_activate(float* y, const float* r, size_t n, const Activation& act);
+
+}  // namespace nfuse::backends::cpu

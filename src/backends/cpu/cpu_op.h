@@ -1,0 +1,119 @@
+// What the cpu backend compiles each node into: a CpuOp with its weights prepacked, and the
+// per-run context it runs with (the intra-op pool and per-thread scratch).
+//
+// Layout: activations stay NCHW in and out of every cpu op, so every op the backend does not
+// optimise (run through its reference kernel) and every other backend reads them unchanged.
+// NCHW is what a GEMM wants for 1x1 convolutions in the W * X orientation used here (output
+// channels as rows, pixels as columns), and depthwise kernels walk whole channel planes. What
+// NHWC or a channel-blocked layout (NCHW16c / NCHW32c, as ORT's NCHWc and oneDNN use) would buy:
+// the im2col of KxK convolutions becomes contiguous channel runs instead of strided pixel
+// gathers, depthwise kernels vectorise across channels with no per-plane padding copy, and the
+// residual Add / activation epilogues see the GEMM tile's natural layout. The price is a layout
+// pass at partition boundaries and layout-aware versions of every other op; that belongs with
+// the fusion backend's tiled engine, which can keep its strips in whatever layout suits it.
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/cpu/cpu_thread_pool.h"
+#include "ir/graph.h"
+#include "nfuse/status.h"
+#include "ops/fused_epilogue.h"
+
+namespace nfuse::backends::cpu {
+
+// 64-byte aligned float storage, owned; for prepacked weights and scratch.
+class AlignedFloats {
+ public:
+  AlignedFloats() = default;
+  explicit AlignedFloats(size_t n) { resize(n); }
+  // Discards contents; zero-fills. False when memory runs out.
+  bool resize(size_t n);
+  float* data() { return data_.get(); }
+  const float* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;
+  size_t size_ = 0;
+};
+
+// Per-thread scratch: one buffer per worker, sized for the largest op of the partition.
+class Scratch {
+ public:
+  // Makes every worker's buffer at least `floats` long; false when memory runs out.
+  bool reserve(size_t workers, size_t floats);
+  float* get(size_t worker) { return buffers_[worker].data(); }
+  size_t floats() const { return buffers_.empty() ? 0 : buffers_[0].size(); }
+
+ private:
+  std::vector<AlignedFloats> buffers_;
+};
+
+struct RunContext {
+  ThreadPool& pool;
+  Scratch& scratch;
+};
+
+// The tensors of one node for one run (input pointers may be null for omitted inputs).
+struct OpTensors {
+  std::vector<const ir::Tensor*> inputs;
+  std::vector<const ir::Tensor*> implicit_inputs;
+  std::vector<ir::Tensor*> outputs;
+};
+
+class CpuOp {
+ public:
+  virtual ~CpuOp() = default;
+  // Floats of per-thread scratch a run with these inputs needs (0 when none). The partition
+  // asks at compile time for static shapes and again at run time (a no-op unless shapes were
+  // dynamic).
+  virtual size_t scratch_floats(const OpTensors& t, size_t threads) const {
+    (void)t;
+    (void)threads;
+    return 0;
+  }
+  // Runs the node; outputs are already allocated with their inferred shapes. Fails only on
+  // data-dependent errors.
+  virtual Status run(const OpTensors& t, RunContext& rc) = 0;
+};
+
+// The activation part of a fused epilogue, split into what the GEMM clamps (Relu, Clip) and
+// what has to be applied to the output afterwards (Sigmoid, HardSwish, ...).
+struct Activation {
+  ops::FusedActivation kind = ops::FusedActivation::kNone;
+  std::vector<float> params;
+  float min = -std::numeric_limits<float>::infinity();  // clamp part (Relu / Clip)
+  float max = std::numeric_limits<float>::infinity();
+  bool needs_pass() const;  // true for activations the clamp does not cover
+  // Applies the non-clamp activation to n values in place.
+  void apply(float* y, size_t n) const;
+};
+Activation make_activation(ops::FusedActivation kind, const std::vector<float>& params);
+
+// Factories: nullptr (not an error) when the node is outside what the optimised path covers,
+// in which case the backend runs the reference kernel. kInvalidModel for malformed nodes.
+Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileContext& ctx);
+Result<std::unique_ptr<CpuOp>> make_pool(const ir::Node& node, const CompileContext& ctx);
+Result<std::unique_ptr<CpuOp>> make_gemm(const ir::Node& node, const CompileContext& ctx);
+Result<std::unique_ptr<CpuOp>> make_elementwise(const ir::Node& node, const CompileContext& ctx);
+Result<std::unique_ptr<CpuOp>> make_softmax(const ir::Node& node, const CompileContext& ctx);
+// Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh on f32; nullptr otherwise.
+std::unique_ptr<CpuOp> make_unary(const ir::Node& node);
+// The node's reference kernel (plus its fused epilogue) as a CpuOp; nullptr when it has none.
+std::unique_ptr<CpuOp> make_ref_op(const ir::Node& node);
+
+// Helpers shared by the op files.
+const ir::Tensor* constant_f32(const ir::Value* v);  // the constant's tensor if it is f32, else null
+bool is_f32(const ir::Value* v);                      // dtype known and f32
+
+}  // namespace nfuse::backends::cpu

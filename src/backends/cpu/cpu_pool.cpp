@@ -1,0 +1,153 @@
+// MaxPool, AveragePool (2-D) and GlobalAveragePool on NCHW f32: one task per group of channel
+// planes, direct loops over output rows [y0, y1) with the window clipped to the input.
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/cpu_op.h"
+#include "ops/conv_geometry.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+enum class PoolKind { kMax, kAverage, kGlobalAverage };
+
+struct PoolGeometry {
+  size_t planes = 0, h = 0, w = 0, ho = 0, wo = 0;
+  size_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pad_top = 0, pad_left = 0;
+};
+
+// One plane's output rows [y0, y1). Windows are clipped to the input; the average divides by
+// the clipped count, or by kh*kw when padding counts (only offered when no window leaves the
+// padded input, see make_pool).
+// Taps t in [0, k) with 0 <= origin + t * d < size.
+inline void tap_range(int64_t origin, size_t k, size_t d, size_t size, size_t* lo, size_t* hi) {
+  const int64_t sd = static_cast<int64_t>(d), n = static_cast<int64_t>(size);
+  int64_t a = origin >= 0 ? 0 : (-origin + sd - 1) / sd;
+  int64_t b = origin > n - 1 ? 0 : (n - 1 - origin) / sd + 1;
+  a = std::min<int64_t>(a, static_cast<int64_t>(k));
+  b = std::clamp<int64_t>(b, a, static_cast<int64_t>(k));
+  *lo = static_cast<size_t>(a);
+  *hi = static_cast<size_t>(b);
+}
+
+void pool_rows(PoolKind kind, bool count_pad, const PoolGeometry& g, const float* x, float* y, size_t y0,
+               size_t y1) {
+  for (size_t oy = y0; oy < y1; ++oy) {
+    const int64_t iy0 = static_cast<int64_t>(oy * g.sh) - static_cast<int64_t>(g.pad_top);
+    size_t ky0, ky1;
+    tap_range(iy0, g.kh, g.dh, g.h, &ky0, &ky1);
+    for (size_t ox = 0; ox < g.wo; ++ox) {
+      const int64_t ix0 = static_cast<int64_t>(ox * g.sw) - static_cast<int64_t>(g.pad_left);
+      size_t kx0, kx1;
+      tap_range(ix0, g.kw, g.dw, g.w, &kx0, &kx1);
+      if (kind == PoolKind::kMax) {
+        float best = -std::numeric_limits<float>::infinity();
+        for (size_t ky = ky0; ky < ky1; ++ky) {
+          const float* row = x + (iy0 + static_cast<int64_t>(ky * g.dh)) * static_cast<int64_t>(g.w) + ix0 +
+                             static_cast<int64_t>(kx0 * g.dw);
+          for (size_t kx = 0; kx < kx1 - kx0; ++kx) {
+            const float v = row[kx * g.dw];
+            best = v > best ? v : best;  // NaN never wins, as in ref
+          }
+        }
+        y[oy * g.wo + ox] = best;
+      } else {
+        double acc = 0;
+        for (size_t ky = ky0; ky < ky1; ++ky) {
+          const float* row = x + (iy0 + static_cast<int64_t>(ky * g.dh)) * static_cast<int64_t>(g.w) + ix0 +
+                             static_cast<int64_t>(kx0 * g.dw);
+          for (size_t kx = 0; kx < kx1 - kx0; ++kx) acc += row[kx * g.dw];
+        }
+        const size_t count = (ky1 - ky0) * (kx1 - kx0);
+        y[oy * g.wo + ox] = static_cast<float>(acc / static_cast<double>(count_pad ? g.kh * g.kw : std::max<size_t>(count, 1)));
+      }
+    }
+  }
+}
+
+class PoolOp final : public CpuOp {
+ public:
+  PoolOp(const ir::Node& node, PoolKind kind, bool count_pad) : node_(node), kind_(kind), count_pad_(count_pad) {}
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const ir::Tensor& xt = *t.inputs[0];
+    if (xt.dims() != dims_) NFUSE_RETURN_IF_ERROR_PLAIN(resolve(xt.dims()));
+    const float* x = xt.data<float>();
+    float* y = t.outputs[0]->data<float>();
+    const PoolGeometry& g = geo_;
+    const size_t in_plane = g.h * g.w, out_plane = g.ho * g.wo;
+    const size_t per_task = std::max<size_t>(1, 16384 / std::max<size_t>(in_plane, 1));
+    auto task = [&](size_t i, size_t) {
+      const size_t p0 = i * per_task, p1 = std::min(g.planes, p0 + per_task);
+      for (size_t p = p0; p < p1; ++p) {
+        const float* xp = x + p * in_plane;
+        if (kind_ == PoolKind::kGlobalAverage) {
+          double s = 0;  // a whole plane: accumulate in double, as the reference does
+          for (size_t j = 0; j < in_plane; ++j) s += xp[j];
+          y[p] = static_cast<float>(s / static_cast<double>(in_plane));
+        } else {
+          pool_rows(kind_, count_pad_, g, xp, y + p * out_plane, 0, g.ho);
+        }
+      }
+    };
+    rc.pool.run((g.planes + per_task - 1) / per_task, task);
+    return ok_status();
+  }
+
+ private:
+  Status resolve(const std::vector<int64_t>& dims) {
+    PoolGeometry g;
+    if (dims.size() != 4) return unsupported(node_.label() + ": cpu pooling expects 4-D input");
+    g.planes = static_cast<size_t>(dims[0] * dims[1]);
+    g.h = static_cast<size_t>(dims[2]);
+    g.w = static_cast<size_t>(dims[3]);
+    if (kind_ != PoolKind::kGlobalAverage) {
+      NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry c, ops::resolve_pool(node_.attrs, dims));
+      auto u = [](int64_t v) { return static_cast<size_t>(v); };
+      g.ho = u(c.out[0]);
+      g.wo = u(c.out[1]);
+      g.kh = u(c.kernel[0]);
+      g.kw = u(c.kernel[1]);
+      g.sh = u(c.strides[0]);
+      g.sw = u(c.strides[1]);
+      g.dh = u(c.dilations[0]);
+      g.dw = u(c.dilations[1]);
+      g.pad_top = u(c.pad_begin[0]);
+      g.pad_left = u(c.pad_begin[1]);
+    }
+    geo_ = g;
+    dims_ = dims;
+    return ok_status();
+  }
+
+  const ir::Node& node_;
+  PoolKind kind_;
+  bool count_pad_;
+  std::vector<int64_t> dims_;
+  PoolGeometry geo_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_pool(const ir::Node& node, const CompileContext&) {
+  const ir::Value* x = node.input(0);
+  if (!is_f32(x) || node.num_outputs() != 1 || x->type.shape.rank() != 4) return std::unique_ptr<CpuOp>();
+  if (node.op_type == "GlobalAveragePool") {
+    return std::unique_ptr<CpuOp>(std::make_unique<PoolOp>(node, PoolKind::kGlobalAverage, false));
+  }
+  if (node.op_type == "MaxPool") {
+    if (node.attrs.get_int("storage_order", 0) != 0) return std::unique_ptr<CpuOp>();
+    return std::unique_ptr<CpuOp>(std::make_unique<PoolOp>(node, PoolKind::kMax, false));
+  }
+  // AveragePool: count_include_pad divides by kh*kw, which is right only while every window
+  // stays inside the padded input: not so in ceil_mode (nor for auto_pad SAME, whose pads the
+  // reference treats as implicit); those run on the reference kernel.
+  const bool count_pad = node.attrs.get_int("count_include_pad", 0) != 0;
+  if (count_pad && (node.attrs.get_int("ceil_mode", 0) != 0 ||
+                    node.attrs.get_string("auto_pad", "NOTSET") != "NOTSET")) {
+    return std::unique_ptr<CpuOp>();
+  }
+  return std::unique_ptr<CpuOp>(std::make_unique<PoolOp>(node, PoolKind::kAverage, count_pad));
+}
+
+}  // namespace nfuse::backends::cpu

@@ -1,0 +1,53 @@
+// The cpu backend's intra-op thread pool: a thin wrapper over pthreadpool (Debian
+// libpthreadpool-dev, the pool XNNPACK uses) that hands every task a worker index, so kernels
+// can use per-thread scratch sized at prepare time without locks.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+struct pthreadpool;
+
+namespace nfuse::backends::cpu {
+
+// A non-owning reference to a callable `void(size_t task, size_t worker)`: no allocation.
+class TaskFn {
+ public:
+  template <typename F>
+  TaskFn(F& f)  // NOLINT(google-explicit-constructor)
+      : obj_(static_cast<void*>(&f)), call_([](void* o, size_t t, size_t w) { (*static_cast<F*>(o))(t, w); }) {}
+  void operator()(size_t task, size_t worker) const { call_(obj_, task, worker); }
+
+ private:
+  void* obj_;
+  void (*call_)(void*, size_t, size_t);
+};
+
+class ThreadPool {
+ public:
+  // `threads` workers including the caller; 1 (or less) runs everything on the caller.
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  size_t threads() const { return threads_; }
+
+  // Runs fn(task, worker) for every task in [0, count) and returns when all are done.
+  // worker < threads() and no two tasks run on the same worker index at the same time.
+  // Tasks are handed out dynamically (an atomic counter), so uneven tasks balance.
+  void parallel_for(size_t count, TaskFn fn);
+
+  template <typename F>
+  void run(size_t count, F&& f) {
+    std::remove_reference_t<F>& ref = f;
+    parallel_for(count, TaskFn(ref));
+  }
+
+ private:
+  size_t threads_ = 1;
+  pthreadpool* pool_ = nullptr;
+};
+
+}  // namespace nfuse::backends::cpu

@@ -1,0 +1,140 @@
+// The cpu backend's Conv (GEMM / im2col path and depthwise kernels) against the ref backend over
+// tile-derived and awkward shapes: channel counts around the GEMM tiles, odd non-square planes,
+// strides, pads, dilation, groups, kernel sizes 1..7, bias, fused activations and residuals.
+#include <string>
+
+#include "cpu_test_util.h"
+#include "kernels/cpu_features.h"
+
+namespace nfuse {
+namespace {
+
+using cpu_test::OneNode;
+
+struct ConvCase {
+  ConvCase(int64_t n_, int64_t c_, int64_t h_, int64_t w_, int64_t m_, int64_t k_, int64_t stride_ = 1,
+           int64_t pad_ = 0, int64_t dilation_ = 1, int64_t group_ = 1, bool bias_ = true, std::string act_ = "",
+           bool residual_ = false)
+      : n(n_), c(c_), h(h_), w(w_), m(m_), k(k_), stride(stride_), pad(pad_), dilation(dilation_), group(group_),
+        bias(bias_), act(std::move(act_)), residual(residual_) {}
+  int64_t n, c, h, w, m, k;
+  int64_t stride, pad, dilation, group;
+  bool bias;
+  std::string act;  // "" | Relu | Clip | HardSwish | Sigmoid | LeakyRelu
+  bool residual;
+};
+
+std::string describe(const ConvCase& c) {
+  return "conv n" + std::to_string(c.n) + " c" + std::to_string(c.c) + " " + std::to_string(c.h) + "x" +
+         std::to_string(c.w) + " m" + std::to_string(c.m) + " k" + std::to_string(c.k) + " s" +
+         std::to_string(c.stride) + " p" + std::to_string(c.pad) + " d" + std::to_string(c.dilation) + " g" +
+         std::to_string(c.group) + (c.bias ? " bias" : "") + (c.act.empty() ? "" : " " + c.act) +
+         (c.residual ? " residual" : "");
+}
+
+void check(const ConvCase& c, std::mt19937& rng, int threads = 1) {
+  OneNode node;
+  node.op = "Conv";
+  node.inputs.push_back({cpu_test::random_tensor({c.n, c.c, c.h, c.w}, rng), false});
+  node.inputs.push_back({cpu_test::random_tensor({c.m, c.c / c.group, c.k, c.k}, rng), true});
+  if (c.bias) node.inputs.push_back({cpu_test::random_tensor({c.m}, rng), true});
+  node.attrs.set("kernel_shape", std::vector<int64_t>{c.k, c.k});
+  node.attrs.set("strides", std::vector<int64_t>{c.stride, c.stride});
+  node.attrs.set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
+  node.attrs.set("dilations", std::vector<int64_t>{c.dilation, c.dilation});
+  node.attrs.set("group", c.group);
+  if (c.act == "Relu") cpu_test::set_activation(node.attrs, "Relu", {});
+  if (c.act == "Clip") cpu_test::set_activation(node.attrs, "Clip", {0.0f, 0.5f});
+  if (c.act == "HardSwish") cpu_test::set_activation(node.attrs, "HardSwish", {1.0f / 6.0f, 0.5f});
+  if (c.act == "Sigmoid") cpu_test::set_activation(node.attrs, "Sigmoid", {});
+  if (c.act == "LeakyRelu") cpu_test::set_activation(node.attrs, "LeakyRelu", {0.1f});
+  if (c.residual) {
+    const int64_t ek = (c.k - 1) * c.dilation + 1;
+    const int64_t ho = (c.h + 2 * c.pad - ek) / c.stride + 1, wo = (c.w + 2 * c.pad - ek) / c.stride + 1;
+    node.residual = cpu_test::random_tensor({c.n, c.m, ho, wo}, rng);
+  }
+  cpu_test::expect_matches_ref(node, c.c / c.group * c.k * c.k, describe(c), threads);
+}
+
+TEST(CpuConv, PointwiseChannelSweep) {
+  std::mt19937 rng(cpu_test::kSeed);
+  for (int64_t c : {1, 3, 4, 7, 8, 15, 16, 17, 31}) {
+    for (int64_t m : {1, 3, 8, 13, 16, 17, 31, 33}) check({1, c, 5, 7, m, 1}, rng);
+  }
+  check({2, 33, 9, 11, 40, 1}, rng);     // batch 2, several strips of pixels
+  check({1, 300, 17, 19, 25, 1}, rng);   // K larger than one K block
+  check({1, 16, 13, 9, 24, 1, 2}, rng);  // stride 2 1x1 (downsampling shortcut)
+}
+
+TEST(CpuConv, WindowSweep) {
+  std::mt19937 rng(cpu_test::kSeed + 1);
+  for (int64_t k : {3, 5, 7}) {
+    for (int64_t s : {1, 2}) {
+      for (int64_t p : {int64_t{0}, int64_t{1}, k / 2}) {
+        check({1, 3, 13, 11, 8, k, s, p}, rng);
+        check({1, 17, 9, 14, 31, k, s, p}, rng);
+      }
+    }
+  }
+  check({1, 8, 15, 13, 16, 3, 1, 2, 2}, rng);  // dilation 2
+  check({1, 5, 20, 17, 7, 3, 2, 3, 3}, rng);   // dilation 3, pad 3, stride 2
+  check({2, 64, 14, 14, 70, 3, 1, 1}, rng);    // K = 576 > one K block, two images
+}
+
+TEST(CpuConv, Groups) {
+  std::mt19937 rng(cpu_test::kSeed + 2);
+  check({1, 8, 9, 7, 16, 3, 1, 1, 1, 2}, rng);
+  check({1, 12, 10, 11, 6, 3, 2, 1, 1, 3}, rng);
+  check({1, 16, 7, 9, 32, 1, 1, 0, 1, 4}, rng);
+  check({1, 32, 8, 8, 32, 3, 1, 1, 1, 8}, rng);
+}
+
+TEST(CpuConv, Depthwise) {
+  std::mt19937 rng(cpu_test::kSeed + 3);
+  for (int64_t c : {1, 3, 4, 7, 8, 15, 16, 17, 31}) {
+    for (int64_t k : {3, 5}) {
+      for (int64_t s : {1, 2}) {
+        check({1, c, 13, 19, c, k, s, k / 2, 1, c}, rng);  // widths below and above the 8-wide vectors
+      }
+    }
+  }
+  check({2, 16, 7, 33, 16, 3, 2, 1, 1, 16}, rng);
+  check({1, 8, 12, 12, 8, 3, 1, 0, 1, 8}, rng);   // no padding
+  check({1, 8, 11, 12, 8, 3, 2, 0, 1, 8}, rng);   // stride 2, no padding, odd height
+  check({1, 6, 9, 10, 6, 7, 1, 3, 1, 6}, rng);    // 7x7: generic kernel
+  check({1, 6, 15, 16, 6, 3, 1, 2, 2, 6}, rng);   // dilation 2: generic kernel
+  check({1, 6, 9, 10, 6, 3, 1, 1, 1, 6, false}, rng);
+}
+
+TEST(CpuConv, DepthwiseScalarKernels) {
+  // The same through the portable kernels (what a CPU without AVX2 runs).
+  kernels::ScopedIsaOverride scalar(kernels::Isa::kScalar);
+  std::mt19937 rng(cpu_test::kSeed + 4);
+  for (int64_t k : {3, 5})
+    for (int64_t s : {1, 2}) check({1, 7, 11, 13, 7, k, s, k / 2, 1, 7}, rng);
+}
+
+TEST(CpuConv, Epilogues) {
+  std::mt19937 rng(cpu_test::kSeed + 5);
+  for (const char* act : {"Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu"}) {
+    for (bool residual : {false, true}) {
+      check({1, 17, 9, 11, 19, 1, 1, 0, 1, 1, true, act, residual}, rng);
+      check({1, 7, 9, 11, 15, 3, 1, 1, 1, 1, false, act, residual}, rng);
+      check({1, 16, 9, 11, 16, 3, 1, 1, 1, 16, true, act, residual}, rng);  // depthwise
+    }
+  }
+  check({1, 8, 9, 11, 8, 3, 1, 1, 1, 1, false, "", true}, rng);  // residual, no bias
+}
+
+TEST(CpuConv, Threads) {
+  std::mt19937 rng(cpu_test::kSeed + 6);
+  for (int threads : {2, 3}) {
+    check({1, 32, 28, 28, 64, 1}, rng, threads);
+    check({1, 64, 7, 7, 96, 3, 1, 1}, rng, threads);  // few pixels: split over output channels
+    check({1, 24, 19, 21, 24, 3, 2, 1, 1, 24}, rng, threads);
+    check({2, 16, 14, 15, 33, 3, 1, 1, 1, 1, true, "Relu", true}, rng, threads);
+  }
+}
+
+}  // namespace
+}  // namespace nfuse

@@ -1,0 +1,146 @@
+// The cpu backend's pooling, Gemm/MatMul, element-wise and Softmax ops against the ref backend.
+#include <string>
+
+#include "cpu_test_util.h"
+
+namespace nfuse {
+namespace {
+
+using cpu_test::OneNode;
+using cpu_test::random_tensor;
+
+OneNode unary_node(const std::string& op, ir::Tensor x) {
+  OneNode n;
+  n.op = op;
+  n.inputs.push_back({std::move(x), false});
+  return n;
+}
+
+TEST(CpuPool, MaxAndAverage) {
+  std::mt19937 rng(cpu_test::kSeed + 10);
+  struct P { int64_t c, h, w, k, s, p; int ceil; };
+  for (const P& p : {P{1, 7, 9, 3, 2, 1, 0}, P{3, 11, 12, 3, 2, 1, 1}, P{8, 13, 13, 2, 2, 0, 0},
+                     P{4, 9, 10, 5, 1, 2, 0}, P{17, 8, 15, 3, 1, 1, 0}, P{5, 12, 10, 3, 3, 0, 1}}) {
+    for (const char* op : {"MaxPool", "AveragePool"}) {
+      for (int include_pad : {0, 1}) {
+        OneNode n = unary_node(op, random_tensor({2, p.c, p.h, p.w}, rng));
+        n.attrs.set("kernel_shape", std::vector<int64_t>{p.k, p.k});
+        n.attrs.set("strides", std::vector<int64_t>{p.s, p.s});
+        n.attrs.set("pads", std::vector<int64_t>{p.p, p.p, p.p, p.p});
+        n.attrs.set("ceil_mode", int64_t{p.ceil});
+        if (std::string(op) == "AveragePool") n.attrs.set("count_include_pad", int64_t{include_pad});
+        cpu_test::expect_matches_ref(n, p.k * p.k, std::string(op) + " c" + std::to_string(p.c) + " k" +
+                                                       std::to_string(p.k) + " include_pad " +
+                                                       std::to_string(include_pad));
+      }
+    }
+  }
+  for (int64_t c : {1, 3, 17, 64}) {
+    OneNode n = unary_node("GlobalAveragePool", random_tensor({2, c, 7, 9}, rng));
+    cpu_test::expect_matches_ref(n, 63, "GlobalAveragePool c" + std::to_string(c), 2);
+  }
+}
+
+TEST(CpuGemm, GemmAndMatMul) {
+  std::mt19937 rng(cpu_test::kSeed + 11);
+  for (int64_t m : {1, 5, 12, 13, 40}) {
+    for (int64_t k : {1, 7, 64, 300}) {
+      for (int64_t n : {1, 16, 17, 33, 100}) {
+        for (int tb : {0, 1}) {
+          OneNode g;
+          g.op = "Gemm";
+          g.inputs.push_back({random_tensor({m, k}, rng), false});
+          g.inputs.push_back({random_tensor(tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, rng), true});
+          g.inputs.push_back({random_tensor({n}, rng), true});
+          g.attrs.set("transB", int64_t{tb});
+          const std::string what = "Gemm " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) +
+                                   " transB " + std::to_string(tb);
+          cpu_test::expect_matches_ref(g, k, what, m == 40 ? 2 : 1);
+        }
+      }
+    }
+  }
+  OneNode g;  // alpha, beta, transA, scalar C, fused Relu + residual
+  g.op = "Gemm";
+  g.inputs.push_back({random_tensor({9, 6}, rng), false});
+  g.inputs.push_back({random_tensor({9, 11}, rng), true});
+  g.inputs.push_back({random_tensor({1}, rng), true});
+  g.attrs.set("transA", int64_t{1});
+  g.attrs.set("alpha", 0.5f);
+  g.attrs.set("beta", 2.0f);
+  cpu_test::set_activation(g.attrs, "Relu", {});
+  g.residual = random_tensor({6, 11}, rng);
+  cpu_test::expect_matches_ref(g, 9, "Gemm transA alpha beta relu residual");
+
+  for (bool const_b : {true, false}) {
+    OneNode mm;
+    mm.op = "MatMul";
+    mm.inputs.push_back({random_tensor({2, 3, 13, 24}, rng), false});
+    mm.inputs.push_back({random_tensor(const_b ? std::vector<int64_t>{24, 17} : std::vector<int64_t>{2, 3, 24, 17},
+                                       rng),
+                         const_b});
+    cpu_test::expect_matches_ref(mm, 24, std::string("MatMul const_b ") + (const_b ? "1" : "0"), 2);
+  }
+  OneNode bc;  // batch broadcast of B, HardSwish epilogue
+  bc.op = "MatMul";
+  bc.inputs.push_back({random_tensor({4, 5, 31}, rng), false});
+  bc.inputs.push_back({random_tensor({1, 31, 9}, rng), false});
+  cpu_test::set_activation(bc.attrs, "HardSwish", {1.0f / 6.0f, 0.5f});
+  cpu_test::expect_matches_ref(bc, 31, "MatMul broadcast B hardswish", 3);
+  OneNode v;  // 1-D A: reference fallback inside the op
+  v.op = "MatMul";
+  v.inputs.push_back({random_tensor({7}, rng), false});
+  v.inputs.push_back({random_tensor({7, 5}, rng), false});
+  cpu_test::expect_matches_ref(v, 7, "MatMul 1-D A");
+}
+
+TEST(CpuElementwise, BinaryBroadcasts) {
+  std::mt19937 rng(cpu_test::kSeed + 12);
+  const std::vector<std::vector<int64_t>> shapes_b = {{2, 17, 5, 7}, {1, 17, 1, 1}, {17, 1, 1}, {1},
+                                                      {7},           {5, 7},        {2, 1, 1, 1}, {1, 1, 5, 1}};
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    for (const auto& sb : shapes_b) {
+      for (bool swap : {false, true}) {
+        OneNode n;
+        n.op = op;
+        ir::Tensor full = random_tensor({2, 17, 5, 7}, rng, 0.5f, 2.0f);
+        ir::Tensor small = random_tensor(sb, rng, 0.5f, 2.0f);
+        n.inputs.push_back({swap ? small : full, false});
+        n.inputs.push_back({swap ? full : small, false});
+        cpu_test::expect_matches_ref(n, 1, std::string(op) + " b " + ir::dims_to_string(sb) + (swap ? " swapped" : ""),
+                                     2);
+      }
+    }
+  }
+  OneNode outer;  // [N,1] x [1,M]: neither operand full, reference fallback
+  outer.op = "Mul";
+  outer.inputs.push_back({random_tensor({5, 1}, rng), false});
+  outer.inputs.push_back({random_tensor({1, 6}, rng), false});
+  cpu_test::expect_matches_ref(outer, 1, "Mul outer product");
+}
+
+TEST(CpuElementwise, Unary) {
+  std::mt19937 rng(cpu_test::kSeed + 13);
+  for (const char* op : {"Relu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Clip"}) {
+    OneNode n = unary_node(op, random_tensor({3, 7, 11, 13}, rng, -6.0f, 6.0f));
+    if (std::string(op) == "Clip") {
+      n.inputs.push_back({ir::Tensor::from_vector(std::vector<float>{-1.5f}, {}), true});
+      n.inputs.push_back({ir::Tensor::from_vector(std::vector<float>{2.5f}, {}), true});
+    }
+    cpu_test::expect_matches_ref(n, 1, op, 2);
+  }
+}
+
+TEST(CpuSoftmax, LastAxis) {
+  std::mt19937 rng(cpu_test::kSeed + 14);
+  for (int64_t n : {1, 7, 16, 1000}) {
+    OneNode s = unary_node("Softmax", random_tensor({3, 5, n}, rng, -8.0f, 8.0f));
+    cpu_test::expect_matches_ref(s, 1, "Softmax n " + std::to_string(n), 2);
+  }
+  OneNode mid = unary_node("Softmax", random_tensor({3, 5, 4}, rng));  // axis 1: reference
+  mid.attrs.set("axis", int64_t{1});
+  cpu_test::expect_matches_ref(mid, 1, "Softmax axis 1");
+}
+
+}  // namespace
+}  // namespace nfuse

@@ -49,7 +49,7 @@ demo: build
 	$(PY) scripts/demo_summary.py $(BUILD)/demo-out/sigmoid_0.tmp_0.npy $(MODELS)/demo_text_960.npy $(BUILD)/demo-out/text_map.png
 
 bench: build models
-	bash bench/run_zoo.sh $(NFUSE) $(MODELS)
+	bash bench/compare_ort.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -77,7 +77,9 @@ CaseResult run_case(const std::string& dir, const std::string& backend) {
   std::vector<ir::DType> input_dtypes, output_dtypes;
   for (const ir::Value* v : (*graph)->inputs()) input_names.push_back(v->name), input_dtypes.push_back(v->type.dtype);
   for (const ir::Value* v : (*graph)->outputs()) output_dtypes.push_back(v->type.dtype);
-  auto session = runtime::Session::create(std::move(graph).value(), {.backend = backend, .threads = 1});
+  runtime::SessionOptions options;
+  options.backend = backend;
+  auto session = runtime::Session::create(std::move(graph).value(), options);
   if (!session.ok()) {
     r.message = "session: " + session.status().to_string();
     return r;

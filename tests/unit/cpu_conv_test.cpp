@@ -102,7 +102,9 @@ TEST(CpuConv, Depthwise) {
   check({1, 8, 12, 12, 8, 3, 1, 0, 1, 8}, rng);   // no padding
   check({1, 8, 11, 12, 8, 3, 2, 0, 1, 8}, rng);   // stride 2, no padding, odd height
   check({1, 6, 9, 10, 6, 7, 1, 3, 1, 6}, rng);    // 7x7: generic kernel
-  check({1, 6, 15, 16, 6, 3, 1, 2, 2, 6}, rng);   // dilation 2: generic kernel
+  check({1, 6, 15, 16, 6, 3, 1, 2, 2, 6}, rng);   // dilation 2: the 3x3 kernel's dilated form
+  check({1, 5, 23, 37, 5, 5, 1, 4, 2, 5}, rng);   // 5x5 dilation 2 (LR-ASPP's dilated stage)
+  check({1, 5, 19, 29, 5, 3, 2, 3, 3, 5}, rng);   // stride 2, dilation 3
   check({1, 6, 9, 10, 6, 3, 1, 1, 1, 6, false}, rng);
 }
 
@@ -124,6 +126,11 @@ TEST(CpuConv, Epilogues) {
     }
   }
   check({1, 8, 9, 11, 8, 3, 1, 1, 1, 1, false, "", true}, rng);  // residual, no bias
+  // The bias rides as an extra K column: bias and residual across several K blocks, and K at
+  // the usual block sizes, where the bias column must not spill into a block of its own.
+  check({1, 300, 9, 11, 25, 1, 1, 0, 1, 1, true, "Relu", true}, rng);
+  check({1, 64, 10, 9, 21, 3, 1, 1, 1, 1, true, "HardSwish", true}, rng);
+  for (int64_t c : {64, 128, 192, 256, 512}) check({1, c, 6, 7, 13, 1, 1, 0, 1, 1, true, "", true}, rng);
 }
 
 TEST(CpuConv, Threads) {

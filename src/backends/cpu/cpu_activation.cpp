@@ -13,6 +13,17 @@ bool Activation::needs_pass() const {
          kind != ops::FusedActivation::kClip;
 }
 
+namespace {
+
+// std::clamp(t, 0, 1) with NaN passed through, written as selects the vectorizer turns into
+// max/min instructions (std::clamp's reference-returning branches keep the loops scalar).
+inline float unit_clamp(float t) {
+  t = t < 0.0f ? 0.0f : t;
+  return t > 1.0f ? 1.0f : t;
+}
+
+}  // namespace
+
 void Activation::apply(float* y, size_t n) const {
   switch (kind) {
     case ops::FusedActivation::kNone:
@@ -29,12 +40,12 @@ void Activation::apply(float* y, size_t n) const {
       return;
     case ops::FusedActivation::kHardSigmoid: {
       const float a = params[0], b = params[1];
-      for (size_t i = 0; i < n; ++i) y[i] = std::clamp(a * y[i] + b, 0.0f, 1.0f);
+      for (size_t i = 0; i < n; ++i) y[i] = unit_clamp(a * y[i] + b);
       return;
     }
     case ops::FusedActivation::kHardSwish: {
       const float a = params[0], b = params[1];
-      for (size_t i = 0; i < n; ++i) y[i] = y[i] * std::clamp(a * y[i] + b, 0.0f, 1.0f);
+      for (size_t i = 0; i < n; ++i) y[i] = y[i] * unit_clamp(a * y[i] + b);
       return;
     }
     default:  // anything newer: the shared double-precision definition

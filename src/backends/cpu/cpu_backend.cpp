@@ -133,6 +133,12 @@ Result<std::unique_ptr<CpuOp>> make_optimized(const ir::Node& node, const Compil
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return make_pool(node, ctx);
   if (op == "Gemm" || op == "MatMul") return make_gemm(node, ctx);
   if (op == "Softmax") return make_softmax(node, ctx);
+  if (op == "Resize") return make_resize(node, ctx);
+  if (op == "LSTM" || op == "GRU") return make_rnn(node, ctx);
+  if (op == "Pow") return make_pow(node, ctx);
+  if (op == "Concat" || op == "Split" || op == "Transpose" || op == "Reshape" || op == "Flatten" ||
+      op == "Squeeze" || op == "Unsqueeze" || op == "DepthToSpace" || op == "SpaceToDepth")
+    return make_layout(node, ctx);
   return make_elementwise(node, ctx);
 }
 
@@ -172,7 +178,9 @@ class CpuBackend final : public Backend {
     }
     static const std::set<std::string> optimized = {
         "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm", "MatMul", "Softmax", "Add", "Sub", "Mul",
-        "Div", "Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Clip"};
+        "Div", "Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Clip",
+        "Resize", "Concat", "Split", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace",
+        "SpaceToDepth", "LSTM", "GRU", "Pow"};
     if (!node.domain.empty() || !optimized.count(node.op_type)) {
       return Support{true, "reference kernel: no optimized cpu kernel for " + node.op_type, 0.0};
     }

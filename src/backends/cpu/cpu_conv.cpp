@@ -3,6 +3,8 @@
 // itself. B is never materialised whole: each task packs a K block of a strip of output pixels
 // (im2col for KxK windows, a plain copy for 1x1 stride 1) straight into the microkernel's
 // panel layout in its per-thread scratch, then sweeps all its output channels over it.
+// The bias rides along as one more K column of A against a row of ones in B, and the residual
+// enters through the microkernel's epilogue on the first K block, so no pass prefills C.
 // Depthwise convolutions go to cpu_dwconv.cpp.
 #include <algorithm>
 #include <cstring>
@@ -54,29 +56,35 @@ namespace {
 using kernels::F32GemmConfig;
 
 // Packs rows [k0, k0 + kc) of the im2col matrix for output pixels [p0, p0 + np) of one group
-// into kernel panels: dst[panel * kc * nr + kk * nr + jj], zero past np.
-void pack_im2col(const Conv2dGeometry& g, const float* x, size_t k0, size_t kc, size_t p0, size_t np, size_t nr,
-                 float* dst) {
+// into kernel panels: dst[panel * kc * nr + kk * nr + jj], zero past np. Rows k >= kx_rows (the
+// bias row) are ones.
+void pack_im2col(const Conv2dGeometry& g, const float* x, size_t kx_rows, size_t k0, size_t kc, size_t p0,
+                 size_t np, size_t nr, float* dst) {
   const size_t hw = g.h * g.w;
   const size_t khw = g.kh * g.kw;
   const bool direct = khw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 && g.ho == g.h &&
                       g.wo == g.w;
   const size_t panels = (np + nr - 1) / nr;
+  // Where the strip starts in the output plane; each k row then walks the pixels with a running
+  // (oy, ox) instead of dividing per panel (the divisions cost as much as the copies).
+  const size_t oy0 = p0 / g.wo, ox0 = p0 % g.wo;
+  const int64_t w = static_cast<int64_t>(g.w), sw = static_cast<int64_t>(g.sw);
   for (size_t kk = 0; kk < kc; ++kk) {
     const size_t k = k0 + kk;
     const size_t ic = k / khw, r = k % khw, ky = r / g.kw, kx = r % g.kw;
     const float* xc = x + ic * hw;
+    const int64_t iy_off = static_cast<int64_t>(ky * g.dh) - static_cast<int64_t>(g.pad_top);
+    const int64_t ix_off = static_cast<int64_t>(kx * g.dw) - static_cast<int64_t>(g.pad_left);
+    size_t oy = oy0, ox = ox0;
     for (size_t pn = 0; pn < panels; ++pn) {
       float* d = dst + pn * kc * nr + kk * nr;
       const size_t pstart = p0 + pn * nr;
       const size_t nc = std::min(nr, np - pn * nr);
-      if (direct) {
+      if (k >= kx_rows) {
+        std::fill(d, d + nc, 1.0f);
+      } else if (direct) {
         std::memcpy(d, xc + pstart, nc * sizeof(float));
       } else {
-        size_t oy = pstart / g.wo, ox = pstart % g.wo;
-        const int64_t iy_off = static_cast<int64_t>(ky * g.dh) - static_cast<int64_t>(g.pad_top);
-        const int64_t ix_off = static_cast<int64_t>(kx * g.dw) - static_cast<int64_t>(g.pad_left);
-        const int64_t w = static_cast<int64_t>(g.w), sw = static_cast<int64_t>(g.sw);
         for (size_t j = 0; j < nc;) {
           const size_t len = std::min(nc - j, g.wo - ox);
           const int64_t iy = static_cast<int64_t>(oy * g.sh) + iy_off;
@@ -87,8 +95,14 @@ void pack_im2col(const Conv2dGeometry& g, const float* x, size_t k0, size_t kc, 
             const float* row = xc + static_cast<size_t>(iy) * g.w;
             const int64_t ix0 = static_cast<int64_t>(ox) * sw + ix_off;
             const int64_t n = static_cast<int64_t>(len);
-            int64_t lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
-            int64_t hi = ix0 > w - 1 ? 0 : (w - 1 - ix0) / sw + 1;
+            int64_t lo = 0, hi = 0;  // pixels [lo, hi) of the segment read inside the row
+            if (sw == 1) {
+              lo = ix0 >= 0 ? 0 : -ix0;
+              hi = w - ix0;
+            } else {
+              lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
+              hi = ix0 > w - 1 ? 0 : (w - 1 - ix0) / sw + 1;
+            }
             lo = std::min(lo, n);
             hi = std::clamp(hi, lo, n);
             std::fill(dd, dd + lo, 0.0f);
@@ -100,8 +114,11 @@ void pack_im2col(const Conv2dGeometry& g, const float* x, size_t k0, size_t kc, 
             std::fill(dd + hi, dd + n, 0.0f);
           }
           j += len;
-          ox = 0;
-          ++oy;
+          ox += len;
+          if (ox == g.wo) {
+            ox = 0;
+            ++oy;
+          }
         }
       }
       std::fill(d + nc, d + nr, 0.0f);
@@ -117,21 +134,35 @@ class GemmConv final : public CpuOp {
     m_ = static_cast<size_t>(w.dim(0));
     mg_ = m_ / group_;
     kg_ = static_cast<size_t>(w.numel()) / m_;
-    kc_ = std::min(kg_, cfg_.kc);
+    ka_ = kg_ + (bias ? 1 : 0);
+    // As many K blocks as the weights alone need, evened out: the bias column must not cost a
+    // block of its own (a K of exactly cfg.kc would otherwise run a second, one-deep block).
+    const size_t kblocks = std::max<size_t>(1, (kg_ + cfg_.kc - 1) / cfg_.kc);
+    kc_ = (ka_ + kblocks - 1) / kblocks;
     // A strip of pixels whose packed kc x strip block takes ~128 KiB, at least one panel.
     strip_panels_ = std::max<size_t>(1, (128 * 1024 / sizeof(float)) / (kc_ * cfg_.nr));
     panels_ = (mg_ + cfg_.mr - 1) / cfg_.mr;
     if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + m_);
   }
 
+  // Packs the weights, with the bias as column kg_ of A when there is one.
   bool pack(const ir::Tensor& w) {
-    if (!packed_.resize(group_ * panels_ * cfg_.mr * kg_)) return false;
+    if (!packed_.resize(group_ * panels_ * cfg_.mr * ka_)) return false;
     const float* src = w.data<float>();
+    std::vector<float> with_bias;
+    if (ka_ != kg_) {
+      with_bias.resize(m_ * ka_);
+      for (size_t m = 0; m < m_; ++m) {
+        std::copy(src + m * kg_, src + (m + 1) * kg_, with_bias.data() + m * ka_);
+        with_bias[m * ka_ + kg_] = bias_[m];
+      }
+      src = with_bias.data();
+    }
     for (size_t gi = 0; gi < group_; ++gi) {
       for (size_t p = 0; p < panels_; ++p) {
         const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
-        kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, src + (gi * mg_ + p * cfg_.mr) * kg_, kg_, 1,
-                                 packed_.data() + (gi * panels_ + p) * cfg_.mr * kg_);
+        kernels::f32_gemm_pack_a(cfg_.mr, rows, ka_, src + (gi * mg_ + p * cfg_.mr) * ka_, ka_, 1,
+                                 packed_.data() + (gi * panels_ + p) * cfg_.mr * ka_);
       }
     }
     return true;
@@ -173,36 +204,25 @@ class GemmConv final : public CpuOp {
   void run_tile(const Conv2dGeometry& g, const float* x, float* y, const float* r, size_t gi, size_t p, size_t p0,
                 size_t np, size_t m0, size_t m1, float* ws) const {
     const Activation& act = epilogue_.act;
-    const bool prefill = !bias_.empty() || r;
-    if (prefill) {
-      for (size_t m = m0; m < m1; ++m) {
-        float* row = y + m * p + p0;
-        const float b = bias_.empty() ? 0.0f : bias_[gi * mg_ + m];
-        if (r) {
-          const float* rr = r + m * p + p0;
-          for (size_t j = 0; j < np; ++j) row[j] = b + rr[j];
-        } else {
-          std::fill(row, row + np, b);
-        }
-      }
-    }
     kernels::F32GemmEpilogue ep;
     ep.min = act.min;
     ep.max = act.max;
+    ep.residual_stride = p;
     const size_t mr = cfg_.mr, nr = cfg_.nr;
     const size_t npanels = (np + nr - 1) / nr;
-    const float* a_group = packed_.data() + gi * panels_ * mr * kg_;
-    for (size_t k0 = 0; k0 < kg_; k0 += kc_) {
-      const size_t kc = std::min(kc_, kg_ - k0);
-      pack_im2col(g, x, k0, kc, p0, np, nr, ws);
-      uint32_t flags = (prefill || k0 > 0) ? kernels::kF32GemmLoadC : 0;
-      if (k0 + kc >= kg_) flags |= kernels::kF32GemmFinal;
+    const float* a_group = packed_.data() + gi * panels_ * mr * ka_;
+    for (size_t k0 = 0; k0 < ka_; k0 += kc_) {
+      const size_t kc = std::min(kc_, ka_ - k0);
+      pack_im2col(g, x, kg_, k0, kc, p0, np, nr, ws);
+      uint32_t flags = k0 > 0 ? kernels::kF32GemmLoadC : 0;
+      if (k0 + kc >= ka_) flags |= kernels::kF32GemmFinal;
       for (size_t mp = m0; mp < m1; mp += mr) {
-        const float* a = a_group + (mp / mr) * mr * kg_ + k0 * mr;
+        const float* a = a_group + (mp / mr) * mr * ka_ + k0 * mr;
         const size_t rows = std::min(mr, m1 - mp);
         for (size_t pn = 0; pn < npanels; ++pn) {
-          cfg_.ukernel(rows, std::min(nr, np - pn * nr), kc, a, ws + pn * kc * nr, y + mp * p + p0 + pn * nr, p,
-                       flags, ep);
+          const size_t off = mp * p + p0 + pn * nr;
+          ep.residual = r ? r + off : nullptr;
+          cfg_.ukernel(rows, std::min(nr, np - pn * nr), kc, a, ws + pn * kc * nr, y + off, p, flags, ep);
         }
       }
     }
@@ -215,7 +235,7 @@ class GemmConv final : public CpuOp {
   std::vector<int64_t> w_dims_;
   const F32GemmConfig& cfg_;
   Epilogue epilogue_;
-  size_t group_ = 1, m_ = 0, mg_ = 0, kg_ = 0, kc_ = 0, strip_panels_ = 1, panels_ = 0;
+  size_t group_ = 1, m_ = 0, mg_ = 0, kg_ = 0, ka_ = 0, kc_ = 0, strip_panels_ = 1, panels_ = 0;
   std::vector<float> bias_;
   AlignedFloats packed_;
   Conv2dGeometryCache geo_;

@@ -1,6 +1,7 @@
 // Depthwise Conv (group == channels, one filter per channel) on the cpu backend: each task copies
 // one channel plane with its zero padding into per-thread scratch and runs a direct kernel from
-// src/kernels/f32-dwconv (AVX2 3x3/5x5 stride 1/2 where the CPU has it, scalar otherwise).
+// src/kernels/f32-dwconv (AVX-512 or AVX2 3x3/5x5, stride 1/2, any dilation, where the CPU has
+// it; scalar otherwise).
 #include <algorithm>
 #include <cstring>
 
@@ -40,6 +41,17 @@ void copy_padded(const Conv2dGeometry& g, const PaddedPlane& pp, const float* x,
   }
 }
 
+// The next plane into a buffer copy_padded already filled for this geometry: the zeros stay
+// where they are, so only the input rows are copied.
+void copy_interior(const Conv2dGeometry& g, const PaddedPlane& pp, const float* x, float* dst) {
+  const size_t left = std::min(g.pad_left, pp.cols);
+  const size_t copy = pp.cols > g.pad_left ? std::min(g.w, pp.cols - g.pad_left) : 0;
+  const size_t r1 = std::min(pp.rows, g.pad_top + g.h);
+  for (size_t r = std::min(g.pad_top, r1); r < r1; ++r) {
+    std::memcpy(dst + r * pp.stride + left, x + (r - g.pad_top) * g.w, copy * sizeof(float));
+  }
+}
+
 class DwConv final : public CpuOp {
  public:
   DwConv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias, Epilogue e)
@@ -72,10 +84,18 @@ class DwConv final : public CpuOp {
     const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
     const size_t khw = g->kh * g->kw, in_plane = g->h * g->w, out_plane = g->ho * g->wo;
     const Activation& act = epilogue_.act;
+    // Scratch is shared with other ops, so each worker zero-pads its buffer once per run.
+    if (buffer_ready_.size() < rc.pool.threads()) buffer_ready_.resize(rc.pool.threads());
+    std::fill(buffer_ready_.begin(), buffer_ready_.end(), 0);
     auto task = [&](size_t plane, size_t worker) {
       const size_t c = plane % g->c;
       float* buf = rc.scratch.get(worker);
-      copy_padded(*g, pp, x + plane * in_plane, buf);
+      if (buffer_ready_[worker]) {
+        copy_interior(*g, pp, x + plane * in_plane, buf);
+      } else {
+        copy_padded(*g, pp, x + plane * in_plane, buf);
+        buffer_ready_[worker] = 1;
+      }
       kernels::F32DwconvParams p;
       p.in = buf;
       p.in_stride = pp.stride;
@@ -113,6 +133,7 @@ class DwConv final : public CpuOp {
   Conv2dGeometryCache geo_;
   kernels::F32DwconvFn fn_ = nullptr;
   const Conv2dGeometry* last_ = nullptr;
+  std::vector<uint8_t> buffer_ready_;  // per worker: its scratch holds this run's padded layout
 };
 
 }  // namespace

@@ -107,6 +107,14 @@ Result<std::unique_ptr<CpuOp>> make_pool(const ir::Node& node, const CompileCont
 Result<std::unique_ptr<CpuOp>> make_gemm(const ir::Node& node, const CompileContext& ctx);
 Result<std::unique_ptr<CpuOp>> make_elementwise(const ir::Node& node, const CompileContext& ctx);
 Result<std::unique_ptr<CpuOp>> make_softmax(const ir::Node& node, const CompileContext& ctx);
+// Resize of 4-D NCHW f32 over H and W, nearest and linear (cpu_resize.cpp).
+Result<std::unique_ptr<CpuOp>> make_resize(const ir::Node& node, const CompileContext& ctx);
+// Concat, Split, Transpose, the Reshape family, DepthToSpace/SpaceToDepth as copies (cpu_layout.cpp).
+Result<std::unique_ptr<CpuOp>> make_layout(const ir::Node& node, const CompileContext& ctx);
+// LSTM and GRU on f32 with default activations and constant weights (cpu_rnn.cpp).
+Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileContext& ctx);
+// Pow on f32 with a constant scalar exponent of 2 or 0.5 (cpu_pow.cpp).
+Result<std::unique_ptr<CpuOp>> make_pow(const ir::Node& node, const CompileContext& ctx);
 // Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh on f32; nullptr otherwise.
 std::unique_ptr<CpuOp> make_unary(const ir::Node& node);
 // The node's reference kernel (plus its fused epilogue) as a CpuOp; nullptr when it has none.

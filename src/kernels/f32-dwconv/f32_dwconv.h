@@ -8,7 +8,8 @@
 // caller copies the channel with its zero padding into a scratch buffer (per-thread, sized at
 // prepare time) so the kernels have no border cases. Rows of that buffer must extend at least
 // kF32DwconvRowSlack floats past the last column any window touches (the vector kernels read,
-// but do not use, up to that many extra floats; keep them finite, e.g. zero).
+// but do not use, up to that many extra floats; keep them finite, e.g. zero). The fixed-shape
+// kernels take any dilation (p.dh, p.dw) at run time; kh/kw/sh/sw are baked in.
 //
 // The [y0, y1) row range lets a depth-first engine call the kernel on strips of rows.
 //
@@ -16,6 +17,7 @@
 //   f32_dwconv__scalar                     any kernel size, stride, dilation; the oracle
 //   f32_dwconv3x3s1__scalar, ...s2, 5x5    fixed-shape scalar variants (the portable fast path)
 //   f32_dwconv3x3s1__avx2, ...s2, 5x5      x86-64 AVX2 + FMA3, 8 outputs per step, scalar tail
+//   f32_dwconv3x3s1__avx512, ...s2, 5x5    x86-64 AVX-512F, 16 outputs per step, masked tail
 #pragma once
 
 #include <cstddef>
@@ -25,7 +27,7 @@
 
 namespace nfuse::kernels {
 
-inline constexpr size_t kF32DwconvRowSlack = 16;
+inline constexpr size_t kF32DwconvRowSlack = 32;  // a 16-lane stride-2 step reads 31 past its first tap
 
 struct F32DwconvParams {
   const float* in = nullptr;  // padded plane, row r at in + r * in_stride
@@ -54,10 +56,14 @@ void f32_dwconv3x3s1__avx2(const F32DwconvParams& p, size_t y0, size_t y1);
 void f32_dwconv3x3s2__avx2(const F32DwconvParams& p, size_t y0, size_t y1);
 void f32_dwconv5x5s1__avx2(const F32DwconvParams& p, size_t y0, size_t y1);
 void f32_dwconv5x5s2__avx2(const F32DwconvParams& p, size_t y0, size_t y1);
+void f32_dwconv3x3s1__avx512(const F32DwconvParams& p, size_t y0, size_t y1);
+void f32_dwconv3x3s2__avx512(const F32DwconvParams& p, size_t y0, size_t y1);
+void f32_dwconv5x5s1__avx512(const F32DwconvParams& p, size_t y0, size_t y1);
+void f32_dwconv5x5s2__avx512(const F32DwconvParams& p, size_t y0, size_t y1);
 #endif
 
-// The best kernel for a square k x k window with equal strides and no dilation on `isa`
-// (3x3 / 5x5, stride 1 / 2); f32_dwconv__scalar for anything else. Never null.
+// The best kernel for a square k x k window with equal strides on `isa` (3x3 / 5x5, stride 1 / 2,
+// any dilation); f32_dwconv__scalar for anything else. Never null.
 F32DwconvFn f32_dwconv_select(Isa isa, size_t kh, size_t kw, size_t sh, size_t sw, size_t dh, size_t dw);
 
 }  // namespace nfuse::kernels

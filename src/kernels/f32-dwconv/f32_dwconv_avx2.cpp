@@ -16,7 +16,8 @@ inline __m256 load_even(const float* p) {
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
-// One output row pair-free loop: 8 outputs per step, each from K x K taps at stride S.
+// 8 outputs per step, each from K x K taps at stride S and dilation (p.dh, p.dw): the dilation is
+// a run-time step between taps, which costs nothing (the loads are addressed either way).
 template <size_t K, size_t S>
 void dwconv_avx2(const F32DwconvParams& p, size_t y0, size_t y1) {
   __m256 w[K * K];
@@ -25,6 +26,7 @@ void dwconv_avx2(const F32DwconvParams& p, size_t y0, size_t y1) {
   const __m256 vmin = _mm256_set1_ps(p.min);
   const __m256 vmax = _mm256_set1_ps(p.max);
   const size_t width = p.out_width;
+  const size_t dh = p.dh, dw = p.dw;
   for (size_t y = y0; y < y1; ++y) {
     float* out = p.out + y * p.out_stride;
     const float* in = p.in + y * S * p.in_stride;
@@ -34,10 +36,10 @@ void dwconv_avx2(const F32DwconvParams& p, size_t y0, size_t y1) {
       __m256 acc1 = _mm256_setzero_ps();
 #pragma GCC unroll 5
       for (size_t ky = 0; ky < K; ++ky) {
-        const float* row = in + ky * p.in_stride + x * S;
+        const float* row = in + ky * dh * p.in_stride + x * S;
 #pragma GCC unroll 5
         for (size_t kx = 0; kx < K; ++kx) {
-          const __m256 v = S == 1 ? _mm256_loadu_ps(row + kx) : load_even(row + kx);
+          const __m256 v = S == 1 ? _mm256_loadu_ps(row + kx * dw) : load_even(row + kx * dw);
           if ((ky + kx) % 2 == 0) {
             acc0 = _mm256_fmadd_ps(w[ky * K + kx], v, acc0);
           } else {
@@ -52,8 +54,8 @@ void dwconv_avx2(const F32DwconvParams& p, size_t y0, size_t y1) {
     for (; x < width; ++x) {
       float acc = p.bias;
       for (size_t ky = 0; ky < K; ++ky) {
-        const float* row = in + ky * p.in_stride + x * S;
-        for (size_t kx = 0; kx < K; ++kx) acc += p.w[ky * K + kx] * row[kx];
+        const float* row = in + ky * dh * p.in_stride + x * S;
+        for (size_t kx = 0; kx < K; ++kx) acc += p.w[ky * K + kx] * row[kx * dw];
       }
       out[x] = std::min(std::max(acc, p.min), p.max);
     }

@@ -1,0 +1,255 @@
+// Data-movement ops as copies split across the pool, for any element size of 1, 2, 4 or 8 bytes:
+//   Reshape, Flatten, Squeeze, Unsqueeze   one memcpy (none when the planner aliased the buffers)
+//   Concat, Split                          one memcpy per (outer index, input/output) block
+//   Transpose, DepthToSpace, SpaceToDepth  a permutation of a reshaped view (as ref_transpose.cpp),
+//                                          with adjacent axes merged so inner runs are long
+// Run-time shapes the permutation does not cover (rank over kMaxRank after merging) go to the
+// reference kernel, which the op holds.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_op.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+constexpr size_t kMinTaskBytes = size_t{64} << 10;  // smallest copy worth handing to another thread
+constexpr int kMaxRank = 8;
+
+enum class Kind { kCopy, kConcat, kSplit, kTranspose, kDepthToSpaceDcr, kDepthToSpaceCrd, kSpaceToDepth };
+
+// Copies `bytes` from src to dst in chunks across the pool.
+void parallel_memcpy(ThreadPool& pool, char* dst, const char* src, size_t bytes) {
+  const size_t tasks = std::clamp<size_t>(bytes / kMinTaskBytes, 1, pool.threads() * 4);
+  const size_t chunk = (bytes + tasks - 1) / tasks;
+  auto task = [&](size_t i, size_t) {
+    const size_t b0 = i * chunk, b1 = std::min(bytes, b0 + chunk);
+    if (b1 > b0) std::memcpy(dst + b0, src + b0, b1 - b0);
+  };
+  pool.run(tasks, task);
+}
+
+// A permutation over merged axes: output axis i has out_dims[i] elements, input stride strides[i].
+struct Permutation {
+  std::vector<int64_t> out_dims, strides;
+};
+
+Permutation merge_axes(const std::vector<int64_t>& view, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> in_strides(view.size(), 1);
+  for (size_t i = view.size(); i-- > 1;) in_strides[i - 1] = in_strides[i] * view[i];
+  Permutation p;
+  for (int64_t ax : perm) {
+    const int64_t d = view[static_cast<size_t>(ax)], s = in_strides[static_cast<size_t>(ax)];
+    if (d == 1) continue;
+    if (!p.out_dims.empty() && p.strides.back() == s * d) {
+      p.out_dims.back() *= d;
+      p.strides.back() = s;
+      continue;
+    }
+    p.out_dims.push_back(d);
+    p.strides.push_back(s);
+  }
+  if (p.out_dims.empty()) {
+    p.out_dims.push_back(1);
+    p.strides.push_back(1);
+  }
+  return p;
+}
+
+// Writes y in order from the strided view of x; rows (all but the last merged axis) across the pool.
+template <typename T>
+void permute(ThreadPool& pool, const Permutation& p, const T* x, T* y) {
+  const size_t rank = p.out_dims.size();
+  const size_t inner = static_cast<size_t>(p.out_dims[rank - 1]);
+  const int64_t inner_stride = p.strides[rank - 1];
+  size_t rows = 1;
+  for (size_t i = 0; i + 1 < rank; ++i) rows *= static_cast<size_t>(p.out_dims[i]);
+  const size_t rows_per_task = std::max<size_t>(1, kMinTaskBytes / (sizeof(T) * std::max<size_t>(inner, 1)));
+  auto task = [&](size_t t, size_t) {
+    const size_t r0 = t * rows_per_task, r1 = std::min(rows, r0 + rows_per_task);
+    int64_t idx[kMaxRank] = {};
+    int64_t offset = 0;
+    size_t rem = r0;
+    for (size_t i = rank - 1; i-- > 0;) {  // decode r0 once, then step an odometer
+      idx[i] = static_cast<int64_t>(rem % static_cast<size_t>(p.out_dims[i]));
+      rem /= static_cast<size_t>(p.out_dims[i]);
+      offset += idx[i] * p.strides[i];
+    }
+    for (size_t r = r0; r < r1; ++r) {
+      T* out = y + r * inner;
+      const T* in = x + offset;
+      if (inner_stride == 1) {
+        std::memcpy(out, in, inner * sizeof(T));
+      } else {
+        for (size_t j = 0; j < inner; ++j) out[j] = in[static_cast<int64_t>(j) * inner_stride];
+      }
+      for (size_t i = rank - 1; i-- > 0;) {
+        offset += p.strides[i];
+        if (++idx[i] < p.out_dims[i]) break;
+        offset -= idx[i] * p.strides[i];
+        idx[i] = 0;
+      }
+    }
+  };
+  pool.run((rows + rows_per_task - 1) / rows_per_task, task);
+}
+
+int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < to; ++i) n *= d[i];
+  return n;
+}
+
+class LayoutOp final : public CpuOp {
+ public:
+  LayoutOp(Kind kind, int64_t axis, std::vector<int64_t> perm, int64_t block, std::unique_ptr<CpuOp> fallback)
+      : kind_(kind), axis_(axis), perm_(std::move(perm)), block_(block), fallback_(std::move(fallback)) {}
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    switch (kind_) {
+      case Kind::kCopy: {
+        const ir::Tensor& x = *t.inputs[0];
+        ir::Tensor& y = *t.outputs[0];
+        if (x.raw() != y.raw() && x.bytes() > 0)
+          parallel_memcpy(rc.pool, static_cast<char*>(y.raw()), static_cast<const char*>(x.raw()), x.bytes());
+        return ok_status();
+      }
+      case Kind::kConcat: return concat_split(t, rc, true);
+      case Kind::kSplit: return concat_split(t, rc, false);
+      default: return run_permute(t, rc);
+    }
+  }
+
+ private:
+  // Concat (big = output, parts = inputs) or Split (big = input, parts = outputs), each part
+  // viewed as [outer, dim, inner] around the axis.
+  Status concat_split(const OpTensors& t, RunContext& rc, bool concat) {
+    const ir::Tensor& big = concat ? *t.outputs[0] : *t.inputs[0];
+    const int rank = big.rank();
+    const size_t axis = static_cast<size_t>(axis_ < 0 ? axis_ + rank : axis_);
+    const size_t esize = ir::dtype_size(big.dtype());
+    const size_t outer = static_cast<size_t>(product(big.dims(), 0, axis));
+    const size_t inner = static_cast<size_t>(product(big.dims(), axis + 1, big.dims().size())) * esize;
+    const size_t big_row = static_cast<size_t>(big.dim(static_cast<int>(axis))) * inner;
+    const size_t parts = concat ? t.inputs.size() : t.outputs.size();
+    std::vector<size_t> part_row(parts), part_offset(parts);
+    size_t offset = 0;
+    for (size_t k = 0; k < parts; ++k) {
+      const ir::Tensor& p = concat ? *t.inputs[k] : *t.outputs[k];
+      if (p.rank() != rank) return fallback_->run(t, rc);
+      part_row[k] = static_cast<size_t>(p.dim(static_cast<int>(axis))) * inner;
+      part_offset[k] = offset;
+      offset += part_row[k];
+    }
+    if (offset != big_row) return fallback_->run(t, rc);
+    char* big_out = concat ? static_cast<char*>(t.outputs[0]->raw()) : nullptr;
+    const char* big_in = concat ? nullptr : static_cast<const char*>(t.inputs[0]->raw());
+    // One task per (outer index, part) block group, grouping outer indices to kMinTaskBytes.
+    const size_t group = std::max<size_t>(1, kMinTaskBytes / std::max<size_t>(big_row, 1));
+    const size_t groups = (outer + group - 1) / group;
+    auto task = [&](size_t i, size_t) {
+      const size_t k = i % parts, o0 = i / parts * group, o1 = std::min(outer, o0 + group);
+      const size_t n = part_row[k];
+      if (n == 0) return;
+      for (size_t o = o0; o < o1; ++o) {
+        if (concat) {
+          std::memcpy(big_out + o * big_row + part_offset[k], static_cast<const char*>(t.inputs[k]->raw()) + o * n, n);
+        } else {
+          std::memcpy(static_cast<char*>(t.outputs[k]->raw()) + o * n, big_in + o * big_row + part_offset[k], n);
+        }
+      }
+    };
+    rc.pool.run(groups * parts, task);
+    return ok_status();
+  }
+
+  Status run_permute(const OpTensors& t, RunContext& rc) {
+    const ir::Tensor& x = *t.inputs[0];
+    ir::Tensor& y = *t.outputs[0];
+    std::vector<int64_t> view = x.dims(), perm = perm_;
+    if (kind_ == Kind::kTranspose) {
+      if (perm.empty())
+        for (int i = x.rank() - 1; i >= 0; --i) perm.push_back(i);
+      if (static_cast<int>(perm.size()) != x.rank()) return fallback_->run(t, rc);
+    } else {
+      if (x.rank() != 4) return fallback_->run(t, rc);
+      const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
+      if (kind_ == Kind::kSpaceToDepth) {
+        view = {n, c, h / b, b, w / b, b};
+        perm = {0, 3, 5, 1, 2, 4};
+      } else if (kind_ == Kind::kDepthToSpaceCrd) {
+        view = {n, c / (b * b), b, b, h, w};
+        perm = {0, 1, 4, 2, 5, 3};
+      } else {
+        view = {n, b, b, c / (b * b), h, w};
+        perm = {0, 3, 4, 1, 5, 2};
+      }
+    }
+    if (x.numel() == 0) return ok_status();
+    const Permutation p = merge_axes(view, perm);
+    if (p.out_dims.size() > static_cast<size_t>(kMaxRank)) return fallback_->run(t, rc);
+    switch (ir::dtype_size(x.dtype())) {
+      case 1: permute(rc.pool, p, x.data<uint8_t>(), y.data<uint8_t>()); break;
+      case 2: permute(rc.pool, p, x.data<uint16_t>(), y.data<uint16_t>()); break;
+      case 4: permute(rc.pool, p, x.data<uint32_t>(), y.data<uint32_t>()); break;
+      case 8: permute(rc.pool, p, x.data<uint64_t>(), y.data<uint64_t>()); break;
+      default: return fallback_->run(t, rc);
+    }
+    return ok_status();
+  }
+
+  Kind kind_;
+  int64_t axis_;
+  std::vector<int64_t> perm_;
+  int64_t block_;
+  std::unique_ptr<CpuOp> fallback_;
+};
+
+bool plain_dtype(const ir::Value* v) {
+  if (!v || v->type.dtype == ir::DType::kUndefined) return false;
+  const size_t s = ir::dtype_size(v->type.dtype);
+  return s == 1 || s == 2 || s == 4 || s == 8;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_layout(const ir::Node& node, const CompileContext&) {
+  const std::string& op = node.op_type;
+  const ir::Attributes& at = node.attrs;
+  if (at.has(ops::kFusedActivationAttr) || at.has(ops::kFusedResidualAttr)) return std::unique_ptr<CpuOp>();
+  if (node.inputs.empty() || !node.input(0) || !plain_dtype(node.input(0))) return std::unique_ptr<CpuOp>();
+  for (const ir::Value* v : node.outputs)
+    if (!v) return std::unique_ptr<CpuOp>();  // an omitted Split output: the reference handles it
+  Kind kind = Kind::kCopy;
+  int64_t axis = 0, block = 1;
+  std::vector<int64_t> perm;
+  if (op == "Concat") {
+    kind = Kind::kConcat;
+    axis = at.get_int("axis", 1);
+    for (const ir::Value* v : node.inputs)
+      if (!v || v->type.dtype != node.input(0)->type.dtype) return std::unique_ptr<CpuOp>();
+  } else if (op == "Split") {
+    kind = Kind::kSplit;
+    axis = at.get_int("axis", 0);
+  } else if (op == "Transpose") {
+    kind = Kind::kTranspose;
+    perm = at.get_ints("perm");
+  } else if (op == "DepthToSpace") {
+    kind = at.get_string("mode", "DCR") == "CRD" ? Kind::kDepthToSpaceCrd : Kind::kDepthToSpaceDcr;
+    block = at.get_int("blocksize", 1);
+  } else if (op == "SpaceToDepth") {
+    kind = Kind::kSpaceToDepth;
+    block = at.get_int("blocksize", 1);
+  } else if (op != "Reshape" && op != "Flatten" && op != "Squeeze" && op != "Unsqueeze") {
+    return std::unique_ptr<CpuOp>();
+  }
+  if (block < 1) return std::unique_ptr<CpuOp>();
+  std::unique_ptr<CpuOp> fallback = make_ref_op(node);
+  if (!fallback) return std::unique_ptr<CpuOp>();
+  return std::unique_ptr<CpuOp>(std::make_unique<LayoutOp>(kind, axis, std::move(perm), block, std::move(fallback)));
+}
+
+}  // namespace nfuse::backends::cpu

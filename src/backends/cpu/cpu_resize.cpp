@@ -1,0 +1,268 @@
+// Resize (opset >= 11) of 4-D NCHW f32 tensors that scales only H and W, nearest (every
+// nearest_mode) and linear, every coordinate_transformation_mode but tf_crop_and_resize (and
+// tf_half_pixel_for_nearest where it would shift N and C, as the reference does). The
+// per-row and per-column source indices and weights follow ref_resize.cpp exactly (computed in
+// double once per shape and cached); the run is then a gather (nearest) or two horizontal passes
+// plus one vertical blend (linear) per output row, parallel over channel planes. Horizontal
+// passes are cached per source row, so an upscale computes each source row's blend once.
+// Shapes the fast path does not cover at run time (a scale on N or C, from dynamic scales) go
+// to the reference kernel, which this op holds.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_op.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+enum class Ctm { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNearest };
+enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+// One axis: out_len source indices (nearest) or index pairs with weights (linear).
+struct AxisMap {
+  std::vector<int32_t> i0, i1;
+  std::vector<float> w0, w1;
+};
+
+struct Geometry {
+  std::vector<int64_t> in_dims, out_dims;
+  double scale_h = 0, scale_w = 0;
+  AxisMap rows, cols;
+};
+
+class ResizeOp final : public CpuOp {
+ public:
+  ResizeOp(bool linear, Ctm ctm, NearestMode nm, std::unique_ptr<CpuOp> fallback)
+      : linear_(linear), ctm_(ctm), nearest_mode_(nm), fallback_(std::move(fallback)) {}
+
+  size_t scratch_floats(const OpTensors& t, size_t) const override {
+    if (!linear_) return 0;
+    if (t.outputs.empty() || !t.outputs[0]) return 2 * scratch_width_;  // compile time: the static width
+    const ir::Tensor& y = *t.outputs[0];
+    return y.rank() == 4 ? 2 * static_cast<size_t>(y.dim(3)) : 0;
+  }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const ir::Tensor& x = *t.inputs[0];
+    ir::Tensor& y = *t.outputs[0];
+    double sh = 0, sw = 0;
+    if (!fast_path(t, &sh, &sw)) return fallback_->run(t, rc);
+    if (geo_.in_dims != x.dims() || geo_.out_dims != y.dims() || geo_.scale_h != sh || geo_.scale_w != sw) {
+      geo_.in_dims = x.dims();
+      geo_.out_dims = y.dims();
+      geo_.scale_h = sh;
+      geo_.scale_w = sw;
+      geo_.rows = axis_map(x.dim(2), y.dim(2), sh, by_sizes_);
+      geo_.cols = axis_map(x.dim(3), y.dim(3), sw, by_sizes_);
+    }
+    const size_t planes = static_cast<size_t>(x.dim(0) * x.dim(1));
+    const size_t ih = static_cast<size_t>(x.dim(2)), iw = static_cast<size_t>(x.dim(3));
+    const size_t oh = static_cast<size_t>(y.dim(2)), ow = static_cast<size_t>(y.dim(3));
+    if (planes == 0 || oh == 0 || ow == 0) return ok_status();
+    const float* xd = x.data<float>();
+    float* yd = y.data<float>();
+    const Geometry& g = geo_;
+    auto task = [&](size_t p, size_t worker) {
+      const float* src = xd + p * ih * iw;
+      float* dst = yd + p * oh * ow;
+      if (linear_) {
+        run_linear_plane(g, src, iw, dst, oh, ow, rc.scratch.get(worker));
+      } else {
+        run_nearest_plane(g, src, iw, dst, oh, ow);
+      }
+    };
+    rc.pool.run(planes, task);
+    return ok_status();
+  }
+
+  void set_scratch_width(size_t ow) { scratch_width_ = ow; }
+
+ private:
+  static constexpr int scales_input_ = 2, sizes_input_ = 3;  // opset >= 11
+  // True when the run-time inputs scale only H and W; the per-axis scales as the reference
+  // measures them (sizes: out/in; scales: the given value).
+  bool fast_path(const OpTensors& t, double* sh, double* sw) {
+    const ir::Tensor& x = *t.inputs[0];
+    const ir::Tensor& y = *t.outputs[0];
+    if (x.rank() != 4 || y.rank() != 4 || x.dim(0) != y.dim(0) || x.dim(1) != y.dim(1)) return false;
+    if (x.dim(2) == 0 || x.dim(3) == 0) return false;
+    auto set = [&](int i) {
+      return i < static_cast<int>(t.inputs.size()) && t.inputs[static_cast<size_t>(i)] &&
+             t.inputs[static_cast<size_t>(i)]->numel() > 0;
+    };
+    by_sizes_ = set(sizes_input_);
+    if (by_sizes_) {
+      *sh = static_cast<double>(y.dim(2)) / static_cast<double>(x.dim(2));
+      *sw = static_cast<double>(y.dim(3)) / static_cast<double>(x.dim(3));
+      return true;
+    }
+    if (!set(scales_input_)) return false;
+    const ir::Tensor& s = *t.inputs[static_cast<size_t>(scales_input_)];
+    if (s.numel() != 4 || s.get_double(0) != 1.0 || s.get_double(1) != 1.0) return false;
+    *sh = s.get_double(2);
+    *sw = s.get_double(3);
+    return *sh > 0.0 && *sw > 0.0 && std::isfinite(*sh) && std::isfinite(*sw);
+  }
+
+  double original_coordinate(double x, double in, double scale, double resized_len) const {
+    switch (ctm_) {
+      case Ctm::kAsymmetric: return x / scale;
+      case Ctm::kHalfPixel: return (x + 0.5) / scale - 0.5;
+      case Ctm::kPytorchHalfPixel: return resized_len > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
+      case Ctm::kAlignCorners: return resized_len == 1.0 ? 0.0 : x * (in - 1.0) / (resized_len - 1.0);
+      case Ctm::kTfHalfPixelForNearest: return (x + 0.5) / scale;
+    }
+    return 0.0;
+  }
+
+  int64_t nearest_index(double xo) const {
+    const double fl = std::floor(xo);
+    const double ratio = xo - fl;
+    if (ratio == 0.0) return static_cast<int64_t>(fl);
+    bool up = false;
+    switch (nearest_mode_) {
+      case NearestMode::kRoundPreferFloor: up = ratio > 0.5; break;
+      case NearestMode::kRoundPreferCeil: up = ratio >= 0.5; break;
+      case NearestMode::kFloor: up = false; break;
+      case NearestMode::kCeil: up = true; break;
+    }
+    return static_cast<int64_t>(fl) + (up ? 1 : 0);
+  }
+
+  AxisMap axis_map(int64_t in_len, int64_t out_len, double scale, bool by_sizes) const {
+    AxisMap m;
+    const size_t n = static_cast<size_t>(out_len);
+    m.i0.resize(n);
+    if (linear_) {
+      m.i1.resize(n);
+      m.w0.resize(n);
+      m.w1.resize(n);
+    }
+    const double in = static_cast<double>(in_len);
+    const double resized_len = by_sizes ? static_cast<double>(out_len) : scale * in;
+    auto clamp = [in_len](int64_t i) { return static_cast<int32_t>(std::clamp<int64_t>(i, 0, in_len - 1)); };
+    for (size_t o = 0; o < n; ++o) {
+      const double xo = original_coordinate(static_cast<double>(o), in, scale, resized_len);
+      if (!linear_) {
+        m.i0[o] = clamp(nearest_index(xo));
+        continue;
+      }
+      const double fl = std::floor(xo);
+      const double ratio = xo - fl;
+      if (ratio == 0.0) {
+        // One tap of weight 1 (the reference drops the zero-weight neighbour): half of the same
+        // value twice is exact, also for infinities.
+        m.i0[o] = m.i1[o] = clamp(static_cast<int64_t>(fl));
+        m.w0[o] = m.w1[o] = 0.5f;
+      } else {
+        m.i0[o] = clamp(static_cast<int64_t>(fl));
+        m.i1[o] = clamp(static_cast<int64_t>(fl) + 1);
+        m.w0[o] = static_cast<float>(1.0 - ratio);
+        m.w1[o] = static_cast<float>(ratio);
+      }
+    }
+    return m;
+  }
+
+  static void run_nearest_plane(const Geometry& g, const float* src, size_t iw, float* dst, size_t oh, size_t ow) {
+    const int32_t* ci = g.cols.i0.data();
+    for (size_t r = 0; r < oh; ++r) {
+      float* out = dst + r * ow;
+      const size_t sr = static_cast<size_t>(g.rows.i0[r]);
+      if (r > 0 && sr == static_cast<size_t>(g.rows.i0[r - 1])) {
+        std::memcpy(out, out - ow, ow * sizeof(float));
+        continue;
+      }
+      const float* in = src + sr * iw;
+      for (size_t c = 0; c < ow; ++c) out[c] = in[ci[c]];
+    }
+  }
+
+  // Horizontal blend of one source row into `out` (ow values).
+  static void blend_row(const AxisMap& cols, const float* in, float* out, size_t ow) {
+    const int32_t* i0 = cols.i0.data();
+    const int32_t* i1 = cols.i1.data();
+    const float* w0 = cols.w0.data();
+    const float* w1 = cols.w1.data();
+    for (size_t c = 0; c < ow; ++c) out[c] = w0[c] * in[i0[c]] + w1[c] * in[i1[c]];
+  }
+
+  static void run_linear_plane(const Geometry& g, const float* src, size_t iw, float* dst, size_t oh, size_t ow,
+                               float* scratch) {
+    float* buf[2] = {scratch, scratch + ow};
+    int64_t held[2] = {-1, -1};  // source row each buffer holds
+    // The blended source row `sr`, evicting the buffer that does not hold `keep`.
+    auto row = [&](int32_t sr, int32_t keep) -> const float* {
+      for (int b = 0; b < 2; ++b)
+        if (held[b] == sr) return buf[b];
+      const int b = held[0] == keep ? 1 : 0;
+      held[b] = sr;
+      blend_row(g.cols, src + static_cast<size_t>(sr) * iw, buf[b], ow);
+      return buf[b];
+    };
+    for (size_t r = 0; r < oh; ++r) {
+      const int32_t r0 = g.rows.i0[r], r1 = g.rows.i1[r];
+      const float* a = row(r0, r1);
+      const float* b = row(r1, r0);
+      const float wa = g.rows.w0[r], wb = g.rows.w1[r];
+      float* out = dst + r * ow;
+      for (size_t c = 0; c < ow; ++c) out[c] = wa * a[c] + wb * b[c];
+    }
+  }
+
+  bool linear_;
+  Ctm ctm_;
+  NearestMode nearest_mode_;
+  std::unique_ptr<CpuOp> fallback_;
+  Geometry geo_;
+  bool by_sizes_ = false;     // the last run's output came from `sizes` (else `scales`)
+  size_t scratch_width_ = 0;  // output width when statically known
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_resize(const ir::Node& node, const CompileContext&) {
+  const ir::Attributes& at = node.attrs;
+  const ir::Value* x = node.input(0);
+  if (node.op_type != "Resize" || (node.opset > 0 && node.opset < 11)) return std::unique_ptr<CpuOp>();
+  if (!is_f32(x) || !x->type.shape.rank_known() || x->type.shape.rank() != 4) return std::unique_ptr<CpuOp>();
+  if (at.has(ops::kFusedActivationAttr) || at.has(ops::kFusedResidualAttr)) return std::unique_ptr<CpuOp>();
+  if (at.get_int("antialias", 0) != 0 || at.has("axes") || at.has("keep_aspect_ratio_policy"))
+    return std::unique_ptr<CpuOp>();
+  std::string mode = at.get_string("mode", "nearest");
+  if (mode == "bilinear") mode = "linear";
+  if (mode != "nearest" && mode != "linear") return std::unique_ptr<CpuOp>();
+  const std::string c = at.get_string("coordinate_transformation_mode", "half_pixel");
+  Ctm ctm;
+  if (c == "half_pixel") ctm = Ctm::kHalfPixel;
+  else if (c == "pytorch_half_pixel") ctm = Ctm::kPytorchHalfPixel;
+  else if (c == "align_corners") ctm = Ctm::kAlignCorners;
+  else if (c == "asymmetric") ctm = Ctm::kAsymmetric;
+  else if (c == "tf_half_pixel_for_nearest" || c == "tf_half_pixel_for_nn") ctm = Ctm::kTfHalfPixelForNearest;
+  else return std::unique_ptr<CpuOp>();
+  const std::string n = at.get_string("nearest_mode", "round_prefer_floor");
+  NearestMode nm;
+  if (n == "round_prefer_floor") nm = NearestMode::kRoundPreferFloor;
+  else if (n == "round_prefer_ceil") nm = NearestMode::kRoundPreferCeil;
+  else if (n == "floor") nm = NearestMode::kFloor;
+  else if (n == "ceil") nm = NearestMode::kCeil;
+  else return std::unique_ptr<CpuOp>();
+  // tf_half_pixel_for_nearest maps N and C too: x -> x + 0.5, which reads the next channel
+  // unless nearest rounds it back down.
+  if (ctm == Ctm::kTfHalfPixelForNearest &&
+      (mode == "linear" || nm == NearestMode::kCeil || nm == NearestMode::kRoundPreferCeil))
+    return std::unique_ptr<CpuOp>();
+  std::unique_ptr<CpuOp> fallback = make_ref_op(node);
+  if (!fallback) return std::unique_ptr<CpuOp>();
+  auto op = std::make_unique<ResizeOp>(mode == "linear", ctm, nm, std::move(fallback));
+  const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
+  if (y && y->type.shape.rank_known() && y->type.shape.rank() == 4) {
+    if (auto dims = y->type.shape.static_dims()) op->set_scratch_width(static_cast<size_t>((*dims)[3]));
+  }
+  return std::unique_ptr<CpuOp>(std::move(op));
+}
+
+}  // namespace nfuse::backends::cpu

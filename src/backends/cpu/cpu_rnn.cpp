@@ -1,0 +1,346 @@
+// LSTM and GRU on f32 (forward, reverse, bidirectional) with the default activations, layout 0,
+// constant W, R and B, no sequence_lens, peepholes or input_forget: everything else runs on the
+// reference kernel. Per direction, the input projection X * W^T + biases of every time step is
+// one GEMM; each step then adds h * R^T onto its rows of that product (the GEMM's residual input)
+// and one fused pass applies the gates. W^T and R^T are packed once at compile time. Gate order
+// in W/R/B: LSTM i o f c, GRU z r h.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_op.h"
+#include "kernels/f32-gemm/f32_gemm.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+struct GemmShape {
+  size_t m, n, k;
+};
+
+// c[m x n] (row stride c_stride) = a[m x k] (row stride k) * B + bias + residual (row stride
+// residual_stride), split across the pool; B packed for this config.
+void run_gemm(const kernels::F32GemmConfig& cfg, RunContext& rc, GemmShape s, const float* a, const float* b_packed,
+              const float* bias, const float* residual, size_t residual_stride, float* c, size_t c_stride) {
+  kernels::F32GemmArgs args;
+  args.m = s.m;
+  args.n = s.n;
+  args.k = s.k;
+  args.a = a;
+  args.a_row_stride = s.k;
+  args.a_col_stride = 1;
+  args.b_packed = b_packed;
+  args.c = c;
+  args.c_stride = c_stride;
+  args.bias = bias;
+  args.residual = residual;
+  args.residual_stride = residual_stride;
+  const kernels::F32GemmTasks tasks = kernels::f32_gemm_tasks(cfg, s.m, s.n, s.k, rc.pool.threads());
+  auto task = [&](size_t i, size_t worker) { kernels::f32_gemm_task(cfg, args, tasks, i, rc.scratch.get(worker)); };
+  rc.pool.run(tasks.count(), task);
+}
+
+// Packs the rows [j0, j0 + n) of a row-major [*, k] weight matrix as a k x n GEMM B (its transpose).
+bool pack_transposed(const kernels::F32GemmConfig& cfg, const float* w, size_t k, size_t n, AlignedFloats* out) {
+  if (!out->resize(kernels::f32_gemm_packed_b_size(k, n, cfg.nr))) return false;
+  kernels::f32_gemm_pack_b(k, n, cfg.nr, w, 1, k, out->data());
+  return true;
+}
+
+bool ensure(AlignedFloats& b, size_t n) { return b.size() >= n || b.resize(n); }
+
+struct Direction {
+  AlignedFloats w_packed, r_packed;  // K x 4H panels: K = input for W, hidden for R
+  std::vector<float> bias;           // Wb + Rb, 4H
+};
+
+class LstmOp final : public CpuOp {
+ public:
+  LstmOp(int64_t input, int64_t hidden, bool reverse_only, float clip)
+      : cfg_(kernels::f32_gemm_config()), input_(static_cast<size_t>(input)), hidden_(static_cast<size_t>(hidden)),
+        reverse_only_(reverse_only), clip_(clip) {}
+
+  // Packs direction d's weights; false when memory runs out.
+  bool add_direction(const float* w, const float* r, const float* b) {
+    const size_t g = 4 * hidden_;
+    Direction d;
+    if (!d.w_packed.resize(kernels::f32_gemm_packed_b_size(input_, g, cfg_.nr))) return false;
+    if (!d.r_packed.resize(kernels::f32_gemm_packed_b_size(hidden_, g, cfg_.nr))) return false;
+    // W is [4H][input]: B[k][j] = W[j][k], strides (1, input).
+    kernels::f32_gemm_pack_b(input_, g, cfg_.nr, w, 1, input_, d.w_packed.data());
+    kernels::f32_gemm_pack_b(hidden_, g, cfg_.nr, r, 1, hidden_, d.r_packed.data());
+    d.bias.assign(g, 0.0f);
+    if (b)
+      for (size_t j = 0; j < g; ++j) d.bias[j] = b[j] + b[g + j];
+    dirs_.push_back(std::move(d));
+    return true;
+  }
+
+  size_t scratch_floats(const OpTensors&, size_t) const override {
+    return (kernels::f32_gemm_workspace_size(cfg_, std::max(input_, hidden_)) + sizeof(float) - 1) / sizeof(float) + 16;
+  }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const ir::Tensor& x = *t.inputs[0];
+    if (x.rank() != 3 || static_cast<size_t>(x.dim(2)) != input_)
+      return invalid_argument("LSTM: X is " + ir::dims_to_string(x.dims()) + ", weights expect input size " +
+                              std::to_string(input_));
+    const size_t seq = static_cast<size_t>(x.dim(0)), batch = static_cast<size_t>(x.dim(1));
+    const size_t g = 4 * hidden_, hs = hidden_, nd = dirs_.size();
+    auto present = [&](size_t i) -> ir::Tensor* {
+      return i < t.outputs.size() && t.outputs[i] && !t.outputs[i]->empty() ? t.outputs[i] : nullptr;
+    };
+    auto input = [&](size_t i) -> const float* {
+      return i < t.inputs.size() && t.inputs[i] && t.inputs[i]->numel() > 0 ? t.inputs[i]->data<float>() : nullptr;
+    };
+    ir::Tensor* y = present(0);
+    ir::Tensor* y_h = present(1);
+    ir::Tensor* y_c = present(2);
+    const float* h0 = input(5);
+    const float* c0 = input(6);
+    if (!ensure(xw_, seq * batch * g) || !ensure(gates_, batch * g) || !ensure(h_, batch * hs) ||
+        !ensure(c_, batch * hs))
+      return out_of_memory("cpu LSTM buffers");
+    for (size_t d = 0; d < nd; ++d) {
+      const Direction& dir = dirs_[d];
+      float* h = h_.data();
+      float* c = c_.data();
+      std::copy_n(h0 ? h0 + d * batch * hs : zeros(batch * hs), batch * hs, h);
+      std::copy_n(c0 ? c0 + d * batch * hs : zeros(batch * hs), batch * hs, c);
+      gemm(rc, seq * batch, input_, x.data<float>(), dir.w_packed.data(), dir.bias.data(), nullptr, xw_.data());
+      const bool backward = reverse_only_ || d == 1;
+      for (size_t s = 0; s < seq; ++s) {
+        const size_t step = backward ? seq - 1 - s : s;
+        gemm(rc, batch, hs, h, dir.r_packed.data(), nullptr, xw_.data() + step * batch * g, gates_.data());
+        apply_gates(batch, h, c);
+        if (y) std::copy_n(h, batch * hs, y->data<float>() + (step * nd + d) * batch * hs);
+      }
+      if (y_h) std::copy_n(h, batch * hs, y_h->data<float>() + d * batch * hs);
+      if (y_c) std::copy_n(c, batch * hs, y_c->data<float>() + d * batch * hs);
+    }
+    return ok_status();
+  }
+
+ private:
+  const float* zeros(size_t n) {
+    if (zeros_.size() < n) zeros_.assign(n, 0.0f);
+    return zeros_.data();
+  }
+
+  void gemm(RunContext& rc, size_t m, size_t k, const float* a, const float* b_packed, const float* bias,
+            const float* residual, float* c) const {
+    run_gemm(cfg_, rc, {m, 4 * hidden_, k}, a, b_packed, bias, residual, 4 * hidden_, c, 4 * hidden_);
+  }
+
+  float clipped(float v) const { return std::clamp(v, -clip_, clip_); }
+
+  void apply_gates(size_t batch, float* h, float* c) const {
+    const size_t hs = hidden_;
+    for (size_t b = 0; b < batch; ++b) {
+      const float* gi = gates_.data() + b * 4 * hs;
+      const float* go = gi + hs;
+      const float* gf = go + hs;
+      const float* gc = gf + hs;
+      float* hb = h + b * hs;
+      float* cb = c + b * hs;
+      for (size_t j = 0; j < hs; ++j) {
+        const float c_new = sigmoid(clipped(gf[j])) * cb[j] + sigmoid(clipped(gi[j])) * std::tanh(clipped(gc[j]));
+        cb[j] = c_new;
+        hb[j] = sigmoid(clipped(go[j])) * std::tanh(c_new);
+      }
+    }
+  }
+
+  const kernels::F32GemmConfig& cfg_;
+  size_t input_, hidden_;
+  bool reverse_only_;
+  float clip_;
+  std::vector<Direction> dirs_;
+  AlignedFloats xw_, gates_, h_, c_;
+  std::vector<float> zeros_;
+};
+
+// GRU, gates z r h. linear_before_reset = 1: one recurrent GEMM h * R^T + [0, 0, Rbh] per step.
+// linear_before_reset = 0 (the ONNX default): h * R_zr^T onto the z and r projections, then
+// (r . h) * R_h^T onto the h projection, which carries Wbh + Rbh.
+class GruOp final : public CpuOp {
+ public:
+  GruOp(int64_t input, int64_t hidden, bool reverse_only, float clip, bool linear_before_reset)
+      : cfg_(kernels::f32_gemm_config()), input_(static_cast<size_t>(input)), hidden_(static_cast<size_t>(hidden)),
+        reverse_only_(reverse_only), clip_(clip), lbr_(linear_before_reset) {}
+
+  bool add_direction(const float* w, const float* r, const float* b) {
+    const size_t hs = hidden_, g = 3 * hs;
+    Direction d;
+    if (!pack_transposed(cfg_, w, input_, g, &d.w)) return false;
+    if (lbr_ ? !pack_transposed(cfg_, r, hs, g, &d.r) : !pack_transposed(cfg_, r, hs, 2 * hs, &d.r) ||
+                                                          !pack_transposed(cfg_, r + 2 * hs * hs, hs, hs, &d.r_h))
+      return false;
+    d.x_bias.assign(g, 0.0f);
+    d.r_bias.assign(g, 0.0f);
+    for (size_t j = 0; b && j < g; ++j) {
+      const bool rec_separate = lbr_ && j >= 2 * hs;  // Rbh stays inside r . (h * Rh^T + Rbh)
+      d.x_bias[j] = b[j] + (rec_separate ? 0.0f : b[g + j]);
+      d.r_bias[j] = rec_separate ? b[g + j] : 0.0f;
+    }
+    dirs_.push_back(std::move(d));
+    return true;
+  }
+
+  size_t scratch_floats(const OpTensors&, size_t) const override {
+    return (kernels::f32_gemm_workspace_size(cfg_, std::max(input_, hidden_)) + sizeof(float) - 1) / sizeof(float) + 16;
+  }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const ir::Tensor& x = *t.inputs[0];
+    if (x.rank() != 3 || static_cast<size_t>(x.dim(2)) != input_)
+      return invalid_argument("GRU: X is " + ir::dims_to_string(x.dims()) + ", weights expect input size " +
+                              std::to_string(input_));
+    const size_t seq = static_cast<size_t>(x.dim(0)), batch = static_cast<size_t>(x.dim(1));
+    const size_t hs = hidden_, g = 3 * hs, nd = dirs_.size();
+    ir::Tensor* y = t.outputs.size() > 0 && !t.outputs[0]->empty() ? t.outputs[0] : nullptr;
+    ir::Tensor* y_h = t.outputs.size() > 1 && !t.outputs[1]->empty() ? t.outputs[1] : nullptr;
+    const float* h0 = t.inputs.size() > 5 && t.inputs[5] && t.inputs[5]->numel() > 0 ? t.inputs[5]->data<float>()
+                                                                                       : nullptr;
+    if (!ensure(xw_, seq * batch * g) || !ensure(gates_, batch * g) || !ensure(h_, batch * hs) ||
+        !ensure(rh_, batch * hs))
+      return out_of_memory("cpu GRU buffers");
+    for (size_t d = 0; d < nd; ++d) {
+      const Direction& dir = dirs_[d];
+      float* h = h_.data();
+      if (h0) std::copy_n(h0 + d * batch * hs, batch * hs, h);
+      else std::fill_n(h, batch * hs, 0.0f);
+      run_gemm(cfg_, rc, {seq * batch, g, input_}, x.data<float>(), dir.w.data(), dir.x_bias.data(), nullptr, 0,
+               xw_.data(), g);
+      const bool backward = reverse_only_ || d == 1;
+      for (size_t s = 0; s < seq; ++s) {
+        const size_t step = backward ? seq - 1 - s : s;
+        step_gates(rc, dir, batch, xw_.data() + step * batch * g, h);
+        if (y) std::copy_n(h, batch * hs, y->data<float>() + (step * nd + d) * batch * hs);
+      }
+      if (y_h) std::copy_n(h, batch * hs, y_h->data<float>() + d * batch * hs);
+    }
+    return ok_status();
+  }
+
+ private:
+  struct Direction {
+    AlignedFloats w, r, r_h;  // r: all 3H columns (lbr) or z and r only; r_h: h columns (not lbr)
+    std::vector<float> x_bias, r_bias;
+  };
+
+  float clipped(float v) const { return std::clamp(v, -clip_, clip_); }
+
+  // One time step: xw holds this step's input projections (batch rows of 3H).
+  void step_gates(RunContext& rc, const Direction& dir, size_t batch, const float* xw, float* h) {
+    const size_t hs = hidden_, g = 3 * hs;
+    float* gt = gates_.data();
+    if (lbr_) {
+      run_gemm(cfg_, rc, {batch, g, hs}, h, dir.r.data(), dir.r_bias.data(), nullptr, 0, gt, g);
+      for (size_t b = 0; b < batch; ++b) {
+        const float* xr = xw + b * g;
+        const float* gr = gt + b * g;
+        float* hb = h + b * hs;
+        for (size_t j = 0; j < hs; ++j) {
+          const float z = sigmoid(clipped(xr[j] + gr[j]));
+          const float r = sigmoid(clipped(xr[hs + j] + gr[hs + j]));
+          const float hh = std::tanh(clipped(xr[2 * hs + j] + r * gr[2 * hs + j]));
+          hb[j] = (1.0f - z) * hh + z * hb[j];
+        }
+      }
+      return;
+    }
+    run_gemm(cfg_, rc, {batch, 2 * hs, hs}, h, dir.r.data(), nullptr, xw, g, gt, g);
+    float* rh = rh_.data();
+    for (size_t b = 0; b < batch; ++b)
+      for (size_t j = 0; j < hs; ++j) {
+        float* zr = gt + b * g;
+        zr[j] = sigmoid(clipped(zr[j]));
+        rh[b * hs + j] = sigmoid(clipped(zr[hs + j])) * h[b * hs + j];
+      }
+    run_gemm(cfg_, rc, {batch, hs, hs}, rh, dir.r_h.data(), nullptr, xw + 2 * hs, g, gt + 2 * hs, g);
+    for (size_t b = 0; b < batch; ++b) {
+      const float* gr = gt + b * g;
+      float* hb = h + b * hs;
+      for (size_t j = 0; j < hs; ++j) {
+        const float z = gr[j];
+        const float hh = std::tanh(clipped(gr[2 * hs + j]));
+        hb[j] = (1.0f - z) * hh + z * hb[j];
+      }
+    }
+  }
+
+  const kernels::F32GemmConfig& cfg_;
+  size_t input_, hidden_;
+  bool reverse_only_;
+  float clip_;
+  bool lbr_;
+  std::vector<Direction> dirs_;
+  AlignedFloats xw_, gates_, h_, rh_;
+};
+
+// True when the activations are the op's defaults: sigmoid then tanh (GRU) or tanh, tanh (LSTM).
+bool default_activations(const ir::Node& node, int dirs, size_t per_dir) {
+  if (node.attrs.has("activation_alpha") || node.attrs.has("activation_beta")) return false;
+  std::vector<std::string> names = node.attrs.get_strings("activations");
+  if (names.empty()) return true;
+  if (names.size() != per_dir * static_cast<size_t>(dirs)) return false;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string n = names[i];
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (n != (i % per_dir == 0 ? "sigmoid" : "tanh")) return false;
+  }
+  return true;
+}
+
+bool omitted(const ir::Node& node, size_t i) { return i >= node.inputs.size() || !node.inputs[i]; }
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileContext&) {
+  const ir::Attributes& at = node.attrs;
+  const bool lstm = node.op_type == "LSTM";
+  if ((!lstm && node.op_type != "GRU") || at.has(ops::kFusedActivationAttr) || at.has(ops::kFusedResidualAttr))
+    return std::unique_ptr<CpuOp>();
+  if (at.get_int("layout", 0) != 0 || at.get_int("input_forget", 0) != 0) return std::unique_ptr<CpuOp>();
+  const std::string direction = at.get_string("direction", "forward");
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional") return std::unique_ptr<CpuOp>();
+  const int dirs = direction == "bidirectional" ? 2 : 1;
+  const int64_t gates = lstm ? 4 : 3;
+  if (!default_activations(node, dirs, lstm ? 3 : 2)) return std::unique_ptr<CpuOp>();
+  const ir::Value* x = node.input(0);
+  if (!is_f32(x) || !x->type.shape.rank_known() || x->type.shape.rank() != 3) return std::unique_ptr<CpuOp>();
+  const ir::Tensor* w = constant_f32(node.input(1));
+  const ir::Tensor* r = constant_f32(node.input(2));
+  const ir::Tensor* b = omitted(node, 3) ? nullptr : constant_f32(node.input(3));
+  if (!w || !r || (!omitted(node, 3) && !b)) return std::unique_ptr<CpuOp>();
+  if (!omitted(node, 4) || !omitted(node, 7)) return std::unique_ptr<CpuOp>();  // sequence_lens, peepholes
+  for (size_t i : {size_t{5}, size_t{6}})
+    if (!omitted(node, i) && !is_f32(node.input(static_cast<int>(i)))) return std::unique_ptr<CpuOp>();
+  if (w->rank() != 3 || r->rank() != 3 || w->dim(0) != dirs || r->dim(0) != dirs) return std::unique_ptr<CpuOp>();
+  const int64_t hidden = r->dim(2), input = w->dim(2);
+  if (at.get_int("hidden_size", hidden) != hidden || hidden <= 0 || input <= 0) return std::unique_ptr<CpuOp>();
+  if (w->dim(1) != gates * hidden || r->dim(1) != gates * hidden) return std::unique_ptr<CpuOp>();
+  if (b && b->dims() != std::vector<int64_t>{dirs, 2 * gates * hidden}) return std::unique_ptr<CpuOp>();
+  const ir::Shape& xs = x->type.shape;
+  if (xs[2].is_static() && xs[2].value != input) return std::unique_ptr<CpuOp>();
+  const float clip = at.has("clip") ? at.get_float("clip", 0.0f) : std::numeric_limits<float>::infinity();
+  const bool reverse = direction == "reverse";
+  auto build = [&](auto op) -> Result<std::unique_ptr<CpuOp>> {
+    for (size_t d = 0; d < static_cast<size_t>(dirs); ++d) {
+      if (!op->add_direction(w->data<float>() + d * static_cast<size_t>(gates * hidden * input),
+                             r->data<float>() + d * static_cast<size_t>(gates * hidden * hidden),
+                             b ? b->data<float>() + d * static_cast<size_t>(2 * gates * hidden) : nullptr))
+        return out_of_memory(node.label() + ": " + node.op_type + " weights");
+    }
+    return std::unique_ptr<CpuOp>(std::move(op));
+  };
+  if (lstm) return build(std::make_unique<LstmOp>(input, hidden, reverse, clip));
+  return build(std::make_unique<GruOp>(input, hidden, reverse, clip, at.get_int("linear_before_reset", 0) != 0));
+}
+
+}  // namespace nfuse::backends::cpu

@@ -5,6 +5,9 @@ JOBS       ?= 2
 PY         := /usr/bin/python3
 MODELS     := $(BUILD)/models
 NFUSE      := $(BUILD)/nfuse
+# ccache keys on relative paths, so every clone (CI's included) shares one cache.
+export CCACHE_BASEDIR   := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: all deps build asan models demo test test-fast bench clean
 

@@ -16,4 +16,14 @@ inline double f32_gemm_tol(double ref, size_t k) {
   return kF32DotRel * std::sqrt(static_cast<double>(k > 0 ? k : 1)) * (std::fabs(ref) + 1.0);
 }
 
+// f32 exp-based activations (f32-vunary: sigmoid, tanh, SiLU) vs double std::exp / std::tanh:
+// a range-reduced exp with a degree-7 polynomial and one division, a few ulp in all (~1.2e-7
+// per ulp), so 1e-6 relative is the STYLE.md elementwise bound with margin, applied relative
+// because these functions go to 0 (sigmoid(-x), tanh and SiLU near 0) where an absolute bound
+// would hide a lost mantissa. The absolute floor covers results the kernels flush to 0 because
+// exp(-|x|) would be subnormal: sigmoid(x) < FLT_MIN, SiLU(x) = x*sigmoid(x) < 88 * FLT_MIN.
+inline constexpr double kF32VunaryRel = 1e-6;
+inline constexpr double kF32VunaryAbs = 0x1p-119;  // 128 * FLT_MIN
+inline double f32_vunary_tol(double ref) { return kF32VunaryRel * std::fabs(ref) + kF32VunaryAbs; }
+
 }  // namespace nfuse::test

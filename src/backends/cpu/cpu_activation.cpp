@@ -1,10 +1,12 @@
 // Activations on the cpu backend: the fused-epilogue helper (Activation) that Conv/Gemm kernels
 // apply to their output rows while they are hot, and the stand-alone unary ops Relu, Clip,
-// Sigmoid, HardSigmoid, HardSwish, LeakyRelu and Tanh.
+// Sigmoid, HardSigmoid, HardSwish, LeakyRelu and Tanh. Sigmoid, SiLU and Tanh run the vector
+// exp-based kernels of src/kernels/f32-vunary for the ISA the CPU selects.
 #include <algorithm>
 #include <cmath>
 
 #include "backends/cpu/cpu_op.h"
+#include "kernels/f32-vunary/f32_vunary.h"
 
 namespace nfuse::backends::cpu {
 
@@ -36,7 +38,10 @@ void Activation::apply(float* y, size_t n) const {
       return;
     }
     case ops::FusedActivation::kSigmoid:
-      for (size_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-y[i]));
+      kernels::f32_vunary_config(kernels::selected_isa()).sigmoid(y, y, n);
+      return;
+    case ops::FusedActivation::kSiLU:
+      kernels::f32_vunary_config(kernels::selected_isa()).silu(y, y, n);
       return;
     case ops::FusedActivation::kHardSigmoid: {
       const float a = params[0], b = params[1];
@@ -83,11 +88,11 @@ class UnaryOp final : public CpuOp {
     float* y = t.outputs[0]->data<float>();
     const size_t n = static_cast<size_t>(t.outputs[0]->numel());
     constexpr size_t kChunk = 16384;
-    const bool tanh = tanh_;
+    const kernels::F32VunaryFn tanh = tanh_ ? kernels::f32_vunary_config(kernels::selected_isa()).tanh : nullptr;
     auto task = [&](size_t i, size_t) {
       const size_t b = i * kChunk, e = std::min(n, b + kChunk);
       if (tanh) {
-        for (size_t j = b; j < e; ++j) y[j] = std::tanh(x[j]);
+        tanh(x + b, y + b, e - b);
         return;
       }
       for (size_t j = b; j < e; ++j) y[j] = std::min(std::max(x[j], act.min), act.max);

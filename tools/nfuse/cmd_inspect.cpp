@@ -77,8 +77,10 @@ int cmd_inspect(const InspectArgs& inspect) {
   print_values("outputs", g.outputs());
   std::printf("nodes       %zu (%d run per inference, %d folded at plan time)\n", g.nodes().size(), st.runtime_nodes,
               st.folded_nodes);
-  std::printf("backend     %s: %d nodes on its own kernels, %zu on reference kernels\n", args.backend.c_str(),
-              st.runtime_nodes - static_cast<int>(st.reference_nodes.size()), st.reference_nodes.size());
+  if (args.backend != "ref") {
+    std::printf("backend     %s: %d nodes on its own kernels, %zu on reference kernels\n", args.backend.c_str(),
+                st.runtime_nodes - static_cast<int>(st.reference_nodes.size()), st.reference_nodes.size());
+  }
   for (const std::string& label : st.reference_nodes) std::printf("            reference: %s\n", label.c_str());
   std::printf("parameters  %lld (%s)\n", static_cast<long long>(st.parameters), human_bytes(static_cast<double>(st.parameter_bytes)).c_str());
   std::printf("MACs        %.3f G\n", static_cast<double>(st.macs) / 1e9);

@@ -14,25 +14,6 @@ Status require_dtype(const ir::InferContext& ctx, int input, uint32_t allowed) {
                      std::string(ir::dtype_name(t)) + ", which this op does not accept");
 }
 
-std::optional<ir::DType> dtype_from_onnx(int64_t onnx_type) {
-  switch (onnx_type) {
-    case 1: return ir::DType::kF32;
-    case 2: return ir::DType::kU8;
-    case 3: return ir::DType::kI8;
-    case 4: return ir::DType::kU16;
-    case 5: return ir::DType::kI16;
-    case 6: return ir::DType::kI32;
-    case 7: return ir::DType::kI64;
-    case 9: return ir::DType::kBool;
-    case 10: return ir::DType::kF16;
-    case 11: return ir::DType::kF64;
-    case 12: return ir::DType::kU32;
-    case 13: return ir::DType::kU64;
-    case 16: return ir::DType::kBF16;
-    default: return std::nullopt;
-  }
-}
-
 Result<ReduceAxes> resolve_reduce_axes(const ir::Node& node, const ir::Tensor* axes_value, int rank) {
   ReduceAxes r;
   r.keepdims = node.attrs.get_int("keepdims", 1) != 0;

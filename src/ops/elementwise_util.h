@@ -27,10 +27,6 @@ inline constexpr uint32_t kAllDTypes = kNumericDTypes | kBoolDTypes;
 // kUnsupported naming the node when input i's dtype is known and not in `allowed`.
 Status require_dtype(const ir::InferContext& ctx, int input, uint32_t allowed);
 
-// ONNX TensorProto.DataType code -> IR dtype; nullopt for codes the IR has no type for
-// (string, complex, float8).
-std::optional<ir::DType> dtype_from_onnx(int64_t onnx_type);
-
 // Which axes a Reduce* node reduces, resolved from the `axes` input (when present) or
 // attribute, `noop_with_empty_axes` and the input rank. Shared by infer and the ref kernel.
 struct ReduceAxes {

@@ -81,7 +81,7 @@ Status infer_range(ir::InferContext& ctx) {
 }
 
 Status verify_eye_like(const ir::Node& node) {
-  if (node.attrs.has("dtype") && !tensor_dtype_from_onnx(node.attrs.get_int("dtype", 0))) {
+  if (node.attrs.has("dtype") && !dtype_from_onnx(node.attrs.get_int("dtype", 0))) {
     return unsupported(node.label() + ": unsupported dtype code " + std::to_string(node.attrs.get_int("dtype", 0)));
   }
   return ok_status();
@@ -89,7 +89,7 @@ Status verify_eye_like(const ir::Node& node) {
 
 Status infer_eye_like(ir::InferContext& ctx) {
   ir::DType t = ctx.dtype(0);
-  if (ctx.attrs().has("dtype")) t = *tensor_dtype_from_onnx(ctx.attrs().get_int("dtype", 0));
+  if (ctx.attrs().has("dtype")) t = *dtype_from_onnx(ctx.attrs().get_int("dtype", 0));
   if (ctx.shape(0).rank_known() && ctx.shape(0).rank() != 2) return ctx.error("input must be 2-D");
   ctx.output(0) = {t, ctx.shape(0).rank_known() ? ctx.shape(0) : ir::Shape({ir::Dim(), ir::Dim()})};
   return ok_status();

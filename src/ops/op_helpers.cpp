@@ -62,6 +62,25 @@ std::optional<int> normalize_axis(int64_t axis, int rank) {
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
+std::optional<ir::DType> dtype_from_onnx(int64_t onnx_type) {
+  switch (onnx_type) {
+    case 1: return ir::DType::kF32;
+    case 2: return ir::DType::kU8;
+    case 3: return ir::DType::kI8;
+    case 4: return ir::DType::kU16;
+    case 5: return ir::DType::kI16;
+    case 6: return ir::DType::kI32;
+    case 7: return ir::DType::kI64;
+    case 9: return ir::DType::kBool;
+    case 10: return ir::DType::kF16;
+    case 11: return ir::DType::kF64;
+    case 12: return ir::DType::kU32;
+    case 13: return ir::DType::kU64;
+    case 16: return ir::DType::kBF16;
+    default: return std::nullopt;
+  }
+}
+
 Status check_same_dtype(const ir::InferContext& ctx, int first, int last) {
   for (int i = first; i <= last && i < ctx.num_inputs(); ++i) {
     if (ctx.has_input(i) && ctx.dtype(i) != ctx.dtype(0)) {

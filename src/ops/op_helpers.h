@@ -19,6 +19,9 @@ Status infer_broadcast(ir::InferContext& ctx);
 Status infer_broadcast_bool(ir::InferContext& ctx);
 // Maps axis in [-rank, rank) to [0, rank); nullopt when out of range.
 std::optional<int> normalize_axis(int64_t axis, int rank);
+// ONNX TensorProto.DataType code (the encoding of Cast's `to`, EyeLike's `dtype`, ...) -> IR
+// dtype; nullopt for codes the IR has no type for (string, complex, float8).
+std::optional<ir::DType> dtype_from_onnx(int64_t onnx_type);
 // Checks every present input has the same dtype as input 0.
 Status check_same_dtype(const ir::InferContext& ctx, int first, int last);
 

@@ -37,25 +37,6 @@ Status check_shape(const ir::Shape& shape) {
   return check_count(known);
 }
 
-std::optional<ir::DType> tensor_dtype_from_onnx(int64_t code) {
-  switch (code) {
-    case 1: return ir::DType::kF32;
-    case 2: return ir::DType::kU8;
-    case 3: return ir::DType::kI8;
-    case 4: return ir::DType::kU16;
-    case 5: return ir::DType::kI16;
-    case 6: return ir::DType::kI32;
-    case 7: return ir::DType::kI64;
-    case 9: return ir::DType::kBool;
-    case 10: return ir::DType::kF16;
-    case 11: return ir::DType::kF64;
-    case 12: return ir::DType::kU32;
-    case 13: return ir::DType::kU64;
-    case 16: return ir::DType::kBF16;
-    default: return std::nullopt;
-  }
-}
-
 std::string axis_error(int64_t axis, int rank) {
   return "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank);
 }

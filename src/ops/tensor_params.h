@@ -32,8 +32,6 @@ Status check_dims(const std::vector<int64_t>& dims);
 // Same for a Shape: checks only the static dims and the static part of the product.
 Status check_shape(const ir::Shape& shape);
 
-// ONNX TensorProto.DataType code -> IR dtype; nullopt for string, complex and unknown codes.
-std::optional<ir::DType> tensor_dtype_from_onnx(int64_t code);
 
 // "axis A is out of range for rank R", the message for every bad axis attribute.
 std::string axis_error(int64_t axis, int rank);

@@ -1,5 +1,5 @@
-// The model zoo end to end: every model scripts/models.py builds is imported, run on the `ref`
-// backend and compared with PyTorch's output; the real PaddleOCR models (scripts/
+// The model zoo end to end: every model scripts/models.py builds is imported, run on `ref` and
+// on `cpu` (1 and 2 threads) and compared with PyTorch's output; the real PaddleOCR models (scripts/
 // fetch_ocr_models.sh, inputs from scripts/make_demo_image.py) must load, run and give sane,
 // finite outputs. A missing file is a failure that says to run `make models`, never a skip.
 #include <gtest/gtest.h>
@@ -72,13 +72,15 @@ Comparison compare(const ir::Tensor& got, const ir::Tensor& golden) {
   return c;
 }
 
-// Loads the model and makes a ref-backend session; fails the test (fatally) on any error.
-std::unique_ptr<runtime::Session> open_session(const fs::path& onnx_path) {
+// Loads the model and makes a session; fails the test (fatally) on any error.
+std::unique_ptr<runtime::Session> open_session(const fs::path& onnx_path, const std::string& backend = "ref",
+                                               int threads = 1) {
   auto graph = frontend::onnx::load_model(onnx_path.string());
   EXPECT_TRUE(graph.ok()) << graph.status().to_string();
   if (!graph.ok()) return nullptr;
   runtime::SessionOptions options;
-  options.backend = "ref";
+  options.backend = backend;
+  options.threads = threads;
   auto session = runtime::Session::create(std::move(*graph), options);
   EXPECT_TRUE(session.ok()) << session.status().to_string();
   if (!session.ok()) return nullptr;
@@ -90,10 +92,31 @@ Result<ir::Tensor> read_required_npy(const fs::path& path) {
   return runtime::read_npy(path.string());
 }
 
-class ZooModel : public ::testing::TestWithParam<const char*> {};
+// Every zoo model on ref, and on the optimized cpu backend at 1 and 2 threads.
+struct ZooCase {
+  const char* model;
+  const char* backend;
+  int threads;
+};
+
+void PrintTo(const ZooCase& c, std::ostream* os) { *os << c.model << "_" << c.backend << "_t" << c.threads; }
+
+std::vector<ZooCase> zoo_cases() {
+  std::vector<ZooCase> cases;
+  for (const char* m : kZooModels) {
+    cases.push_back({m, "ref", 1});
+    cases.push_back({m, "cpu", 1});
+    cases.push_back({m, "cpu", 2});
+  }
+  return cases;
+}
+
+class ZooModel : public ::testing::TestWithParam<ZooCase> {};
 
 TEST_P(ZooModel, MatchesPyTorch) {
-  const std::string name = GetParam();
+  const std::string name = GetParam().model;
+  const std::string backend = GetParam().backend;
+  const int threads = GetParam().threads;
   const fs::path dir = models_dir();
   const fs::path manifest_path = dir / "models.json";
   ASSERT_TRUE(fs::exists(manifest_path)) << manifest_path << " is missing" << kMakeModels;
@@ -113,7 +136,7 @@ TEST_P(ZooModel, MatchesPyTorch) {
   ASSERT_TRUE(input.ok()) << input.status().to_string();
 
   auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<runtime::Session> session = open_session(onnx_path);
+  std::unique_ptr<runtime::Session> session = open_session(onnx_path, backend, threads);
   ASSERT_NE(session, nullptr);
   double load_s = seconds_since(t0);
 
@@ -139,7 +162,8 @@ TEST_P(ZooModel, MatchesPyTorch) {
 
     Comparison c = compare(got, *golden);
     double tol = test::model_max_abs_tol(c.golden_max_abs);
-    std::printf("[zoo] %-26s %-10s cos %.9f  max_abs_err %.3e (tol %.2e)  load %.2fs  run %.2fs\n", name.c_str(),
+    std::printf("[zoo %s t%d] %-26s %-10s cos %.9f  max_abs_err %.3e (tol %.2e)  load %.2fs  run %.2fs\n",
+                backend.c_str(), threads, name.c_str(),
                 out_name.c_str(), c.cosine, c.max_abs_err, tol, load_s, run_s);
     std::fflush(stdout);
     EXPECT_GE(c.cosine, test::kModelCosineMin) << name << "/" << out_name;
@@ -151,8 +175,11 @@ TEST_P(ZooModel, MatchesPyTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, ZooModel, ::testing::ValuesIn(kZooModels),
-                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooModel, ::testing::ValuesIn(zoo_cases()),
+                         [](const ::testing::TestParamInfo<ZooCase>& info) {
+                           return std::string(info.param.model) + "_" + info.param.backend + "_t" +
+                                  std::to_string(info.param.threads);
+                         });
 
 // ---------------------------------------------------------------------------------------------
 // Real PaddleOCR models (PP-OCRv4 det/rec, mobile v2.0 cls) at the demo's fixed shapes.

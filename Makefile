@@ -9,7 +9,7 @@ NFUSE      := $(BUILD)/nfuse
 export CCACHE_BASEDIR   := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all deps build asan models demo test test-fast bench clean
+.PHONY: all deps build asan models demo test test-fast test-arm64 bench clean
 
 all: build
 
@@ -36,9 +36,13 @@ models: deps
 	bash scripts/fetch_ocr_models.sh $(MODELS)
 	$(PY) scripts/make_demo_image.py $(MODELS)
 
-test: build models asan
+test: build models asan test-arm64
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L 'unit|ops|kernels|fuzz'
+
+# The kernels and their tests cross-built for arm64 (NEON) and run under qemu-aarch64.
+test-arm64: deps
+	bash scripts/test-arm64.sh $(BUILD)-arm64
 
 # Without the sanitizer build: for quick local iterations.
 test-fast: build models
@@ -56,4 +60,4 @@ bench: build models
 	bash bench/compare_ort.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(BUILD)-arm64

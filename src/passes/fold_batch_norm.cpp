@@ -72,19 +72,6 @@ std::optional<WeightLayout> weight_layout(const ir::Node& p, const ir::Tensor& w
   return std::nullopt;
 }
 
-// Replaces input `slot` of `node` by `t`: in place when the node is the constant's only user,
-// as a new constant otherwise (a shared initializer must keep its old value for the others).
-void set_constant_input(ir::Graph& graph, ir::Node& node, int slot, const std::string& hint, ir::Tensor t) {
-  if (static_cast<int>(node.inputs.size()) <= slot) node.inputs.resize(static_cast<size_t>(slot) + 1, nullptr);
-  ir::Value* old = node.inputs[static_cast<size_t>(slot)];
-  if (old && old->consumers.size() == 1 && !old->is_graph_input && !old->is_graph_output) {
-    old->type = ir::TensorType{t.dtype(), ir::Shape::from_dims(t.dims())};
-    old->constant = std::move(t);
-    return;
-  }
-  node.inputs[static_cast<size_t>(slot)] = add_constant(graph, hint, std::move(t));
-}
-
 // Gemm's C' = C * s + t / beta over C's rows (C is scalar, [N], [1|M, 1|N]); beta becomes 1
 // when C was absent or beta 0.
 std::optional<ir::Tensor> folded_gemm_bias(ir::Node& gemm, const Affine& a) {

@@ -4,6 +4,8 @@
 
 #include "passes/eliminate_dead_code.h"
 #include "passes/fold_batch_norm.h"
+#include "passes/fold_conv_add_bias.h"
+#include "passes/fold_conv_mul_scale.h"
 #include "passes/fuse_activation.h"
 #include "passes/fuse_residual_add.h"
 #include "passes/recognize_gelu.h"
@@ -57,7 +59,7 @@ Result<PassReport> PassManager::run(ir::Graph& graph, bool verify_each, int max_
 
 std::vector<std::string> pass_names() {
   return {"eliminate_dead_code", "fold_constants", "remove_identity", "recognize_layer_norm",
-          "recognize_gelu",      "fold_batch_norm", "fuse_residual_add", "fuse_activation"};
+          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "fuse_residual_add", "fuse_activation"};
 }
 
 PassManager default_pass_manager(const OptimizeOptions& options) {
@@ -81,6 +83,8 @@ PassManager default_pass_manager(const OptimizeOptions& options) {
                      {"recognize_layer_norm", recognize_layer_norm},
                      {"recognize_gelu", recognize_gelu},
                      {"fold_batch_norm", fold_batch_norm},
+                     {"fold_conv_mul_scale", fold_conv_mul_scale},
+                     {"fold_conv_add_bias", fold_conv_add_bias},
                      {"eliminate_dead_code",
                       [](ir::Graph& g, PassLog& l) { return eliminate_dead_code(g, {}, l); }}},
                     enabled),

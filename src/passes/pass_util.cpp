@@ -84,4 +84,43 @@ ir::Value* add_constant(ir::Graph& graph, const std::string& hint, ir::Tensor t)
 
 void take_over_output(ir::Node& node, int slot, ir::Value* v) { node.outputs[static_cast<size_t>(slot)] = v; }
 
+void set_constant_input(ir::Graph& graph, ir::Node& node, int slot, const std::string& hint, ir::Tensor t) {
+  if (static_cast<int>(node.inputs.size()) <= slot) node.inputs.resize(static_cast<size_t>(slot) + 1, nullptr);
+  ir::Value* old = node.inputs[static_cast<size_t>(slot)];
+  if (old && old->consumers.size() == 1 && !old->is_graph_input && !old->is_graph_output) {
+    old->type = ir::TensorType{t.dtype(), ir::Shape::from_dims(t.dims())};
+    old->constant = std::move(t);
+    return;
+  }
+  node.inputs[static_cast<size_t>(slot)] = add_constant(graph, hint, std::move(t));
+}
+
+
+// Output channels of a Conv ([Cout, Cin/g, k...]) or ConvTranspose ([Cin, Cout/g, k...]) from
+// its weight's static shape.
+std::optional<int64_t> conv_output_channels(const ir::Node& p) {
+  const ir::Value* w = p.input(1);
+  if (!w) return std::nullopt;
+  auto d = w->type.shape.static_dims();
+  if (!d || d->size() < 3) return std::nullopt;
+  if (p.op_type == "Conv") return (*d)[0];
+  return (*d)[1] * p.attrs.get_int("group", 1);
+}
+
+// The per-channel values of `c` added to an output of rank `rank` with `channels` channels:
+// `c` must broadcast only along the channel axis (dims 1 except axis 1 = channels) or be a
+// scalar, so that the Add neither changes the output's shape nor mixes positions.
+std::optional<std::vector<float>> per_channel_constant(const ir::Tensor& c, int rank, int64_t channels) {
+  if (c.dtype() != ir::DType::kF32 || c.rank() > rank || rank < 3) return std::nullopt;
+  const float* v = c.data<float>();
+  if (c.numel() == 1) return std::vector<float>(static_cast<size_t>(channels), v[0]);
+  const int offset = rank - c.rank();
+  for (int i = 0; i < c.rank(); ++i) {
+    const int axis = offset + i;
+    const int64_t want = axis == 1 ? channels : 1;
+    if (c.dim(i) != want) return std::nullopt;
+  }
+  return std::vector<float>(v, v + channels);
+}
+
 }  // namespace nfuse::passes

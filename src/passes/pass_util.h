@@ -40,6 +40,16 @@ bool is_f32(const ir::Value* v);
 Result<int> rewrite_until_done(ir::Graph& graph, const std::function<Result<bool>(ir::Node&)>& try_rewrite);
 // A new constant value named after `hint` holding `t`; its type is the tensor's.
 ir::Value* add_constant(ir::Graph& graph, const std::string& hint, ir::Tensor t);
+// Output channels of a Conv ([Cout, Cin/g, k...]) or ConvTranspose ([Cin, Cout/g, k...]) from
+// its weight's static shape.
+std::optional<int64_t> conv_output_channels(const ir::Node& p);
+// The per-channel values of a float32 constant `c` combined element-wise with an NC... output
+// of rank `rank` and `channels` channels, when `c` varies only along the channel axis (dims 1
+// except axis 1 = channels) or is a scalar; nullopt otherwise.
+std::optional<std::vector<float>> per_channel_constant(const ir::Tensor& c, int rank, int64_t channels);
+// Replaces input `slot` of `node` by `t`: in place when the node is the constant's only user,
+// as a new constant otherwise (a shared initializer must keep its old value for the others).
+void set_constant_input(ir::Graph& graph, ir::Node& node, int slot, const std::string& hint, ir::Tensor t);
 // Makes `node`'s output `slot` be `v`, removing whatever value it produced before from use;
 // `v` must be produced by a node that the caller removes in the same rewrite.
 void take_over_output(ir::Node& node, int slot, ir::Value* v);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/run_profile.h"
 #include "ir/graph.h"
 #include "nfuse/status.h"
 
@@ -34,6 +35,8 @@ class ExecContext {
   const ir::Tensor& slot(int id) const { return slots_[static_cast<size_t>(id)]; }
   size_t num_slots() const { return slots_.size(); }
   int threads = 1;
+  // Per-node timings go here while set (Session::run with a profile); backends must check.
+  RunProfile* profile = nullptr;
 
  private:
   std::vector<ir::Tensor> slots_;

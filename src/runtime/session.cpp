@@ -109,9 +109,9 @@ Status Session::check_input(const ir::Value& expected, const ir::Tensor& got) co
 }
 
 // No exception crosses the API: an allocation failure deep in a kernel becomes kOutOfMemory.
-Result<std::vector<ir::Tensor>> Session::run(const NamedTensors& inputs) {
+Result<std::vector<ir::Tensor>> Session::run(const NamedTensors& inputs, backends::RunProfile* profile) {
   try {
-    return run_impl(inputs);
+    return run_impl(inputs, profile);
   } catch (const std::bad_alloc&) {
     return out_of_memory("running '" + graph_->name + "': out of memory");
   } catch (const std::exception& e) {
@@ -119,7 +119,7 @@ Result<std::vector<ir::Tensor>> Session::run(const NamedTensors& inputs) {
   }
 }
 
-Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs) {
+Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, backends::RunProfile* profile) {
   std::map<std::string, const ir::Tensor*> by_name;
   for (const auto& [name, t] : inputs) {
     if (!graph_->find_value(name) || !graph_->find_value(name)->is_graph_input) {
@@ -139,9 +139,17 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs) {
   for (size_t i = 0; i < graph_->inputs().size(); ++i) {
     p->ctx->slot(plan.input_slots[i]) = *by_name.at(graph_->inputs()[i]->name);
   }
-  for (const compile::Step& step : plan.steps) {
-    NFUSE_RETURN_IF_ERROR(step.compiled->run(*p->ctx), "running on backend '" + step.partition.backend + "'");
+  {
+    p->ctx->profile = profile;
+    struct Detach {  // a failed run must not leave the caller's profile attached
+      backends::ExecContext& ctx;
+      ~Detach() { ctx.profile = nullptr; }
+    } detach{*p->ctx};
+    for (const compile::Step& step : plan.steps) {
+      NFUSE_RETURN_IF_ERROR(step.compiled->run(*p->ctx), "running on backend '" + step.partition.backend + "'");
+    }
   }
+  if (profile) ++profile->runs;
   std::vector<ir::Tensor> outputs;
   for (int s : plan.output_slots) {
     const ir::Tensor& t = p->ctx->slot(s);

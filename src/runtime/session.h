@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/run_profile.h"
 #include "compile/plan.h"
 #include "ir/graph.h"
 #include "passes/pass_manager.h"
@@ -44,13 +45,14 @@ class Session {
 
   // Runs with inputs by name. Checks names, dtypes and ranks/static dims against the model;
   // returns outputs in graph-output order (owned tensors, valid after later runs).
-  Result<std::vector<ir::Tensor>> run(const NamedTensors& inputs);
+  // With `profile`, every node's wall time is appended to it (and profile->runs counted).
+  Result<std::vector<ir::Tensor>> run(const NamedTensors& inputs, backends::RunProfile* profile = nullptr);
 
  private:
   Session(std::unique_ptr<ir::Graph> graph, SessionOptions options)
       : graph_(std::move(graph)), options_(std::move(options)) {}
   Status check_input(const ir::Value& expected, const ir::Tensor& got) const;
-  Result<std::vector<ir::Tensor>> run_impl(const NamedTensors& inputs);
+  Result<std::vector<ir::Tensor>> run_impl(const NamedTensors& inputs, backends::RunProfile* profile);
 
   struct Prepared {
     std::unique_ptr<compile::Plan> plan;

@@ -39,6 +39,32 @@ TEST(Session, RunsIdentityChainWithSymbolicBatch) {
   }
 }
 
+TEST(Session, ProfileRecordsEveryNodeOfEveryProfiledRun) {
+  for (const char* backend : {"ref", "cpu"}) {
+    runtime::SessionOptions options;
+    options.backend = backend;
+    options.optimize = false;  // keep the Identity nodes
+    auto session = runtime::Session::create(identity_chain(), options);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    ir::Tensor x = ir::Tensor::allocate(ir::DType::kF32, {2, 3});
+    backends::RunProfile profile;
+    ASSERT_TRUE((*session)->run({{"x", x}}, &profile).ok());
+    ASSERT_TRUE((*session)->run({{"x", x}}).ok());  // not profiled: adds nothing
+    ASSERT_TRUE((*session)->run({{"x", x}}, &profile).ok());
+    EXPECT_EQ(profile.runs, 2u) << backend;
+    ASSERT_EQ(profile.nodes.size(), 4u) << backend;
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(profile.nodes[i].node->name, i % 2 == 0 ? "first" : "second") << backend;
+      EXPECT_EQ(profile.nodes[i].backend, backend);
+      EXPECT_GE(profile.nodes[i].us, 0.0);
+    }
+    // A failing run leaves the profile detached: the next unprofiled run records nothing.
+    EXPECT_FALSE((*session)->run({{"x", ir::Tensor::allocate(ir::DType::kF32, {2, 4})}}, &profile).ok());
+    ASSERT_TRUE((*session)->run({{"x", x}}).ok());
+    EXPECT_EQ(profile.nodes.size(), 4u) << backend;
+  }
+}
+
 TEST(Session, RejectsWrongDtypeAndShape) {
   auto session = runtime::Session::create(identity_chain(), {});
   ASSERT_TRUE(session.ok());

@@ -5,6 +5,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "profile_table.h"
 
 namespace nfuse::cli {
 
@@ -22,9 +23,10 @@ int cmd_bench(const BenchArgs& args) {
     if (!out.ok()) return report(out.status());
   }
   std::vector<double> ms;
+  backends::RunProfile profile;
   for (int i = 0; i < args.runs; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto out = (*session)->run(*inputs);
+    auto out = (*session)->run(*inputs, args.profile ? &profile : nullptr);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!out.ok()) return report(out.status());
   }
@@ -35,6 +37,7 @@ int cmd_bench(const BenchArgs& args) {
     nlohmann::json j = {{"model", args.common.model}, {"backend", args.common.backend}, {"threads", args.common.threads},
                         {"min_ms", min_ms},          {"median_ms", median_ms},        {"p90_ms", p90_ms},
                         {"peak_rss_mb", peak_rss_mb()}};
+    if (args.profile) j["profile"] = profile_json(profile);
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -42,6 +45,7 @@ int cmd_bench(const BenchArgs& args) {
               args.common.backend.c_str(), args.common.threads, args.warmup, args.runs);
   std::printf("latency  min %.3f ms  median %.3f ms  p90 %.3f ms\npeak RSS %.1f MiB\n", min_ms, median_ms, p90_ms,
               peak_rss_mb());
+  if (args.profile) print_profile(profile, 15);
   return 0;
 }
 

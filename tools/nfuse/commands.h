@@ -29,6 +29,7 @@ struct BenchArgs {
   std::vector<std::string> inputs;
   int warmup = 10;
   int runs = 50;
+  bool profile = false;  // time every node during the timed runs and print where the time went
 };
 
 struct InspectArgs {

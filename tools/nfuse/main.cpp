@@ -39,6 +39,7 @@ int run_cli(int argc, char** argv) {
   bench->add_option("--input", bench_args.inputs, "input from a file, NAME=FILE.npy (others: seeded)");
   bench->add_option("--warmup", bench_args.warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
   bench->add_option("--runs", bench_args.runs, "timed runs")->check(CLI::PositiveNumber);
+  bench->add_flag("--profile", bench_args.profile, "time every node of the timed runs: ms by op type and slowest nodes");
 
   bool markdown = false;
   auto* ops = app.add_subcommand("ops", "list supported ops and the backends that run them");

@@ -89,6 +89,7 @@ class CpuPartition final : public CompiledPartition {
     OpTensors t;
     std::vector<ir::Tensor> unnamed;
     for (Step& s : steps_) {
+      ScopedNodeTimer timer(ctx.profile, s.node, "cpu", s.reference);
       t.inputs.clear();
       t.implicit_inputs.clear();
       t.outputs.clear();

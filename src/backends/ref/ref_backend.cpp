@@ -29,6 +29,7 @@ class RefPartition final : public CompiledPartition {
   Status run(ExecContext& ctx) override {
     static const SubgraphRunner runner = run_subgraph;
     for (const CompiledStep& s : steps_) {
+      ScopedNodeTimer timer(ctx.profile, s.node, "ref", false);
       KernelArgs args{*s.node, {}, {}, {}, &runner};
       args.inputs.reserve(s.input_slots.size());
       for (int slot : s.input_slots) args.inputs.push_back(slot < 0 ? nullptr : &ctx.slot(slot));

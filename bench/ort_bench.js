@@ -1,7 +1,20 @@
 // Times one model on ONNX Runtime (onnxruntime-node) for bench/compare_ort.sh and compares its
 // outputs with nfuse's (a second oracle). Prints one JSON line:
-//   {"median_ms": ..., "max_abs_diff": ...}
+//   {"median_ms": ..., "max_abs_diff": ..., "peak_rss_mb": ..., "baseline_rss_mb": ...,
+//    "session_peak_rss_mb": ...}
+// Memory (MiB; all process.resourceUsage().maxRSS, i.e. getrusage ru_maxrss, a high-water mark):
+//   baseline_rss_mb     the bare Node process (node binary, V8 heap, bootstrap) sampled first
+//                       thing, BEFORE require('onnxruntime-node'): not ORT's memory.
+//   session_peak_rss_mb after require (the addon and libonnxruntime.so pages it touched) and
+//                       InferenceSession.create (model load, graph optimization, prepacking).
+//   peak_rss_mb         after the warm-up and timed runs (adds ORT's arena / per-run buffers), and
+//                       before this script reads nfuse's outputs for the diff.
+// peak_rss_mb - baseline_rss_mb is ORT's share. It is an estimate, not exact: the V8 heap can
+// still grow after the baseline sample (the JS tensors: the input copy from readNpy, the output
+// objects), which counts against ORT here; for the zoo's inputs that is < ~2 MiB.
 // Usage: node ort_bench.js MODEL.onnx INPUT_NAME INPUT.npy THREADS WARMUP RUNS NFUSE_OUTPUT_DIR
+const maxRssMb = () => process.resourceUsage().maxRSS / 1024;  // maxRSS is in KiB
+const baselineRss = maxRssMb();
 const ort = require('onnxruntime-node');
 const fs = require('fs');
 const path = require('path');
@@ -23,6 +36,7 @@ function readNpy(p) {  // little-endian float32, C order: what nfuse and models.
     graphOptimizationLevel: 'all', executionMode: 'sequential',
     intraOpNumThreads: Number(threads), interOpNumThreads: 1,
   });
+  const sessionRss = maxRssMb();
   const inp = readNpy(inputFile);
   const feeds = { [inputName]: new ort.Tensor('float32', inp.data, inp.shape) };
   let out;
@@ -33,6 +47,7 @@ function readNpy(p) {  // little-endian float32, C order: what nfuse and models.
     out = await session.run(feeds);
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
+  const peakRss = maxRssMb();
   times.sort((a, b) => a - b);
   let maxDiff = null;
   if (nfuseDir) {
@@ -45,5 +60,8 @@ function readNpy(p) {  // little-endian float32, C order: what nfuse and models.
       for (let i = 0; i < y.length; i++) maxDiff = Math.max(maxDiff, Math.abs(y[i] - r[i]));
     }
   }
-  console.log(JSON.stringify({ median_ms: times[Math.floor(times.length / 2)], max_abs_diff: maxDiff }));
+  console.log(JSON.stringify({
+    median_ms: times[Math.floor(times.length / 2)], max_abs_diff: maxDiff,
+    peak_rss_mb: peakRss, baseline_rss_mb: baselineRss, session_peak_rss_mb: sessionRss,
+  }));
 })().catch(e => { console.error(String(e)); process.exit(1); });

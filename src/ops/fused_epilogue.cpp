@@ -23,7 +23,7 @@ constexpr ActivationSpec kSpecs[] = {
 
 bool has_fused_epilogue(const ir::Node& node) {
   return node.attrs.has(kFusedActivationAttr) || node.attrs.has(kFusedActivationParamsAttr) ||
-         node.attrs.has(kFusedResidualAttr);
+         node.attrs.has(kFusedResidualAttr) || node.attrs.has(kFusedBiasAttr);
 }
 
 const char* fused_activation_name(FusedActivation act) {
@@ -58,6 +58,15 @@ Result<FusedEpilogue> read_fused_epilogue(const ir::Node& node) {
                            "' must be 1 with the residual as implicit input 0");
     }
     e.residual = node.implicit_inputs[0];
+  }
+  const int64_t bias = node.attrs.get_int(kFusedBiasAttr, 0);
+  if (bias != 0) {
+    const size_t expected = e.residual ? 2 : 1;
+    if (bias != 1 || node.implicit_inputs.size() != expected || !node.implicit_inputs.back()) {
+      return invalid_model(node.label() + ": '" + kFusedBiasAttr + "' must be 1 with the bias as implicit input " +
+                           std::to_string(expected - 1));
+    }
+    e.bias = node.implicit_inputs.back();
   }
   return e;
 }

@@ -1,7 +1,11 @@
-// The fused epilogue: what fuse_activation and fuse_residual_add attach to a Conv, ConvTranspose,
-// Gemm or MatMul, and what every backend running such a node must apply after the op itself.
+// The fused epilogue: what fuse_activation, fuse_residual_add and fuse_matmul_bias attach to a
+// Conv, ConvTranspose, Gemm or MatMul, and what every backend running such a node must apply
+// after the op itself.
 //
 //   y = op(inputs)                       (bias included, as the op defines it)
+//   y = y + B        when nfuse.bias = 1, B = node.implicit_inputs.back(), same dtype as y, with
+//                    as many elements as y's last dim, broadcast over the other dims (what
+//                    fuse_matmul_bias attaches to a MatMul: ONNX MatMul has no bias input)
 //   y = y + R        when nfuse.residual = 1, R = node.implicit_inputs[0], same dtype and shape as y
 //   y = act(y)       when nfuse.activation is present, with nfuse.activation_params
 //
@@ -16,6 +20,8 @@
 //                                                                (ONNX HardSwish: [1/6, 0.5])
 //                                    SiLU: []            y * sigmoid(y)   (x * Sigmoid(x), "Swish")
 //   nfuse.residual           int     1: the residual is node.implicit_inputs[0]
+//   nfuse.bias               int     1: the bias is the last implicit input (implicit_inputs[1]
+//                                    when there is a residual too, else implicit_inputs[0])
 //
 // The residual travels in implicit_inputs, not inputs, because the Conv/Gemm/MatMul schemas bound
 // their input count; topo_sort, relink, compact, the plan's slots and liveness and the ref backend
@@ -34,6 +40,7 @@ namespace nfuse::ops {
 inline constexpr const char* kFusedActivationAttr = "nfuse.activation";
 inline constexpr const char* kFusedActivationParamsAttr = "nfuse.activation_params";
 inline constexpr const char* kFusedResidualAttr = "nfuse.residual";
+inline constexpr const char* kFusedBiasAttr = "nfuse.bias";
 
 enum class FusedActivation { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kSiLU };
 
@@ -41,7 +48,8 @@ struct FusedEpilogue {
   FusedActivation activation = FusedActivation::kNone;
   std::vector<float> params;         // as documented above, checked for count
   const ir::Value* residual = nullptr;  // node.implicit_inputs[0] when nfuse.residual = 1
-  bool empty() const { return activation == FusedActivation::kNone && residual == nullptr; }
+  const ir::Value* bias = nullptr;      // node.implicit_inputs.back() when nfuse.bias = 1
+  bool empty() const { return activation == FusedActivation::kNone && residual == nullptr && bias == nullptr; }
 };
 
 // True when the node carries any nfuse.* epilogue attribute.
@@ -49,7 +57,7 @@ bool has_fused_epilogue(const ir::Node& node);
 // The activation's attribute spelling ("Relu"...); "" for kNone.
 const char* fused_activation_name(FusedActivation act);
 // Parses and checks the epilogue attributes; kInvalidModel naming the node when malformed
-// (unknown activation, wrong parameter count, residual flag without an implicit input).
+// (unknown activation, wrong parameter count, residual or bias flag without its implicit input).
 Result<FusedEpilogue> read_fused_epilogue(const ir::Node& node);
 // Sets the activation attributes on `node` (which must not have one yet).
 void set_fused_activation(ir::Node& node, FusedActivation act, std::vector<float> params);

@@ -15,12 +15,15 @@ bool same_shape(const ir::Shape& a, const ir::Shape& b) {
 }
 
 // Pattern: P(...) -> y;  Add(y, r) or Add(r, y) -> z   (y used only by the Add, r of y's shape,
-//          P = Conv | ConvTranspose | Gemm | MatMul without an epilogue yet)
+//          P = Conv | ConvTranspose | Gemm | MatMul without an epilogue yet, or with only the
+//          fused bias of fuse_matmul_bias, which the epilogue adds before the residual)
 //     ->   P(...) [nfuse.residual = 1, implicit input r] -> z
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& p, PassLog& log) {
-  if (!p.domain.empty() || p.num_outputs() != 1 || ops::has_fused_epilogue(p) || !p.implicit_inputs.empty()) {
-    return false;
-  }
+  if (!p.domain.empty() || p.num_outputs() != 1) return false;
+  const bool bias_only = p.attrs.has(ops::kFusedBiasAttr) && !p.attrs.has(ops::kFusedResidualAttr) &&
+                         !p.attrs.has(ops::kFusedActivationAttr) && !p.attrs.has(ops::kFusedActivationParamsAttr) &&
+                         p.implicit_inputs.size() == 1;
+  if (!bias_only && (ops::has_fused_epilogue(p) || !p.implicit_inputs.empty())) return false;
   if (p.op_type != "Conv" && p.op_type != "ConvTranspose" && p.op_type != "Gemm" && p.op_type != "MatMul") {
     return false;
   }
@@ -33,7 +36,7 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& p, PassLog& log) {
       !same_shape(z->type.shape, y->type.shape)) {
     return false;
   }
-  p.implicit_inputs = {r};
+  p.implicit_inputs.insert(p.implicit_inputs.begin(), r);  // the residual is implicit input 0
   p.attrs.set(ops::kFusedResidualAttr, int64_t{1});
   p.outputs[0] = z;
   graph.remove_node(add);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cpu_test_util.h"
+#include "backends/cpu/cpu_conv_util.h"
 #include "kernels/cpu_features.h"
 
 namespace nfuse {
@@ -32,7 +33,11 @@ std::string describe(const ConvCase& c) {
          (c.residual ? " residual" : "");
 }
 
-void check(const ConvCase& c, std::mt19937& rng, int threads = 1) {
+// Runs the case on the algorithm `algo` forces (im2col + GEMM unless a test says otherwise: kAuto
+// would send some 3x3 cases to Winograd, whose tolerance is wider).
+void check(const ConvCase& c, std::mt19937& rng, int threads = 1,
+           backends::cpu::ConvAlgorithm algo = backends::cpu::ConvAlgorithm::kIm2colGemm) {
+  backends::cpu::ScopedConvAlgorithm force(algo);
   OneNode node;
   node.op = "Conv";
   node.inputs.push_back({cpu_test::random_tensor({c.n, c.c, c.h, c.w}, rng), false});
@@ -53,7 +58,10 @@ void check(const ConvCase& c, std::mt19937& rng, int threads = 1) {
     const int64_t ho = (c.h + 2 * c.pad - ek) / c.stride + 1, wo = (c.w + 2 * c.pad - ek) / c.stride + 1;
     node.residual = cpu_test::random_tensor({c.n, c.m, ho, wo}, rng);
   }
-  cpu_test::expect_matches_ref(node, c.c / c.group * c.k * c.k, describe(c), threads);
+  const bool winograd = algo != backends::cpu::ConvAlgorithm::kIm2colGemm && c.k == 3 && c.stride == 1 &&
+                        c.dilation == 1 && c.group == 1;
+  cpu_test::expect_matches_ref(node, c.c / c.group * c.k * c.k, describe(c), threads,
+                               winograd ? test::f32_wino43_tol : test::f32_gemm_tol);
 }
 
 TEST(CpuConv, PointwiseChannelSweep) {
@@ -141,6 +149,45 @@ TEST(CpuConv, Threads) {
     check({1, 24, 19, 21, 24, 3, 2, 1, 1, 24}, rng, threads);
     check({2, 16, 14, 15, 33, 3, 1, 1, 1, 1, true, "Relu", true}, rng, threads);
   }
+}
+
+// Winograd F(4,3), forced on every 3x3 stride-1 case whatever its size: planes that are not tile
+// multiples, pads 0..2, channel counts around the GEMM's MR and K block, blocks that span tile
+// rows and several blocks per plane, batch, threads and every epilogue.
+TEST(CpuConv, Winograd) {
+  using backends::cpu::ConvAlgorithm;
+  std::mt19937 rng(cpu_test::kSeed + 7);
+  const ConvAlgorithm wino = ConvAlgorithm::kWinograd;
+  for (int64_t c : {1, 3, 8, 17}) {
+    for (int64_t m : {1, 5, 12, 13, 31}) check({1, c, 7, 9, m, 3, 1, 1}, rng, 1, wino);
+  }
+  for (int64_t h : {3, 4, 5, 8, 13}) {
+    for (int64_t w : {3, 4, 6, 11, 30}) {
+      for (int64_t p : {0, 1, 2}) check({1, 4, h, w, 6, 3, 1, p}, rng, 1, wino);
+    }
+  }
+  check({1, 300, 9, 10, 14, 3, 1, 1}, rng, 1, wino);   // Ci over one K block
+  check({1, 8, 70, 75, 9, 3, 1, 1}, rng, 1, wino);     // several blocks of tiles
+  check({2, 16, 14, 15, 33, 3, 1, 1}, rng, 1, wino);   // batch
+  for (const char* act : {"Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu"}) {
+    for (bool residual : {false, true}) check({1, 7, 9, 11, 15, 3, 1, 1, 1, 1, true, act, residual}, rng, 1, wino);
+  }
+  check({1, 8, 9, 11, 8, 3, 1, 1, 1, 1, false, "", true}, rng, 1, wino);  // residual, no bias
+  for (int threads : {2, 3}) {
+    check({1, 16, 28, 28, 32, 3, 1, 1, 1, 1, true, "Relu", true}, rng, threads, wino);
+    check({2, 24, 9, 13, 16, 3, 1, 1}, rng, threads, wino);
+    check({1, 32, 60, 61, 16, 3, 1, 1}, rng, threads, wino);
+  }
+}
+
+// The cost-based choice (Winograd for the larger 3x3 layers, im2col otherwise) gives the right
+// answer either way.
+TEST(CpuConv, AutomaticAlgorithm) {
+  using backends::cpu::ConvAlgorithm;
+  std::mt19937 rng(cpu_test::kSeed + 8);
+  check({1, 32, 28, 28, 32, 3, 1, 1, 1, 1, true, "Relu", true}, rng, 1, ConvAlgorithm::kAuto);
+  check({1, 16, 7, 7, 16, 3, 1, 1}, rng, 2, ConvAlgorithm::kAuto);
+  check({1, 3, 28, 28, 16, 3, 1, 1}, rng, 1, ConvAlgorithm::kAuto);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The cpu backend's data-movement ops (Concat, Split, Transpose, the Reshape family,
-// DepthToSpace, SpaceToDepth) against the ref backend: outputs must agree bit for bit.
+// DepthToSpace, SpaceToDepth, Slice) against the ref backend: outputs must agree bit for bit.
 #include <string>
 #include <vector>
 
@@ -126,6 +126,55 @@ TEST(CpuLayout, DepthToSpaceAndSpaceToDepth) {
     s.attrs.set("blocksize", b);
     cpu_test::expect_typed_matches_ref(s, 0, "SpaceToDepth b" + std::to_string(b), 3);
   }
+}
+
+ir::Tensor i64s(std::vector<int64_t> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return ir::Tensor::from_vector<int64_t>(std::move(v), {n});
+}
+
+TEST(CpuLayout, Slice) {
+  std::mt19937 rng(cpu_test::kSeed + 55);
+  struct C {
+    std::vector<int64_t> x, starts, ends, axes, steps;  // empty axes / steps: omitted
+  };
+  const std::vector<C> cases = {
+      {{1, 128, 768}, {0}, {256}, {-1}, {}},                       // q of a fused qkv projection
+      {{1, 128, 768}, {512}, {768}, {2}, {1}},                     // v
+      {{3, 17, 5}, {1, 2}, {3, 1000}, {0, 1}, {}},                 // end clamped
+      {{3, 17, 5}, {-1}, {-1000}, {1}, {-1}},                      // reverse, end clamped below
+      {{3, 17, 5}, {15, 4}, {0, -6}, {1, 2}, {-3, -2}},            // negative steps on two axes
+      {{4, 6, 7}, {0, 1, 0}, {4, 6, 7}, {0, 1, 2}, {2, 2, 3}},     // strided on every axis
+      {{1000}, {3}, {1000}, {0}, {7}},                             // 1-D strided
+      {{2, 3, 4}, {5}, {9}, {2}, {}},                              // empty (start past the end)
+      {{2, 1, 17, 3}, {0, 0}, {1, 17}, {0, 2}, {}},                // size-1 axes dropped
+      {{5, 64, 64}, {1, 0}, {4, 48}, {0, 1}, {}},                  // large enough to split
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const C& c = cases[i];
+    for (int threads : {1, 3}) {
+      TypedNode n = node("Slice", random_tensor(c.x, rng));
+      n.inputs.push_back({i64s(c.starts), true});
+      n.inputs.push_back({i64s(c.ends), true});
+      if (!c.axes.empty()) n.inputs.push_back({i64s(c.axes), true});
+      if (!c.steps.empty()) n.inputs.push_back({i64s(c.steps), true});
+      cpu_test::expect_typed_matches_ref(n, 0, "Slice case " + std::to_string(i), threads);
+    }
+  }
+  TypedNode ints = node("Slice", iota_i64({7, 9}));  // 8-byte elements, strided inner axis
+  for (auto v : {std::vector<int64_t>{1, 8}, {7, 0}, {0, 1}, {1, -2}}) ints.inputs.push_back({i64s(v), true});
+  cpu_test::expect_typed_matches_ref(ints, 0, "Slice i64");
+  TypedNode runtime = node("Slice", random_tensor({4, 9}, rng));  // run-time starts: reference
+  runtime.inputs.push_back({i64s({1}), false});
+  runtime.inputs.push_back({i64s({8}), true});
+  runtime.inputs.push_back({i64s({1}), true});
+  cpu_test::expect_typed_matches_ref(runtime, 0, "Slice run-time starts");
+  TypedNode attrs = node("Slice", random_tensor({4, 9, 3}, rng));  // opset 9: attributes
+  attrs.opset = 9;
+  attrs.attrs.set("starts", std::vector<int64_t>{1, -2});
+  attrs.attrs.set("ends", std::vector<int64_t>{100, 9});
+  attrs.attrs.set("axes", std::vector<int64_t>{0, 1});
+  cpu_test::expect_typed_matches_ref(attrs, 0, "Slice opset 9");
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
-// The cpu backend's pooling, Gemm/MatMul, element-wise and Softmax ops against the ref backend.
+// The cpu backend's pooling, Gemm/MatMul, element-wise, Softmax and LayerNormalization ops against
+// the ref backend.
+#include <limits>
 #include <string>
 
 #include "cpu_test_util.h"
@@ -137,9 +139,52 @@ TEST(CpuSoftmax, LastAxis) {
     OneNode s = unary_node("Softmax", random_tensor({3, 5, n}, rng, -8.0f, 8.0f));
     cpu_test::expect_matches_ref(s, 1, "Softmax n " + std::to_string(n), 2);
   }
+  OneNode masked = unary_node("Softmax", random_tensor({5, 33}, rng, -8.0f, 8.0f));  // attention masks
+  float* m = masked.inputs[0].tensor.data<float>();
+  for (int64_t i = 0; i < 33; i += 3) m[i] = -std::numeric_limits<float>::infinity();  // row 0: some -inf
+  for (int64_t i = 33; i < 66; ++i) m[i] = i % 2 ? -200.0f : 150.0f;                  // row 1: far below max
+  m[4 * 33 + 20] = std::numeric_limits<float>::quiet_NaN();                           // row 4: a NaN poisons it
+  cpu_test::expect_matches_ref(masked, 1, "Softmax masked");
   OneNode mid = unary_node("Softmax", random_tensor({3, 5, 4}, rng));  // axis 1: reference
   mid.attrs.set("axis", int64_t{1});
   cpu_test::expect_matches_ref(mid, 1, "Softmax axis 1");
+}
+
+TEST(CpuLayerNorm, AxesSizesAndParameters) {
+  std::mt19937 rng(cpu_test::kSeed + 15);
+  struct C { std::vector<int64_t> x; int64_t axis; };
+  for (const C& c : {C{{2, 3, 17}, -1}, C{{4, 1}, -1}, C{{3, 1000}, 1}, C{{2, 128, 256}, 2}, C{{2, 3, 4, 5}, 2},
+                     C{{5, 7}, 0}, C{{1, 3, 16}, -1}, C{{6, 33}, -1}}) {
+    const size_t a = static_cast<size_t>(c.axis < 0 ? c.axis + static_cast<int64_t>(c.x.size()) : c.axis);
+    const std::vector<int64_t> inner(c.x.begin() + static_cast<std::ptrdiff_t>(a), c.x.end());
+    int64_t row = 1;
+    for (int64_t d : inner) row *= d;
+    for (int variant = 0; variant < 4; ++variant) {  // bias / no bias, constant / run-time parameters
+      OneNode n = unary_node("LayerNormalization", random_tensor(c.x, rng, -3.0f, 5.0f));
+      n.attrs.set("axis", c.axis);
+      n.attrs.set("epsilon", 1e-3f);
+      n.inputs.push_back({random_tensor(inner, rng, 0.5f, 2.0f), variant < 2});
+      if (variant % 2 == 0) n.inputs.push_back({random_tensor(inner, rng), variant < 2});
+      cpu_test::expect_matches_ref(n, row, "LayerNorm " + ir::dims_to_string(c.x) + " axis " +
+                                               std::to_string(c.axis) + " variant " + std::to_string(variant), 3);
+    }
+  }
+  // Scale as a single value, B broadcast over the leading inner dim (reference fallback), and
+  // Scale/B with leading 1s.
+  OneNode scalar = unary_node("LayerNormalization", random_tensor({3, 4, 5}, rng));
+  scalar.attrs.set("axis", int64_t{1});
+  scalar.inputs.push_back({random_tensor({1}, rng), true});
+  scalar.inputs.push_back({random_tensor({5}, rng), true});
+  cpu_test::expect_matches_ref(scalar, 20, "LayerNorm scalar scale, broadcast bias");
+  OneNode ones = unary_node("LayerNormalization", random_tensor({3, 1, 5}, rng));
+  ones.attrs.set("axis", int64_t{1});
+  ones.inputs.push_back({random_tensor({5}, rng), true});
+  ones.inputs.push_back({random_tensor({1, 5}, rng), false});
+  cpu_test::expect_matches_ref(ones, 5, "LayerNorm leading-1 parameters");
+  OneNode constant_row = unary_node("LayerNormalization", random_tensor({2, 9}, rng));
+  for (int64_t i = 0; i < 9; ++i) constant_row.inputs[0].tensor.data<float>()[i] = 2.5f;  // variance 0
+  constant_row.inputs.push_back({random_tensor({9}, rng), true});
+  cpu_test::expect_matches_ref(constant_row, 9, "LayerNorm zero variance");
 }
 
 }  // namespace

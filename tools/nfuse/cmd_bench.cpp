@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
@@ -9,7 +10,33 @@
 
 namespace nfuse::cli {
 
+namespace {
+
+// Current (not peak) resident set size in MiB, from /proc/self/status VmRSS; -1 where unknown.
+double current_rss_mb() {
+  double mb = -1.0;
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f)) {
+      long kib = 0;
+      if (std::strncmp(line, "VmRSS:", 6) == 0 && std::sscanf(line + 6, "%ld", &kib) == 1) mb = static_cast<double>(kib) / 1024.0;
+    }
+    std::fclose(f);
+  }
+  return mb;
+}
+
+}  // namespace
+
 int cmd_bench(const BenchArgs& args) {
+  // Memory figures (all getrusage ru_maxrss high-water marks of this process, MiB, except
+  // final_rss_mb): baseline = before anything is loaded (the pages of the nfuse binary and its
+  // shared libraries touched so far, plus argument parsing: what a process with no model costs,
+  // no thread pool yet); session = after the
+  // model is imported, optimized, compiled/prepacked and the inputs made, before any run;
+  // peak = after warm-up and timed runs (adds the arena, scratch and outputs); final = VmRSS
+  // at the end (what stays resident, vs. transient peaks during import/compile).
+  const double baseline_rss = peak_rss_mb();
   auto shapes = parse_shapes(args.common.shapes);
   if (!shapes.ok()) return report(shapes.status());
   auto files = parse_inputs(args.inputs);
@@ -18,6 +45,7 @@ int cmd_bench(const BenchArgs& args) {
   if (!session.ok()) return report(session.status());
   auto inputs = make_inputs(**session, *files, *shapes);
   if (!inputs.ok()) return report(inputs.status());
+  const double session_rss = peak_rss_mb();
   for (int i = 0; i < args.warmup; ++i) {
     auto out = (*session)->run(*inputs);
     if (!out.ok()) return report(out.status());
@@ -36,15 +64,17 @@ int cmd_bench(const BenchArgs& args) {
   if (args.common.json) {
     nlohmann::json j = {{"model", args.common.model}, {"backend", args.common.backend}, {"threads", args.common.threads},
                         {"min_ms", min_ms},          {"median_ms", median_ms},        {"p90_ms", p90_ms},
-                        {"peak_rss_mb", peak_rss_mb()}};
+                        {"peak_rss_mb", peak_rss_mb()}, {"baseline_rss_mb", baseline_rss},
+                        {"session_peak_rss_mb", session_rss}, {"final_rss_mb", current_rss_mb()}};
     if (args.profile) j["profile"] = profile_json(profile);
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
   std::printf("model    %s\nbackend  %s, %d thread(s), %d warm-up + %d timed runs\n", args.common.model.c_str(),
               args.common.backend.c_str(), args.common.threads, args.warmup, args.runs);
-  std::printf("latency  min %.3f ms  median %.3f ms  p90 %.3f ms\npeak RSS %.1f MiB\n", min_ms, median_ms, p90_ms,
-              peak_rss_mb());
+  std::printf("latency  min %.3f ms  median %.3f ms  p90 %.3f ms\n", min_ms, median_ms, p90_ms);
+  std::printf("peak RSS %.1f MiB (process baseline %.1f MiB, after session creation %.1f MiB, resident at end %.1f MiB)\n",
+              peak_rss_mb(), baseline_rss, session_rss, current_rss_mb());
   if (args.profile) print_profile(profile, 15);
   return 0;
 }

@@ -1,7 +1,7 @@
 // The `cpu` backend: optimised FP32 kernels (GEMM-based and direct convolution, pooling,
-// Gemm/MatMul, element-wise, Softmax) on an intra-op thread pool; every node it has no optimised
-// kernel for runs on its reference kernel, and the compiled partition records which, so reports
-// can say so.
+// Gemm/MatMul, element-wise, Softmax, LayerNormalization, Slice) on an intra-op thread pool;
+// every node it has no optimised kernel for runs on its reference kernel, and the compiled
+// partition records which, so reports can say so.
 
 #include <set>
 
@@ -139,6 +139,8 @@ Result<std::unique_ptr<CpuOp>> make_optimized(const ir::Node& node, const Compil
   if (op == "Resize") return make_resize(node, ctx);
   if (op == "LSTM" || op == "GRU") return make_rnn(node, ctx);
   if (op == "Pow") return make_pow(node, ctx);
+  if (op == "LayerNormalization") return make_layer_norm(node, ctx);
+  if (op == "Slice") return make_slice(node, ctx);
   if (op == "Concat" || op == "Split" || op == "Transpose" || op == "Reshape" || op == "Flatten" ||
       op == "Squeeze" || op == "Unsqueeze" || op == "DepthToSpace" || op == "SpaceToDepth")
     return make_layout(node, ctx);
@@ -183,7 +185,7 @@ class CpuBackend final : public Backend {
         "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm", "MatMul", "Softmax", "Add", "Sub", "Mul",
         "Div", "Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Clip",
         "Resize", "Concat", "Split", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace",
-        "SpaceToDepth", "LSTM", "GRU", "Pow"};
+        "SpaceToDepth", "LSTM", "GRU", "Pow", "LayerNormalization", "Slice"};
     if (!node.domain.empty() || !optimized.count(node.op_type)) {
       return Support{true, "reference kernel: no optimized cpu kernel for " + node.op_type, 0.0};
     }

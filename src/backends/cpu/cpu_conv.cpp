@@ -7,6 +7,7 @@
 // enters through the microkernel's epilogue on the first K block, so no pass prefills C.
 // Depthwise convolutions go to cpu_dwconv.cpp.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "backends/cpu/cpu_conv_util.h"
@@ -52,8 +53,19 @@ Result<std::unique_ptr<CpuOp>> make_dwconv(const ir::Node& node, const ir::Tenso
                                            Epilogue epilogue);
 
 namespace {
+std::atomic<ConvAlgorithm> g_forced_algorithm{ConvAlgorithm::kAuto};
+}  // namespace
+
+ConvAlgorithm forced_conv_algorithm() { return g_forced_algorithm.load(); }
+ScopedConvAlgorithm::ScopedConvAlgorithm(ConvAlgorithm a) : previous_(g_forced_algorithm.exchange(a)) {}
+ScopedConvAlgorithm::~ScopedConvAlgorithm() { g_forced_algorithm.store(previous_); }
+
+namespace {
 
 using kernels::F32GemmConfig;
+
+constexpr int64_t kWinogradMinChannels = 16;
+constexpr int64_t kWinogradMinTiles = 32;
 
 // Packs rows [k0, k0 + kc) of the im2col matrix for output pixels [p0, p0 + np) of one group
 // into kernel panels: dst[panel * kc * nr + kk * nr + jj], zero past np. Rows k >= kx_rows (the
@@ -241,6 +253,31 @@ class GemmConv final : public CpuOp {
   Conv2dGeometryCache geo_;
 };
 
+// Winograd F(4,3) needs 3x3 / stride 1 / dilation 1 / one group; it pays for its transforms
+// (linear in channels) with 4x fewer multiplies (quadratic in channels), so it wins once both
+// channel counts are large enough and the map has enough 4x4 tiles to fill the GEMM's columns.
+// Thresholds from `nfuse bench --profile` on the zoo's 3x3 layers (bench/RESULTS.md).
+bool use_winograd(const ir::Node& node, const ir::Tensor& w) {
+  const ConvAlgorithm forced = forced_conv_algorithm();
+  if (forced == ConvAlgorithm::kIm2colGemm) return false;
+  const bool ones = [&] {
+    for (const char* a : {"strides", "dilations"})
+      for (int64_t v : node.attrs.get_ints(a, {1, 1}))
+        if (v != 1) return false;
+    return true;
+  }();
+  if (w.rank() != 4 || w.dim(2) != 3 || w.dim(3) != 3 || node.attrs.get_int("group", 1) != 1 || !ones) return false;
+  if (forced == ConvAlgorithm::kWinograd) return true;
+  const int64_t ci = w.dim(1), co = w.dim(0);
+  if (ci < kWinogradMinChannels || co < kWinogradMinChannels) return false;
+  const ir::Shape& xs = node.input(0)->type.shape;
+  if (xs.rank_known() && xs.rank() == 4 && xs[2].is_static() && xs[3].is_static()) {
+    const int64_t tiles = ((xs[2].value + 3) / 4) * ((xs[3].value + 3) / 4);
+    if (tiles < kWinogradMinTiles) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileContext&) {
@@ -255,6 +292,7 @@ Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileCont
   if (group < 1 || w->dim(0) % group != 0 || w->numel() == 0) return std::unique_ptr<CpuOp>();
   NFUSE_ASSIGN_OR_RETURN(Epilogue e, read_epilogue(node));
   if (group > 1 && w->dim(1) == 1 && w->dim(0) == group) return make_dwconv(node, *w, bias, std::move(e));
+  if (use_winograd(node, *w)) return make_winograd_conv(node, *w, bias, std::move(e));
   auto op = std::make_unique<GemmConv>(node, *w, bias, std::move(e));
   if (!op->pack(*w)) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));

@@ -42,6 +42,26 @@ struct Epilogue {
 };
 Result<Epilogue> read_epilogue(const ir::Node& node);
 
+// How a dense Conv runs. kAuto is the cost-based choice; tests force the others to cover every
+// path on shapes where kAuto would not take it.
+enum class ConvAlgorithm { kAuto, kIm2colGemm, kWinograd };
+ConvAlgorithm forced_conv_algorithm();
+class ScopedConvAlgorithm {
+ public:
+  explicit ScopedConvAlgorithm(ConvAlgorithm a);
+  ~ScopedConvAlgorithm();
+  ScopedConvAlgorithm(const ScopedConvAlgorithm&) = delete;
+  ScopedConvAlgorithm& operator=(const ScopedConvAlgorithm&) = delete;
+
+ private:
+  ConvAlgorithm previous_;
+};
+
+// Winograd F(4,3) (cpu_winograd_conv.cpp): 3x3, stride 1, dilation 1, one group.
+bool winograd_eligible(const Conv2dGeometry& g);
+Result<std::unique_ptr<CpuOp>> make_winograd_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
+                                                  Epilogue epilogue);
+
 // out[i] = act(out[i] + r[i]) with the clamp included (for kernels that cannot take a residual).
 void add_residual_and_activate(float* y, const float* r, size_t n, const Activation& act);
 

@@ -1,7 +1,8 @@
 // Gemm and MatMul on the cpu backend. A constant (2-D) B is scaled by alpha and packed once at
 // compile time; the f32 GEMM driver then splits the output into tasks over the pool, with bias,
 // fused residual and Relu/Clip in its epilogue. MatMul with a run-time or batched B packs each
-// B matrix into the worker's scratch (one task per batch matrix).
+// B matrix into the worker's scratch (one task per batch matrix). A MatMul's fused bias
+// (nfuse.bias, from fuse_matmul_bias) goes into the packed path's bias; elsewhere the reference runs.
 #include <algorithm>
 
 #include "backends/cpu/cpu_conv_util.h"
@@ -171,15 +172,28 @@ Result<std::unique_ptr<CpuOp>> make_gemm_op(const ir::Node& node) {
 
 Result<std::unique_ptr<CpuOp>> make_gemm(const ir::Node& node, const CompileContext&) {
   if (!is_f32(node.input(0)) || !is_f32(node.input(1))) return std::unique_ptr<CpuOp>();
-  if (node.op_type == "Gemm") return make_gemm_op(node);
+  const bool fused_bias = node.attrs.has(ops::kFusedBiasAttr);
+  if (node.op_type == "Gemm") {
+    if (fused_bias) return std::unique_ptr<CpuOp>();
+    return make_gemm_op(node);
+  }
   const ir::Tensor* b = constant_f32(node.input(1));
   NFUSE_ASSIGN_OR_RETURN(Epilogue e, read_epilogue(node));
   if (b && b->rank() == 2) {  // any A rank: its rows are all the leading dims
     const size_t k = static_cast<size_t>(b->dim(0)), n = static_cast<size_t>(b->dim(1));
+    std::vector<float> bias;
+    if (fused_bias) {  // the last implicit input, broadcast along the rows: needs to be constant
+      NFUSE_ASSIGN_OR_RETURN(const ops::FusedEpilogue f, ops::read_fused_epilogue(node));
+      const ir::Tensor* c = constant_f32(f.bias);
+      if (!c || c->numel() != static_cast<int64_t>(n)) return std::unique_ptr<CpuOp>();
+      bias.assign(c->data<float>(), c->data<float>() + n);
+    }
     auto op = std::make_unique<PackedGemm>(k, n, false, std::move(e));
     if (!op->pack(b->data<float>(), n, 1, 1.0f)) return out_of_memory(node.label() + ": packed B");
+    op->bias_ = std::move(bias);
     return std::unique_ptr<CpuOp>(std::move(op));
   }
+  if (fused_bias) return std::unique_ptr<CpuOp>();  // reference kernel plus the ref epilogue
   std::unique_ptr<CpuOp> ref = make_ref_op(node);
   if (!ref) return std::unique_ptr<CpuOp>();
   return std::unique_ptr<CpuOp>(std::make_unique<BatchedMatMul>(std::move(e), std::move(ref)));

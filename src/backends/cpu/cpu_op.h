@@ -111,6 +111,10 @@ Result<std::unique_ptr<CpuOp>> make_softmax(const ir::Node& node, const CompileC
 Result<std::unique_ptr<CpuOp>> make_resize(const ir::Node& node, const CompileContext& ctx);
 // Concat, Split, Transpose, the Reshape family, DepthToSpace/SpaceToDepth as copies (cpu_layout.cpp).
 Result<std::unique_ptr<CpuOp>> make_layout(const ir::Node& node, const CompileContext& ctx);
+// LayerNormalization on f32 over any axis, Scale / B per row element (cpu_layer_norm.cpp).
+Result<std::unique_ptr<CpuOp>> make_layer_norm(const ir::Node& node, const CompileContext& ctx);
+// Slice with constant starts / ends / axes / steps as a strided copy (cpu_slice.cpp).
+Result<std::unique_ptr<CpuOp>> make_slice(const ir::Node& node, const CompileContext& ctx);
 // LSTM and GRU on f32 with default activations and constant weights (cpu_rnn.cpp).
 Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileContext& ctx);
 // Pow on f32 with a constant scalar exponent of 2 or 0.5 (cpu_pow.cpp).

@@ -3,7 +3,8 @@
 // reference kernel. Per direction, the input projection X * W^T + biases of every time step is
 // one GEMM; each step then adds h * R^T onto its rows of that product (the GEMM's residual input)
 // and one fused pass applies the gates. W^T and R^T are packed once at compile time. Gate order
-// in W/R/B: LSTM i o f c, GRU z r h.
+// in W/R/B: LSTM i o f c, GRU z r h. LSTM gate nonlinearities run on the vectorised sigmoid /
+// tanh of src/kernels/f32-vunary (i, o, f are contiguous: one sigmoid call per batch row).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "backends/cpu/cpu_op.h"
 #include "kernels/f32-gemm/f32_gemm.h"
+#include "kernels/f32-vunary/f32_vunary.h"
 
 namespace nfuse::backends::cpu {
 namespace {
@@ -61,8 +63,9 @@ struct Direction {
 class LstmOp final : public CpuOp {
  public:
   LstmOp(int64_t input, int64_t hidden, bool reverse_only, float clip)
-      : cfg_(kernels::f32_gemm_config()), input_(static_cast<size_t>(input)), hidden_(static_cast<size_t>(hidden)),
-        reverse_only_(reverse_only), clip_(clip) {}
+      : cfg_(kernels::f32_gemm_config()), vunary_(kernels::f32_vunary_config(kernels::selected_isa())),
+        input_(static_cast<size_t>(input)), hidden_(static_cast<size_t>(hidden)), reverse_only_(reverse_only),
+        clip_(clip) {}
 
   // Packs direction d's weights; false when memory runs out.
   bool add_direction(const float* w, const float* r, const float* b) {
@@ -103,7 +106,7 @@ class LstmOp final : public CpuOp {
     const float* h0 = input(5);
     const float* c0 = input(6);
     if (!ensure(xw_, seq * batch * g) || !ensure(gates_, batch * g) || !ensure(h_, batch * hs) ||
-        !ensure(c_, batch * hs))
+        !ensure(c_, batch * hs) || !ensure(tanh_c_, hs))
       return out_of_memory("cpu LSTM buffers");
     for (size_t d = 0; d < nd; ++d) {
       const Direction& dir = dirs_[d];
@@ -138,29 +141,34 @@ class LstmOp final : public CpuOp {
 
   float clipped(float v) const { return std::clamp(v, -clip_, clip_); }
 
-  void apply_gates(size_t batch, float* h, float* c) const {
+  // The gates in place (sigmoid over i, o, f; tanh over c), then c and h.
+  void apply_gates(size_t batch, float* h, float* c) {
     const size_t hs = hidden_;
+    float* tc = tanh_c_.data();
     for (size_t b = 0; b < batch; ++b) {
-      const float* gi = gates_.data() + b * 4 * hs;
-      const float* go = gi + hs;
-      const float* gf = go + hs;
-      const float* gc = gf + hs;
+      float* gi = gates_.data() + b * 4 * hs;
+      float* go = gi + hs;
+      float* gf = go + hs;
+      float* gc = gf + hs;
       float* hb = h + b * hs;
       float* cb = c + b * hs;
-      for (size_t j = 0; j < hs; ++j) {
-        const float c_new = sigmoid(clipped(gf[j])) * cb[j] + sigmoid(clipped(gi[j])) * std::tanh(clipped(gc[j]));
-        cb[j] = c_new;
-        hb[j] = sigmoid(clipped(go[j])) * std::tanh(c_new);
-      }
+      if (clip_ < std::numeric_limits<float>::infinity())
+        for (size_t j = 0; j < 4 * hs; ++j) gi[j] = clipped(gi[j]);
+      vunary_.sigmoid(gi, gi, 3 * hs);
+      vunary_.tanh(gc, gc, hs);
+      for (size_t j = 0; j < hs; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
+      vunary_.tanh(cb, tc, hs);
+      for (size_t j = 0; j < hs; ++j) hb[j] = go[j] * tc[j];
     }
   }
 
   const kernels::F32GemmConfig& cfg_;
+  const kernels::F32VunaryConfig& vunary_;
   size_t input_, hidden_;
   bool reverse_only_;
   float clip_;
   std::vector<Direction> dirs_;
-  AlignedFloats xw_, gates_, h_, c_;
+  AlignedFloats xw_, gates_, h_, c_, tanh_c_;
   std::vector<float> zeros_;
 };
 

@@ -19,14 +19,30 @@ Status apply_fused_epilogue(KernelArgs& a) {
                      std::string(ir::dtype_name(y.dtype())) + "[" + ir::dims_to_string(y.dims()) + "]");
     }
   }
+  const ir::Tensor* b = nullptr;
+  int64_t bias_n = 0;
+  if (e.bias) {
+    // The bias is the last implicit input: implicit_inputs[1] with a residual, else [0].
+    const size_t at = e.residual ? 1 : 0;
+    if (a.implicit_inputs.size() <= at || !a.implicit_inputs[at]) return a.error("the fused bias has no value");
+    b = a.implicit_inputs[at];
+    bias_n = y.rank() == 0 ? 1 : y.dim(y.rank() - 1);
+    if (b->dtype() != y.dtype() || b->numel() != bias_n) {
+      return a.error("fused bias " + std::string(ir::dtype_name(b->dtype())) + "[" + ir::dims_to_string(b->dims()) +
+                     "] does not match the last dim of the output " + std::string(ir::dtype_name(y.dtype())) + "[" +
+                     ir::dims_to_string(y.dims()) + "]");
+    }
+  }
   bool done = false;
   ir::visit_dtype(y.dtype(), [&]<typename T>() {
     if constexpr (is_float_v<T>) {
       T* out = y.data<T>();
       const T* res = r ? r->data<T>() : nullptr;
+      const T* bias = b ? b->data<T>() : nullptr;
       for (int64_t i = 0; i < y.numel(); ++i) {
-        // Rounding after the add matches an unfused graph, where the Add writes its own tensor.
-        T v = res ? from_double<T>(to_double(out[i]) + to_double(res[i])) : out[i];
+        // Rounding after each add matches an unfused graph, where each Add writes its own tensor.
+        T v = bias ? from_double<T>(to_double(out[i]) + to_double(bias[i % bias_n])) : out[i];
+        if (res) v = from_double<T>(to_double(v) + to_double(res[i]));
         out[i] = from_double<T>(ops::apply_fused_activation(e.activation, e.params, to_double(v)));
       }
       done = true;

@@ -7,8 +7,8 @@
 
 namespace nfuse::backends::ref {
 
-// Adds the residual (args.implicit_inputs[0]) to output 0 and applies the fused activation, in
-// double, rounding once per step into the output dtype. A no-op for nodes without an epilogue;
+// Adds the bias (nfuse.bias: the last implicit input, broadcast over the last dim), then the
+// residual (args.implicit_inputs[0]) to output 0 and applies the fused activation, in double, rounding once per step into the output dtype. A no-op for nodes without an epilogue;
 // kInvalidModel for malformed attributes, kUnsupported for a non-float output or a residual
 // whose dtype or dims differ from output 0's.
 Status apply_fused_epilogue(KernelArgs& args);

@@ -1,9 +1,15 @@
 #include "frontend/onnx/onnx_importer.h"
 
+#include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <climits>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <unordered_map>
 
 #include "frontend/onnx/onnx_tensor.h"
@@ -43,7 +49,9 @@ class Importer {
   Importer(std::string base_dir, std::unordered_map<std::string, int> opsets, bool external_data)
       : base_dir_(std::move(base_dir)), opsets_(std::move(opsets)), external_data_(external_data) {}
 
-  Status convert_graph(const GraphProto& gp, ir::Graph& g, Scope* parent, std::vector<std::string>* captured);
+  // Converts `gp` into `g`. Tensor payloads (initializers, Constant values, tensor attributes) are
+  // freed from `gp` as soon as each is converted, so the weights are held about once, not twice.
+  Status convert_graph(GraphProto& gp, ir::Graph& g, Scope* parent, std::vector<std::string>* captured);
 
  private:
   std::string node_context(const NodeProto& np) const {
@@ -53,21 +61,26 @@ class Importer {
            ", opset " + std::to_string(opset) + ")";
   }
   Result<ir::TensorType> type_from_proto(const ::onnx::TypeProto& tp, const std::string& what) const;
-  Status convert_attribute(const AttributeProto& ap, ir::Attributes& attrs, Scope& scope, const NodeProto& np,
+  Status convert_attribute(AttributeProto& ap, ir::Attributes& attrs, Scope& scope, const NodeProto& np,
                            std::vector<std::string>* captured);
-  Status convert_constant(const NodeProto& np, Scope& scope);
-  Status convert_node(const NodeProto& np, Scope& scope);
+  Status convert_constant(NodeProto& np, Scope& scope);
+  Status convert_node(NodeProto& np, Scope& scope);
 
   std::string base_dir_;
   std::unordered_map<std::string, int> opsets_;
   bool external_data_;
   int node_counter_ = 0;
 
-  Result<ir::Tensor> tensor(const ::onnx::TensorProto& tp) const {
+  // Converts a TensorProto and, on success, frees its payload: every TensorProto is read exactly
+  // once by the importer, so the converted ir::Tensor becomes the only copy of the data. Name,
+  // dims and type stay for error messages.
+  Result<ir::Tensor> take_tensor(::onnx::TensorProto& tp) const {
     if (!external_data_ && tp.data_location() == ::onnx::TensorProto::EXTERNAL) {
       return unsupported("tensor '" + tp.name() + "': external data is disabled for this import");
     }
-    return tensor_from_proto(tp, base_dir_);
+    auto t = tensor_from_proto(tp, base_dir_);
+    if (t.ok()) release_tensor_payload(tp);
+    return t;
   }
 };
 
@@ -101,7 +114,7 @@ Result<ir::TensorType> Importer::type_from_proto(const ::onnx::TypeProto& tp, co
   return out;
 }
 
-Status Importer::convert_attribute(const AttributeProto& ap, ir::Attributes& attrs, Scope& scope,
+Status Importer::convert_attribute(AttributeProto& ap, ir::Attributes& attrs, Scope& scope,
                                    const NodeProto& np, std::vector<std::string>* captured) {
   const std::string what = node_context(np) + ": attribute '" + ap.name() + "'";
   if (!ap.ref_attr_name().empty()) return unsupported(what + ": attribute references (functions) are not supported");
@@ -113,7 +126,7 @@ Status Importer::convert_attribute(const AttributeProto& ap, ir::Attributes& att
     case AttributeProto::INTS: attrs.set(ap.name(), std::vector<int64_t>(ap.ints().begin(), ap.ints().end())); break;
     case AttributeProto::STRINGS: attrs.set(ap.name(), std::vector<std::string>(ap.strings().begin(), ap.strings().end())); break;
     case AttributeProto::TENSOR: {
-      auto t = tensor(ap.t());
+      auto t = take_tensor(*ap.mutable_t());
       if (!t.ok()) return t.status().with_context(what);
       attrs.set(ap.name(), std::move(t).value());
       break;
@@ -123,7 +136,7 @@ Status Importer::convert_attribute(const AttributeProto& ap, ir::Attributes& att
       sub->parent = scope.graph;
       sub->opsets = scope.graph->opsets;
       sub->name = ap.g().name().empty() ? np.name() + "/" + ap.name() : ap.g().name();
-      NFUSE_RETURN_IF_ERROR(convert_graph(ap.g(), *sub, &scope, captured), what);
+      NFUSE_RETURN_IF_ERROR(convert_graph(*ap.mutable_g(), *sub, &scope, captured), what);
       attrs.set(ap.name(), std::move(sub));
       break;
     }
@@ -135,14 +148,14 @@ Status Importer::convert_attribute(const AttributeProto& ap, ir::Attributes& att
 }
 
 // Constant nodes become constant Values: no node remains, so later passes see plain constants.
-Status Importer::convert_constant(const NodeProto& np, Scope& scope) {
+Status Importer::convert_constant(NodeProto& np, Scope& scope) {
   const std::string what = node_context(np);
   if (np.output_size() != 1) return invalid_model(what + ": Constant must have exactly one output");
   if (np.attribute_size() != 1) return invalid_model(what + ": Constant must have exactly one attribute");
-  const AttributeProto& ap = np.attribute(0);
+  AttributeProto& ap = *np.mutable_attribute(0);
   ir::Tensor t;
   if (ap.name() == "value" && ap.type() == AttributeProto::TENSOR) {
-    auto r = tensor(ap.t());
+    auto r = take_tensor(*ap.mutable_t());
     if (!r.ok()) return r.status().with_context(what);
     t = std::move(r).value();
   } else if (ap.name() == "value_float" && ap.type() == AttributeProto::FLOAT) {
@@ -164,7 +177,7 @@ Status Importer::convert_constant(const NodeProto& np, Scope& scope) {
   return ok_status();
 }
 
-Status Importer::convert_node(const NodeProto& np, Scope& scope) {
+Status Importer::convert_node(NodeProto& np, Scope& scope) {
   const std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
   if (domain.empty() && np.op_type() == "Constant") return convert_constant(np, scope);
   const std::string what = node_context(np);
@@ -202,7 +215,7 @@ Status Importer::convert_node(const NodeProto& np, Scope& scope) {
   }
   ir::Attributes attrs;
   std::vector<std::string> captured;
-  for (const AttributeProto& ap : np.attribute()) {
+  for (AttributeProto& ap : *np.mutable_attribute()) {
     NFUSE_RETURN_IF_ERROR_PLAIN(convert_attribute(ap, attrs, scope, np, &captured));
   }
   std::string node_name = np.name().empty() ? np.op_type() + "_" + std::to_string(node_counter_) : np.name();
@@ -222,12 +235,12 @@ Status Importer::convert_node(const NodeProto& np, Scope& scope) {
   return ok_status();
 }
 
-Status Importer::convert_graph(const GraphProto& gp, ir::Graph& g, Scope* parent, std::vector<std::string>* captured) {
+Status Importer::convert_graph(GraphProto& gp, ir::Graph& g, Scope* parent, std::vector<std::string>* captured) {
   Scope scope{&g, parent, {}, {}};
   if (g.name.empty()) g.name = gp.name();
   if (gp.sparse_initializer_size() > 0) return unsupported("graph '" + g.name + "': sparse initializers are not supported");
-  for (const auto& init : gp.initializer()) {
-    auto t = tensor(init);
+  for (auto& init : *gp.mutable_initializer()) {
+    auto t = take_tensor(init);
     if (!t.ok()) return t.status().with_context("initializer '" + init.name() + "'");
     if (scope.names.count(init.name())) return invalid_model("initializer '" + init.name() + "' is defined twice");
     NFUSE_ASSIGN_OR_RETURN(ir::Value * v, g.add_value(init.name(), {t->dtype(), ir::Shape::from_dims(t->dims())}));
@@ -245,7 +258,7 @@ Status Importer::convert_graph(const GraphProto& gp, ir::Graph& g, Scope* parent
     scope.names[in.name()] = v;
     g.inputs().push_back(v);
   }
-  for (const NodeProto& np : gp.node()) NFUSE_RETURN_IF_ERROR_PLAIN(convert_node(np, scope));
+  for (NodeProto& np : *gp.mutable_node()) NFUSE_RETURN_IF_ERROR_PLAIN(convert_node(np, scope));
   // Declared types of intermediates and outputs: recorded now, checked against inference later.
   auto apply_declared = [&](const ::onnx::ValueInfoProto& vi, bool is_output) -> Status {
     ir::Value* v = scope.resolve(vi.name());
@@ -271,22 +284,17 @@ Status Importer::convert_graph(const GraphProto& gp, ir::Graph& g, Scope* parent
   return ok_status();
 }
 
-}  // namespace
-
-Result<std::unique_ptr<ir::Graph>> load_model_from_bytes(const void* data, size_t size, const std::string& base_dir,
-                                                         const ImportOptions& options) {
-  ::onnx::ModelProto model;
-  if (size > static_cast<size_t>(INT32_MAX)) return unsupported("model files over 2 GB need external data");
-  if (size == 0 || !model.ParseFromArray(data, static_cast<int>(size))) {
-    return invalid_model("not a valid ONNX model (protobuf parse failed; truncated or not an ONNX file)");
-  }
-  if (!model.has_graph()) return invalid_model("the ONNX model has no graph");
+// Converts a parsed model. The proto is consumed: tensor payloads are freed while converting and
+// the rest before shape inference, so only the ir::Graph holds the weights from then on.
+Result<std::unique_ptr<ir::Graph>> import_model(std::unique_ptr<::onnx::ModelProto> model, const std::string& base_dir,
+                                                const ImportOptions& options) {
+  if (!model->has_graph()) return invalid_model("the ONNX model has no graph");
   std::unordered_map<std::string, int> opsets;
-  for (const auto& op : model.opset_import()) {
+  for (const auto& op : model->opset_import()) {
     std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
     opsets[domain] = static_cast<int>(op.version());
   }
-  if (model.opset_import_size() == 0) opsets[""] = 1;  // IR version 1-2 models had no imports
+  if (model->opset_import_size() == 0) opsets[""] = 1;  // IR version 1-2 models had no imports
   auto it = opsets.find("");
   if (it != opsets.end() && it->second > kMaxOpset) {
     return unsupported("model uses ONNX opset " + std::to_string(it->second) + "; nfuse supports opsets up to " +
@@ -295,7 +303,9 @@ Result<std::unique_ptr<ir::Graph>> load_model_from_bytes(const void* data, size_
   auto graph = std::make_unique<ir::Graph>();
   graph->opsets = opsets;
   Importer importer(base_dir, opsets, options.external_data);
-  NFUSE_RETURN_IF_ERROR(importer.convert_graph(model.graph(), *graph, nullptr, nullptr), "importing ONNX model");
+  NFUSE_RETURN_IF_ERROR(importer.convert_graph(*model->mutable_graph(), *graph, nullptr, nullptr),
+                        "importing ONNX model");
+  model.reset();
   if (options.verify) {
     NFUSE_RETURN_IF_ERROR(passes::infer_shapes(*graph), "importing ONNX model");
     NFUSE_RETURN_IF_ERROR(graph->verify(), "importing ONNX model");
@@ -303,12 +313,62 @@ Result<std::unique_ptr<ir::Graph>> load_model_from_bytes(const void* data, size_
   return graph;
 }
 
+constexpr const char* kParseFailed = "not a valid ONNX model (protobuf parse failed; truncated or not an ONNX file)";
+
+}  // namespace
+
+Result<std::unique_ptr<ir::Graph>> load_model_from_bytes(const void* data, size_t size, const std::string& base_dir,
+                                                         const ImportOptions& options) {
+  auto model = std::make_unique<::onnx::ModelProto>();
+  if (size > static_cast<size_t>(INT32_MAX)) return unsupported("model files over 2 GB need external data");
+  if (size == 0 || !model->ParseFromArray(data, static_cast<int>(size))) return invalid_model(kParseFailed);
+  return import_model(std::move(model), base_dir, options);
+}
+
 Result<std::unique_ptr<ir::Graph>> load_model(const std::string& path, const ImportOptions& options) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return not_found("cannot open model file '" + path + "'");
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
-  auto g = load_model_from_bytes(bytes.data(), bytes.size(), base_dir, options);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return not_found("cannot open model file '" + path + "'");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return not_found("cannot open model file '" + path + "': it is a directory or cannot be read");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    // A pipe or device: no size up front, so read it whole and parse from memory (the same errors
+    // as load_model_from_bytes).
+    std::string bytes;
+    char buf[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        ::close(fd);
+        return not_found("cannot read model file '" + path + "': " + std::strerror(errno));
+      }
+      bytes.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    auto g = load_model_from_bytes(bytes.data(), bytes.size(), base_dir, options);
+    if (!g.ok()) return g.status().with_context("'" + path + "'");
+    return g;
+  }
+  // Parse straight from the file: no in-memory copy of the serialized model, so the parsed
+  // initializers are the only copy of the weights until they are converted (and freed) one by one.
+  auto model = std::make_unique<::onnx::ModelProto>();
+  Status parse_status = ok_status();
+  if (static_cast<uint64_t>(st.st_size) > static_cast<uint64_t>(INT32_MAX)) {
+    parse_status = unsupported("model files over 2 GB need external data");
+  } else if (st.st_size == 0) {
+    parse_status = invalid_model(kParseFailed);
+  } else {
+    google::protobuf::io::FileInputStream in(fd);
+    if (!model->ParseFromZeroCopyStream(&in) || in.GetErrno() != 0) parse_status = invalid_model(kParseFailed);
+  }
+  ::close(fd);
+  if (!parse_status.ok()) return parse_status.with_context("'" + path + "'");
+  auto g = import_model(std::move(model), base_dir, options);
   if (!g.ok()) return g.status().with_context("'" + path + "'");
   return g;
 }

@@ -108,8 +108,10 @@ Status fill_from_typed_fields(const TensorProto& p, ir::Tensor& t, const std::st
   return ok_status();
 }
 
-Result<std::string> read_external(const TensorProto& p, const std::string& base_dir, size_t expected,
-                                  const std::string& what) {
+// Reads external data straight into a new tensor; every size is checked against the file before
+// the tensor is allocated.
+Result<ir::Tensor> read_external(const TensorProto& p, const std::string& base_dir, ir::DType dtype,
+                                 const std::vector<int64_t>& dims, size_t expected, const std::string& what) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
@@ -137,11 +139,11 @@ Result<std::string> read_external(const TensorProto& p, const std::string& base_
                          " does not fit " + std::to_string(expected) + " bytes in '" + full.string() + "' (" +
                          std::to_string(file_size) + " bytes)");
   }
-  std::string data(static_cast<size_t>(length), '\0');
+  ir::Tensor t = ir::Tensor::allocate(dtype, dims);
   f.seekg(offset);
-  f.read(data.data(), length);
+  if (length > 0) f.read(static_cast<char*>(t.raw()), length);
   if (!f) return invalid_model(what + ": reading external data from '" + full.string() + "' failed");
-  return data;
+  return t;
 }
 
 }  // namespace
@@ -166,10 +168,7 @@ Result<ir::Tensor> tensor_from_proto(const TensorProto& p, const std::string& ba
   }
   const size_t bytes = static_cast<size_t>(numel) * ir::dtype_size(dtype);
   if (p.data_location() == TensorProto::EXTERNAL) {
-    NFUSE_ASSIGN_OR_RETURN(std::string data, read_external(p, base_dir, bytes, what));
-    ir::Tensor t = ir::Tensor::allocate(dtype, dims);
-    std::memcpy(t.raw(), data.data(), bytes);
-    return t;
+    return read_external(p, base_dir, dtype, dims, bytes, what);
   }
   if (p.has_raw_data()) {
     if (p.raw_data().size() != bytes) {
@@ -189,6 +188,20 @@ Result<ir::Tensor> tensor_from_proto(const TensorProto& p, const std::string& ba
   ir::Tensor t = ir::Tensor::allocate(dtype, dims);
   NFUSE_RETURN_IF_ERROR_PLAIN(fill_from_typed_fields(p, t, what));
   return t;
+}
+
+void release_tensor_payload(TensorProto& p) {
+  // clear_*() keeps the capacity; swapping with empty containers frees it.
+  if (p.has_raw_data()) {
+    std::string().swap(*p.mutable_raw_data());
+    p.clear_raw_data();
+  }
+  google::protobuf::RepeatedField<float>().Swap(p.mutable_float_data());
+  google::protobuf::RepeatedField<double>().Swap(p.mutable_double_data());
+  google::protobuf::RepeatedField<int32_t>().Swap(p.mutable_int32_data());
+  google::protobuf::RepeatedField<int64_t>().Swap(p.mutable_int64_data());
+  google::protobuf::RepeatedField<uint64_t>().Swap(p.mutable_uint64_data());
+  google::protobuf::RepeatedPtrField<std::string>().Swap(p.mutable_string_data());
 }
 
 void tensor_to_proto(const ir::Tensor& t, const std::string& name, TensorProto* p) {

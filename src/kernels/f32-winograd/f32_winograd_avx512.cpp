@@ -1,0 +1,115 @@
+// F(4,3) transforms for AVX-512F. The output transform is the shared loops of
+// f32_winograd_impl.h compiled with this file's flags; the input transform is written with
+// intrinsics, 16 tiles per step: splitting each input row into its column phases (x mod 4) is
+// four two-source permutes per row here, where the compiler's generic strided loop was slower
+// than the scalar build.
+#if defined(__x86_64__)
+#define NFUSE_WINO_ISA_NS wino_avx512
+#include "kernels/f32-winograd/f32_winograd_impl.h"
+
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() as unused merge sources, which
+// -Wmaybe-uninitialized reports once inlined (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+namespace nfuse::kernels {
+namespace {
+
+constexpr size_t kLanes = 16;
+constexpr size_t kSpan = 4 * kLanes + 2;  // input columns 16 tiles read
+
+// d[c][t] = x[4t + c] for tiles t < 16, columns c < 6 (reads x[0, 66)).
+inline void load_phases(const float* x, __m512 d[6]) {
+  const __m512 z0 = _mm512_loadu_ps(x), z1 = _mm512_loadu_ps(x + 16);
+  const __m512 z2 = _mm512_loadu_ps(x + 32), z3 = _mm512_loadu_ps(x + 48);
+  for (int c = 0; c < 4; ++c) {
+    // Lanes 0-7 pick 4t + c from (z0, z1), lanes 8-15 pick 4(t - 8) + c from (z2, z3).
+    const __m512i idx = _mm512_setr_epi32(c, 4 + c, 8 + c, 12 + c, 16 + c, 20 + c, 24 + c, 28 + c, c, 4 + c, 8 + c,
+                                          12 + c, 16 + c, 20 + c, 24 + c, 28 + c);
+    d[c] = _mm512_mask_blend_ps(0xFF00, _mm512_permutex2var_ps(z0, idx, z1), _mm512_permutex2var_ps(z2, idx, z3));
+  }
+  // Columns 4 and 5 of tile t are columns 0 and 1 of tile t + 1.
+  d[4] = _mm512_castsi512_ps(
+      _mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(x[64])), _mm512_castps_si512(d[0]), 1));
+  d[5] = _mm512_castsi512_ps(
+      _mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(x[65])), _mm512_castps_si512(d[1]), 1));
+}
+
+// The 1-D B^T transform (see input_1d in f32_winograd_impl.h) on registers.
+inline void transform(const __m512 d[6], __m512 o[6]) {
+  const __m512 two = _mm512_set1_ps(2.0f), four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f);
+  const __m512 a = _mm512_fnmadd_ps(four, d[2], d[4]);
+  const __m512 b = _mm512_fnmadd_ps(four, d[1], d[3]);
+  const __m512 c = _mm512_sub_ps(d[4], d[2]);
+  const __m512 e = _mm512_mul_ps(two, _mm512_sub_ps(d[3], d[1]));
+  o[0] = _mm512_fmadd_ps(four, d[0], _mm512_fnmadd_ps(five, d[2], d[4]));
+  o[1] = _mm512_add_ps(a, b);
+  o[2] = _mm512_sub_ps(a, b);
+  o[3] = _mm512_add_ps(c, e);
+  o[4] = _mm512_sub_ps(c, e);
+  o[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
+}
+
+// Stores lanes [0, cnt) of each of the 36 vectors at columns col .. col + cnt of their rows,
+// splitting at a panel boundary (panel_width >= 16, so at most one).
+inline void store_columns(const F32Wino43InputArgs& p, size_t col, size_t cnt, const __m512 (&o)[36]) {
+  const size_t pw = p.panel_width;
+  const size_t first = pw == 0 ? cnt : std::min(cnt, pw - col % pw);
+  float* v1 = p.v + (pw == 0 ? col : (col / pw) * p.panel_stride + col % pw);
+  const __mmask16 m1 = static_cast<__mmask16>((1u << first) - 1u);
+  for (size_t xi = 0; xi < 36; ++xi) _mm512_mask_storeu_ps(v1 + xi * p.v_stride, m1, o[xi]);
+  if (first == cnt) return;
+  float* v2 = p.v + (col / pw + 1) * p.panel_stride;
+  const __mmask16 m2 = static_cast<__mmask16>((1u << (cnt - first)) - 1u);
+  const __m512i shift = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                         _mm512_set1_epi32(static_cast<int>(first)));
+  for (size_t xi = 0; xi < 36; ++xi)
+    _mm512_mask_storeu_ps(v2 + xi * p.v_stride, m2, _mm512_permutexvar_ps(shift, o[xi]));
+}
+
+void input_transform(const F32Wino43InputArgs& p) {
+  if (p.panel_width != 0 && p.panel_width < kLanes) return wino_avx512::input_transform(p);
+  const long long width = static_cast<long long>(p.width);
+  alignas(64) float edge[kSpan];  // a row's window where it crosses the row's ends
+  for (size_t t0 = 0; t0 < p.count; t0 += kLanes) {
+    const size_t cnt = std::min(kLanes, p.count - t0);
+    const long long x0 = static_cast<long long>(4 * (p.tx0 + t0)) - static_cast<long long>(p.pad_left);
+    const bool inside = x0 >= 0 && x0 + static_cast<long long>(kSpan) <= width;
+    __m512 rows[6][6];  // d B per input row
+    for (size_t r = 0; r < 6; ++r) {
+      __m512 d[6];
+      if (p.rows[r] == nullptr) {
+        for (__m512& x : rows[r]) x = _mm512_setzero_ps();
+        continue;
+      }
+      const float* src = p.rows[r] + x0;
+      if (!inside) {
+        for (size_t i = 0; i < kSpan; ++i) {
+          const long long x = x0 + static_cast<long long>(i);
+          edge[i] = x >= 0 && x < width ? p.rows[r][x] : 0.0f;
+        }
+        src = edge;
+      }
+      load_phases(src, d);
+      transform(d, rows[r]);
+    }
+    __m512 o[36];
+    for (size_t j = 0; j < 6; ++j) {
+      const __m512 col[6] = {rows[0][j], rows[1][j], rows[2][j], rows[3][j], rows[4][j], rows[5][j]};
+      __m512 t[6];
+      transform(col, t);
+      for (size_t i = 0; i < 6; ++i) o[i * 6 + j] = t[i];
+    }
+    store_columns(p, p.col0 + t0, cnt, o);
+  }
+}
+
+}  // namespace
+
+void f32_wino43_input__avx512(const F32Wino43InputArgs& args) { input_transform(args); }
+void f32_wino43_output__avx512(const F32Wino43OutputArgs& args) { wino_avx512::output_transform(args); }
+
+}  // namespace nfuse::kernels
+#endif  // defined(__x86_64__)

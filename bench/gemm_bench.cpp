@@ -1,5 +1,6 @@
-// FP32 GEMM micro-benchmark: single-threaded GFLOP/s of the f32-gemm driver per ISA on shapes the
-// cpu backend meets. Run: build/bench/nfuse_gemm_bench [--benchmark_filter=avx2]
+// FP32 GEMM micro-benchmark: single-threaded GFLOP/s of the f32-gemm driver per configuration
+// (each ISA's kernels and MR variants) on shapes the cpu backend meets.
+// Run: build/bench/nfuse_gemm_bench [--benchmark_filter=avx2]
 //   3136 x 64 x 64      1x1 conv on a 56x56 map, 64 -> 64 channels (bias + ReLU epilogue)
 //   196 x 1024 x 1024   1x1 conv on a 14x14 map, 1024 -> 1024 channels
 //   1 x 1000 x 1280     classifier Gemm (batch 1): bound by reading B, not by FMAs
@@ -22,12 +23,7 @@ using nfuse::kernels::F32GemmArgs;
 using nfuse::kernels::F32GemmConfig;
 using nfuse::kernels::Isa;
 
-void bm_gemm(benchmark::State& state, Isa isa, size_t m, size_t n, size_t k) {
-  const F32GemmConfig* cfg = nfuse::kernels::f32_gemm_config(isa);
-  if (cfg == nullptr) {
-    state.SkipWithError("ISA not supported on this CPU");
-    return;
-  }
+void bm_gemm(benchmark::State& state, const F32GemmConfig* cfg, size_t m, size_t n, size_t k) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> a(m * k), b(k * n), bias(n), c(m * n);
@@ -59,12 +55,11 @@ void bm_gemm(benchmark::State& state, Isa isa, size_t m, size_t n, size_t k) {
 
 int register_all() {
   const size_t shapes[][3] = {{3136, 64, 64}, {196, 1024, 1024}, {1, 1000, 1280}, {3136, 256, 64}, {49, 2048, 512}};
-  for (Isa isa : {Isa::kAvx512, Isa::kAvx2Fma, Isa::kNeon, Isa::kScalar}) {
-    if (!nfuse::kernels::isa_supported(isa)) continue;
+  for (const F32GemmConfig* cfg : nfuse::kernels::f32_gemm_configs()) {
     for (const auto& s : shapes) {
-      const std::string name = std::string("f32_gemm/") + nfuse::kernels::isa_name(isa) + "/M" + std::to_string(s[0]) +
+      const std::string name = std::string("f32_gemm/") + cfg->name + "/M" + std::to_string(s[0]) +
                                "_N" + std::to_string(s[1]) + "_K" + std::to_string(s[2]);
-      benchmark::RegisterBenchmark(name.c_str(), bm_gemm, isa, s[0], s[1], s[2])->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(name.c_str(), bm_gemm, cfg, s[0], s[1], s[2])->Unit(benchmark::kMicrosecond);
     }
   }
   return 0;

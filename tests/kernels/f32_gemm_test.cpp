@@ -26,15 +26,8 @@ constexpr float kGuard = -7.75e33f;  // never produced by the data below
 constexpr size_t kGuardCount = 67;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-std::vector<Isa> available_isas() {
-  std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2Fma, Isa::kAvx512, Isa::kNeon}) {
-    if (f32_gemm_config(isa) != nullptr) {
-      isas.push_back(isa);
-    }
-  }
-  return isas;
-}
+// Every configuration this CPU runs: each ISA's primary and its MR variants.
+std::vector<const F32GemmConfig*> available_configs() { return f32_gemm_configs(); }
 
 void fill(std::vector<float>& v, std::mt19937& rng) {
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
@@ -187,15 +180,17 @@ void run_case(const F32GemmConfig& cfg, const Case& c, std::mt19937& rng) {
   }
 }
 
-class F32GemmTest : public ::testing::TestWithParam<Isa> {
+class F32GemmTest : public ::testing::TestWithParam<const F32GemmConfig*> {
  protected:
   static void SetUpTestSuite() { std::printf("f32_gemm_test: seed %u\n", kSeed); }
-  const F32GemmConfig& cfg() const { return *f32_gemm_config(GetParam()); }
+  const F32GemmConfig& cfg() const { return *GetParam(); }
 };
 
 TEST_P(F32GemmTest, ConfigIsConsistent) {
   const F32GemmConfig& c = cfg();
-  EXPECT_EQ(c.isa, GetParam());
+  const F32GemmConfig* primary = f32_gemm_config(c.isa);
+  ASSERT_NE(primary, nullptr);
+  EXPECT_EQ(c.nr, primary->nr);  // variants share the primary's B layout
   EXPECT_NE(c.ukernel, nullptr);
   EXPECT_NE(c.ukernel_1, nullptr);
   EXPECT_GT(c.mr, 0u);
@@ -203,9 +198,15 @@ TEST_P(F32GemmTest, ConfigIsConsistent) {
   EXPECT_GE(c.kc, 8u);
   EXPECT_EQ(c.mc % c.mr, 0u);
   EXPECT_EQ(c.nc % c.nr, 0u);
-  // Forcing an ISA changes what production callers get.
-  ScopedIsaOverride force(GetParam());
-  EXPECT_EQ(&f32_gemm_config(), &c);
+  // Forcing an ISA changes what production callers get; the row-count choice stays in the ISA
+  // and never pads more than the primary.
+  ScopedIsaOverride force(c.isa);
+  EXPECT_EQ(&f32_gemm_config(), primary);
+  for (size_t m = 1; m < 100; ++m) {
+    const F32GemmConfig& r = f32_gemm_config_for_rows(m);
+    EXPECT_EQ(r.isa, c.isa);
+    EXPECT_LE((m + r.mr - 1) / r.mr * r.mr, (m + primary->mr - 1) / primary->mr * primary->mr) << m;
+  }
 }
 
 // Microkernels alone: every mr (1..MR) x nc (1..NR) edge with each flag and epilogue, checking
@@ -402,8 +403,10 @@ TEST_P(F32GemmTest, TaskGrid) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, F32GemmTest, ::testing::ValuesIn(available_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Configs, F32GemmTest, ::testing::ValuesIn(available_configs()),
+                         [](const ::testing::TestParamInfo<const F32GemmConfig*>& info) {
+                           return std::string(info.param->name);
+                         });
 
 }  // namespace
 }  // namespace nfuse::kernels

@@ -27,7 +27,7 @@ class WinogradConv final : public CpuOp {
   WinogradConv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias, Epilogue e)
       : node_(node),
         w_dims_(w.dims()),
-        cfg_(kernels::f32_gemm_config()),
+        cfg_(kernels::f32_gemm_config_for_rows(static_cast<size_t>(w.dim(0)))),  // Co rows
         wino_(kernels::f32_wino43_kernels(kernels::selected_isa())),
         epilogue_(std::move(e)) {
     co_ = static_cast<size_t>(w.dim(0));

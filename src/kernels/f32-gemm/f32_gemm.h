@@ -27,6 +27,7 @@
 //   f32_gemm__scalar_4x8, f32_gemm__scalar_1x8     portable; the fallback and the test oracle
 //   f32_gemm__avx2_6x16, f32_gemm__avx2_1x16       x86-64 AVX2 + FMA3 (-mavx2 -mfma, that file only)
 //   f32_gemm__avx512_12x32, f32_gemm__avx512_1x32  x86-64 AVX-512F (-mavx512f, that file only)
+//   f32_gemm__avx512_8x32                          its 8-row variant (see f32_gemm_config_for_rows)
 //   f32_gemm__neon_8x8, f32_gemm__neon_1x8         aarch64
 // Each MRxNR kernel has a 1xNR partner with the same B layout; the driver uses the partner for the
 // M % MR tail rows (it runs at the same FLOP rate per row, so tails cost no padding waste).
@@ -35,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "kernels/cpu_features.h"
 
@@ -79,6 +81,8 @@ void f32_gemm__avx2_1x16(size_t mr, size_t nc, size_t kc, const float* a, const 
                          size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
 void f32_gemm__avx512_12x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
                             size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
+void f32_gemm__avx512_8x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+                           size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
 void f32_gemm__avx512_1x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
                            size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
 #endif
@@ -108,6 +112,13 @@ struct F32GemmConfig {
 const F32GemmConfig* f32_gemm_config(Isa isa);
 // The configuration for selected_isa(): what production callers use.
 const F32GemmConfig& f32_gemm_config();
+// Every configuration this CPU runs: each ISA's primary and its variants (another MR with the
+// same NR and B layout, e.g. avx512_8x32 beside avx512_12x32). Stable addresses.
+std::vector<const F32GemmConfig*> f32_gemm_configs();
+// The selected ISA's configuration (primary or variant) that computes m rows with the fewest
+// padded rows in its last MR panel; ties go to the primary. Callers that pack A themselves
+// (weights as A) use its mr and ukernel; B packed for f32_gemm_config() suits it (same NR).
+const F32GemmConfig& f32_gemm_config_for_rows(size_t m);
 
 // ---- Packing ----------------------------------------------------------------------------------
 

@@ -3,6 +3,8 @@
 //
 // 12x32: 24 zmm accumulators + 2 for the B row + 1 broadcast A value = 27 of the 32 registers.
 // Per K step: 2 loads of B, 12 broadcasts of A, 24 FMAs -> 12 cycles on two 512-bit FMA pipes.
+// 8x32: the same code for 8 rows (16 accumulators), for row counts that are multiples of 8 but
+// not of 12 (16, 32, 64 ... output channels), where 12-row panels would pad.
 // Column edges use AVX-512 write masks (no separate tail path); row edges alias the last real
 // row as in the AVX2 kernel. 1x32: tail-row partner with 4 K steps in flight.
 #include "kernels/f32-gemm/f32_gemm.h"
@@ -42,9 +44,9 @@ struct Cols32 {
 
 }  // namespace
 
-void f32_gemm__avx512_12x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+template <size_t kMr>
+inline void gemm_avx512_x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
                             size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
-  constexpr size_t kMr = 12;
   // Rows >= mr alias the last real row and are stored first (reverse order below).
   float* cr[kMr];
   cr[0] = c;
@@ -110,9 +112,20 @@ void f32_gemm__avx512_12x32(size_t mr, size_t nc, size_t kc, const float* a, con
   }
 
 #pragma GCC unroll 12
-  for (size_t r = kMr; r-- > 0;) {
+  for (size_t i = 0; i < kMr; ++i) {
+    const size_t r = kMr - 1 - i;
     cols.store(cr[r], acc[r][0], acc[r][1]);
   }
+}
+
+void f32_gemm__avx512_12x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+                            size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
+  gemm_avx512_x32<12>(mr, nc, kc, a, b, c, c_stride, flags, ep);
+}
+
+void f32_gemm__avx512_8x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+                           size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
+  gemm_avx512_x32<8>(mr, nc, kc, a, b, c, c_stride, flags, ep);
 }
 
 void f32_gemm__avx512_1x32(size_t /*mr*/, size_t nc, size_t kc, const float* a, const float* b, float* c,

@@ -42,6 +42,7 @@ F32GemmConfig make(const char* name, Isa isa, size_t mr, size_t nr, F32GemmUkern
 struct Configs {
   std::array<F32GemmConfig, 4> by_isa{};  // indexed by Isa
   std::array<bool, 4> present{};
+  std::array<F32GemmConfig, 4> variant_by_isa{};  // nr == 0: none
 };
 
 const Configs& configs() {
@@ -57,6 +58,8 @@ const Configs& configs() {
 #endif
 #if defined(__x86_64__) && defined(NFUSE_HAVE_AVX512_KERNELS)
     add(make("avx512_12x32", Isa::kAvx512, 12, 32, f32_gemm__avx512_12x32, f32_gemm__avx512_1x32));
+    c.variant_by_isa[static_cast<size_t>(Isa::kAvx512)] =
+        make("avx512_8x32", Isa::kAvx512, 8, 32, f32_gemm__avx512_8x32, f32_gemm__avx512_1x32);
 #endif
 #if defined(__aarch64__)
     add(make("neon_8x8", Isa::kNeon, 8, 8, f32_gemm__neon_8x8, f32_gemm__neon_1x8));
@@ -77,6 +80,25 @@ const F32GemmConfig* f32_gemm_config(Isa isa) {
 const F32GemmConfig& f32_gemm_config() {
   const F32GemmConfig* cfg = f32_gemm_config(selected_isa());
   return cfg != nullptr ? *cfg : *f32_gemm_config(Isa::kScalar);
+}
+
+std::vector<const F32GemmConfig*> f32_gemm_configs() {
+  const Configs& c = configs();
+  std::vector<const F32GemmConfig*> out;
+  for (size_t i = 0; i < c.by_isa.size(); ++i) {
+    if (!c.present[i]) continue;
+    out.push_back(&c.by_isa[i]);
+    if (c.variant_by_isa[i].nr != 0) out.push_back(&c.variant_by_isa[i]);
+  }
+  return out;
+}
+
+const F32GemmConfig& f32_gemm_config_for_rows(size_t m) {
+  const F32GemmConfig& primary = f32_gemm_config();
+  const F32GemmConfig& variant = configs().variant_by_isa[static_cast<size_t>(primary.isa)];
+  if (variant.nr == 0 || m == 0) return primary;
+  auto padded = [m](size_t mr) { return (m + mr - 1) / mr * mr; };
+  return padded(variant.mr) < padded(primary.mr) ? variant : primary;
 }
 
 }  // namespace nfuse::kernels

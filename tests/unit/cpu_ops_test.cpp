@@ -22,7 +22,11 @@ TEST(CpuPool, MaxAndAverage) {
   std::mt19937 rng(cpu_test::kSeed + 10);
   struct P { int64_t c, h, w, k, s, p; int ceil; };
   for (const P& p : {P{1, 7, 9, 3, 2, 1, 0}, P{3, 11, 12, 3, 2, 1, 1}, P{8, 13, 13, 2, 2, 0, 0},
-                     P{4, 9, 10, 5, 1, 2, 0}, P{17, 8, 15, 3, 1, 1, 0}, P{5, 12, 10, 3, 3, 0, 1}}) {
+                     P{4, 9, 10, 5, 1, 2, 0}, P{17, 8, 15, 3, 1, 1, 0}, P{5, 12, 10, 3, 3, 0, 1},
+                     // Rows wide enough for the vectorised interior of max pooling (stride 1, 2
+                     // and the generic stride), with the last window past the edge in ceil mode.
+                     P{2, 9, 67, 3, 2, 1, 1}, P{2, 7, 70, 5, 1, 2, 0}, P{2, 6, 71, 3, 3, 1, 1},
+                     P{2, 5, 33, 2, 2, 0, 1}}) {
     for (const char* op : {"MaxPool", "AveragePool"}) {
       for (int include_pad : {0, 1}) {
         OneNode n = unary_node(op, random_tensor({2, p.c, p.h, p.w}, rng));
@@ -37,6 +41,13 @@ TEST(CpuPool, MaxAndAverage) {
       }
     }
   }
+  // Dilated max pooling, and NaNs, which never win a window (as in ref).
+  OneNode dil = unary_node("MaxPool", random_tensor({1, 3, 11, 40}, rng));
+  dil.attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  dil.attrs.set("dilations", std::vector<int64_t>{2, 2});
+  dil.attrs.set("pads", std::vector<int64_t>{2, 2, 2, 2});
+  dil.inputs[0].tensor.data<float>()[45] = std::numeric_limits<float>::quiet_NaN();
+  cpu_test::expect_matches_ref(dil, 9, "MaxPool dilation 2 with a NaN");
   for (int64_t c : {1, 3, 17, 64}) {
     OneNode n = unary_node("GlobalAveragePool", random_tensor({2, c, 7, 9}, rng));
     cpu_test::expect_matches_ref(n, 63, "GlobalAveragePool c" + std::to_string(c), 2);

@@ -30,13 +30,14 @@ inline void tap_range(int64_t origin, size_t k, size_t d, size_t size, size_t* l
   *hi = static_cast<size_t>(b);
 }
 
-void pool_rows(PoolKind kind, bool count_pad, const PoolGeometry& g, const float* x, float* y, size_t y0,
-               size_t y1) {
-  for (size_t oy = y0; oy < y1; ++oy) {
+// Output columns [ox_begin, ox_end) of output row oy, window by window, clipped to the input:
+// the general path (borders, average pooling, any stride and dilation).
+void pool_row_columns(PoolKind kind, bool count_pad, const PoolGeometry& g, const float* x, float* y, size_t oy,
+                      size_t ox_begin, size_t ox_end) {
     const int64_t iy0 = static_cast<int64_t>(oy * g.sh) - static_cast<int64_t>(g.pad_top);
     size_t ky0, ky1;
     tap_range(iy0, g.kh, g.dh, g.h, &ky0, &ky1);
-    for (size_t ox = 0; ox < g.wo; ++ox) {
+    for (size_t ox = ox_begin; ox < ox_end; ++ox) {
       const int64_t ix0 = static_cast<int64_t>(ox * g.sw) - static_cast<int64_t>(g.pad_left);
       size_t kx0, kx1;
       tap_range(ix0, g.kw, g.dw, g.w, &kx0, &kx1);
@@ -62,6 +63,50 @@ void pool_rows(PoolKind kind, bool count_pad, const PoolGeometry& g, const float
         y[oy * g.wo + ox] = static_cast<float>(acc / static_cast<double>(count_pad ? g.kh * g.kw : std::max<size_t>(count, 1)));
       }
     }
+}
+
+// Max pooling of output columns [ox0, ox1) of row `out`, whose windows lie inside the input
+// columns, over input rows `ky0..ky1` of the window: tap by tap across the whole row segment, so
+// the inner loop is a plain (stride S) sweep the compiler vectorises.
+template <size_t S>
+void max_interior(const PoolGeometry& g, const float* x, int64_t iy0, size_t ky0, size_t ky1, size_t ox0, size_t ox1,
+                  float* out) {
+  const size_t sw = S == 0 ? g.sw : S;
+  for (size_t ox = ox0; ox < ox1; ++ox) out[ox] = -std::numeric_limits<float>::infinity();
+  for (size_t ky = ky0; ky < ky1; ++ky) {
+    const float* row = x + (iy0 + static_cast<int64_t>(ky * g.dh)) * static_cast<int64_t>(g.w);
+    for (size_t kx = 0; kx < g.kw; ++kx) {
+      const float* src = row + static_cast<int64_t>(kx * g.dw) - static_cast<int64_t>(g.pad_left);
+      for (size_t ox = ox0; ox < ox1; ++ox) {
+        const float v = src[ox * sw];
+        out[ox] = v > out[ox] ? v : out[ox];  // NaN never wins, as in ref
+      }
+    }
+  }
+}
+
+void pool_rows(PoolKind kind, bool count_pad, const PoolGeometry& g, const float* x, float* y, size_t y0,
+               size_t y1) {
+  // Output columns whose whole window is inside the input row: [ox_lo, ox_hi).
+  const size_t span = (g.kw - 1) * g.dw + 1;
+  const size_t ox_lo = std::min(g.wo, (g.pad_left + g.sw - 1) / g.sw);
+  const size_t ox_hi = g.w + g.pad_left >= span ? std::clamp((g.w + g.pad_left - span) / g.sw + 1, ox_lo, g.wo) : ox_lo;
+  for (size_t oy = y0; oy < y1; ++oy) {
+    if (kind == PoolKind::kMax && ox_hi > ox_lo) {
+      const int64_t iy0 = static_cast<int64_t>(oy * g.sh) - static_cast<int64_t>(g.pad_top);
+      size_t ky0, ky1;
+      tap_range(iy0, g.kh, g.dh, g.h, &ky0, &ky1);
+      float* out = y + oy * g.wo;
+      if (g.sw == 1) {
+        max_interior<1>(g, x, iy0, ky0, ky1, ox_lo, ox_hi, out);
+      } else if (g.sw == 2) {
+        max_interior<2>(g, x, iy0, ky0, ky1, ox_lo, ox_hi, out);
+      } else {
+        max_interior<0>(g, x, iy0, ky0, ky1, ox_lo, ox_hi, out);
+      }
+    }
+    pool_row_columns(kind, count_pad, g, x, y, oy, 0, kind == PoolKind::kMax ? ox_lo : g.wo);
+    if (kind == PoolKind::kMax) pool_row_columns(kind, count_pad, g, x, y, oy, std::max(ox_lo, ox_hi), g.wo);
   }
 }
 

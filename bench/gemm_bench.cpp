@@ -32,7 +32,7 @@ void bm_gemm(benchmark::State& state, const F32GemmConfig* cfg, size_t m, size_t
   for (float& x : bias) x = dist(rng);
   std::vector<float> packed(nfuse::kernels::f32_gemm_packed_b_size(k, n, cfg->nr) + 16);
   float* packed_aligned = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(packed.data()) + 63) & ~uintptr_t{63});
-  nfuse::kernels::f32_gemm_pack_b(k, n, cfg->nr, b.data(), n, 1, packed_aligned);
+  nfuse::kernels::f32_gemm_pack_b(*cfg, k, n, b.data(), n, 1, packed_aligned);
   std::vector<unsigned char> workspace(nfuse::kernels::f32_gemm_workspace_size(*cfg, k));
 
   F32GemmArgs args;

@@ -91,7 +91,7 @@ void run_case(const F32GemmConfig& cfg, const Case& c, std::mt19937& rng) {
   const size_t b_ns = c.b_transposed ? b_ld : 1;
   const size_t packed_size = f32_gemm_packed_b_size(k, n, cfg.nr);
   std::vector<float> packed(packed_size + kGuardCount, kGuard);
-  f32_gemm_pack_b(k, n, cfg.nr, b.data(), b_ks, b_ns, packed.data());
+  f32_gemm_pack_b(cfg, k, n, b.data(), b_ks, b_ns, packed.data());
   for (size_t i = packed_size; i < packed.size(); ++i) {
     ASSERT_EQ(packed[i], kGuard) << "pack_b wrote past its size at " << i;
   }

@@ -58,8 +58,8 @@ void check(const ConvCase& c, std::mt19937& rng, int threads = 1,
     const int64_t ho = (c.h + 2 * c.pad - ek) / c.stride + 1, wo = (c.w + 2 * c.pad - ek) / c.stride + 1;
     node.residual = cpu_test::random_tensor({c.n, c.m, ho, wo}, rng);
   }
-  const bool winograd = algo != backends::cpu::ConvAlgorithm::kIm2colGemm && c.k == 3 && c.stride == 1 &&
-                        c.dilation == 1 && c.group == 1;
+  const bool winograd = (algo == backends::cpu::ConvAlgorithm::kWinograd || algo == backends::cpu::ConvAlgorithm::kAuto) &&
+                        c.k == 3 && c.stride == 1 && c.dilation == 1 && c.group == 1;
   cpu_test::expect_matches_ref(node, c.c / c.group * c.k * c.k, describe(c), threads,
                                winograd ? test::f32_wino43_tol : test::f32_gemm_tol);
 }
@@ -180,14 +180,38 @@ TEST(CpuConv, Winograd) {
   }
 }
 
-// The cost-based choice (Winograd for the larger 3x3 layers, im2col otherwise) gives the right
-// answer either way.
+// The X * W (pixels as GEMM rows) orientation, forced: pixel counts around MR and NR, channel
+// counts around NR, K over one block, strides, pads, dilation, batch, threads, epilogues.
+TEST(CpuConv, PixelRows) {
+  using backends::cpu::ConvAlgorithm;
+  std::mt19937 rng(cpu_test::kSeed + 9);
+  const ConvAlgorithm rows = ConvAlgorithm::kPixelRows;
+  for (int64_t hw : {1, 3, 4, 7}) {
+    for (int64_t m : {1, 13, 31, 32, 33, 64}) check({1, 8, hw, hw + 1, m, 1}, rng, 1, rows);
+  }
+  check({1, 300, 7, 7, 40, 1}, rng, 1, rows);                 // K over one block
+  check({1, 17, 14, 14, 33, 3, 1, 1}, rng, 1, rows);          // 196 pixels
+  check({1, 16, 14, 15, 20, 3, 2, 1}, rng, 1, rows);          // stride 2
+  check({1, 16, 13, 14, 48, 1, 2}, rng, 1, rows);             // 1x1 stride 2 (downsample)
+  check({1, 5, 12, 11, 7, 3, 1, 2, 2}, rng, 1, rows);         // dilation 2
+  check({2, 12, 7, 7, 24, 3, 1, 1, 1, 1, true, "Relu", true}, rng, 1, rows);  // batch, residual
+  for (const char* act : {"Clip", "HardSwish", "Sigmoid", "LeakyRelu"})
+    check({1, 9, 7, 8, 35, 3, 1, 1, 1, 1, false, act, true}, rng, 1, rows);
+  for (int threads : {2, 3}) {
+    check({1, 64, 7, 7, 96, 3, 1, 1, 1, 1, true, "Relu", true}, rng, threads, rows);
+    check({2, 33, 14, 14, 65, 1}, rng, threads, rows);
+  }
+}
+
+// The cost-based choice (Winograd for the larger 3x3 layers, pixel rows for small maps, im2col
+// otherwise) gives the right answer either way.
 TEST(CpuConv, AutomaticAlgorithm) {
   using backends::cpu::ConvAlgorithm;
   std::mt19937 rng(cpu_test::kSeed + 8);
   check({1, 32, 28, 28, 32, 3, 1, 1, 1, 1, true, "Relu", true}, rng, 1, ConvAlgorithm::kAuto);
   check({1, 16, 7, 7, 16, 3, 1, 1}, rng, 2, ConvAlgorithm::kAuto);
   check({1, 3, 28, 28, 16, 3, 1, 1}, rng, 1, ConvAlgorithm::kAuto);
+  check({1, 64, 7, 7, 64, 3, 1, 1, 1, 1, true, "Relu", true}, rng, 2, ConvAlgorithm::kAuto);  // pixel rows
 }
 
 }  // namespace

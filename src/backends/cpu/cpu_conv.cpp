@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <numeric>
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "kernels/f32-gemm/f32_gemm.h"
@@ -66,80 +67,7 @@ using kernels::F32GemmConfig;
 
 constexpr int64_t kWinogradMinChannels = 16;
 constexpr int64_t kWinogradMinTiles = 32;
-
-// Packs rows [k0, k0 + kc) of the im2col matrix for output pixels [p0, p0 + np) of one group
-// into kernel panels: dst[panel * kc * nr + kk * nr + jj], zero past np. Rows k >= kx_rows (the
-// bias row) are ones.
-void pack_im2col(const Conv2dGeometry& g, const float* x, size_t kx_rows, size_t k0, size_t kc, size_t p0,
-                 size_t np, size_t nr, float* dst) {
-  const size_t hw = g.h * g.w;
-  const size_t khw = g.kh * g.kw;
-  const bool direct = khw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 && g.ho == g.h &&
-                      g.wo == g.w;
-  const size_t panels = (np + nr - 1) / nr;
-  // Where the strip starts in the output plane; each k row then walks the pixels with a running
-  // (oy, ox) instead of dividing per panel (the divisions cost as much as the copies).
-  const size_t oy0 = p0 / g.wo, ox0 = p0 % g.wo;
-  const int64_t w = static_cast<int64_t>(g.w), sw = static_cast<int64_t>(g.sw);
-  for (size_t kk = 0; kk < kc; ++kk) {
-    const size_t k = k0 + kk;
-    const size_t ic = k / khw, r = k % khw, ky = r / g.kw, kx = r % g.kw;
-    const float* xc = x + ic * hw;
-    const int64_t iy_off = static_cast<int64_t>(ky * g.dh) - static_cast<int64_t>(g.pad_top);
-    const int64_t ix_off = static_cast<int64_t>(kx * g.dw) - static_cast<int64_t>(g.pad_left);
-    size_t oy = oy0, ox = ox0;
-    for (size_t pn = 0; pn < panels; ++pn) {
-      float* d = dst + pn * kc * nr + kk * nr;
-      const size_t pstart = p0 + pn * nr;
-      const size_t nc = std::min(nr, np - pn * nr);
-      if (k >= kx_rows) {
-        std::fill(d, d + nc, 1.0f);
-      } else if (direct) {
-        std::memcpy(d, xc + pstart, nc * sizeof(float));
-      } else {
-        for (size_t j = 0; j < nc;) {
-          const size_t len = std::min(nc - j, g.wo - ox);
-          const int64_t iy = static_cast<int64_t>(oy * g.sh) + iy_off;
-          float* dd = d + j;
-          if (iy < 0 || iy >= static_cast<int64_t>(g.h)) {
-            std::fill(dd, dd + len, 0.0f);
-          } else {
-            const float* row = xc + static_cast<size_t>(iy) * g.w;
-            const int64_t ix0 = static_cast<int64_t>(ox) * sw + ix_off;
-            const int64_t n = static_cast<int64_t>(len);
-            int64_t lo = 0, hi = 0;  // pixels [lo, hi) of the segment read inside the row
-            if (sw == 1) {
-              lo = ix0 >= 0 ? 0 : -ix0;
-              hi = w - ix0;
-            } else {
-              lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
-              hi = ix0 > w - 1 ? 0 : (w - 1 - ix0) / sw + 1;
-            }
-            lo = std::min(lo, n);
-            hi = std::clamp(hi, lo, n);
-            std::fill(dd, dd + lo, 0.0f);
-            if (sw == 1) {
-              std::memcpy(dd + lo, row + ix0 + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-            } else if (sw == 2) {  // the common downsampling stride: a constant stride vectorises
-              const float* src = row + ix0;
-              for (int64_t t = lo; t < hi; ++t) dd[t] = src[2 * t];
-            } else {
-              for (int64_t t = lo; t < hi; ++t) dd[t] = row[ix0 + t * sw];
-            }
-            std::fill(dd + hi, dd + n, 0.0f);
-          }
-          j += len;
-          ox += len;
-          if (ox == g.wo) {
-            ox = 0;
-            ++oy;
-          }
-        }
-      }
-      std::fill(d + nc, d + nr, 0.0f);
-    }
-  }
-}
+constexpr size_t kPixelRowsMaxPixels = 256;
 
 // Asks for the next weight panel's K block while the current one computes: each block is read
 // once or twice per run, too few times for the hardware prefetcher to lock onto its stream when
@@ -206,7 +134,10 @@ class GemmConv final : public CpuOp {
     // Split output channels too when pixels alone do not give every thread a few tasks.
     size_t mchunks = 1;
     const size_t threads = rc.pool.threads();
-    if (threads > 1 && outer < 3 * threads) mchunks = std::min(panels_, (3 * threads + outer - 1) / outer);
+    // Every M chunk packs its strip of B again, so split only as much as an even load needs:
+    // the task count becomes a multiple of the thread count.
+    if (threads > 1 && outer % threads != 0 && outer < 4 * threads)
+      mchunks = std::min(panels_, threads / std::gcd(outer, threads));
     const size_t mstep = (panels_ + mchunks - 1) / mchunks * cfg_.mr;
     mchunks = (mg_ + mstep - 1) / mstep;
     const float* x = t.inputs[0]->data<float>();
@@ -294,6 +225,23 @@ bool use_winograd(const ir::Node& node, const ir::Tensor& w) {
   return true;
 }
 
+// The X * W orientation (cpu_conv_pixel_rows.cpp) when the output has few pixels and W * X would
+// pad them by 10% or more to the microkernel's NR: measured on ResNet's 7x7 and 14x14 stages.
+bool use_pixel_rows(const ir::Node& node, const ir::Tensor& w) {
+  const ConvAlgorithm forced = forced_conv_algorithm();
+  if (node.attrs.get_int("group", 1) != 1 || forced == ConvAlgorithm::kIm2colGemm) return false;
+  if (forced == ConvAlgorithm::kPixelRows) return true;
+  if (forced != ConvAlgorithm::kAuto) return false;
+  const auto x_dims = node.input(0)->type.shape.static_dims();
+  if (!x_dims || x_dims->size() != 4) return false;  // unknown until run time: keep W * X
+  auto g = ops::resolve_conv(node.attrs, *x_dims, w.dims());
+  if (!g.ok() || g->rank() != 2) return false;
+  const size_t p = static_cast<size_t>(g->out[0] * g->out[1]);
+  const size_t nr = kernels::f32_gemm_config().nr;
+  const size_t padded = (p + nr - 1) / nr * nr;
+  return p <= kPixelRowsMaxPixels && padded * 10 >= p * 11;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileContext&) {
@@ -309,6 +257,7 @@ Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileCont
   NFUSE_ASSIGN_OR_RETURN(Epilogue e, read_epilogue(node));
   if (group > 1 && w->dim(1) == 1 && w->dim(0) == group) return make_dwconv(node, *w, bias, std::move(e));
   if (use_winograd(node, *w)) return make_winograd_conv(node, *w, bias, std::move(e));
+  if (use_pixel_rows(node, *w)) return make_pixel_rows_conv(node, *w, bias, std::move(e));
   auto op = std::make_unique<GemmConv>(node, *w, bias, std::move(e));
   if (!op->pack(*w)) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));

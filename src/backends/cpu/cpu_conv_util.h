@@ -42,9 +42,16 @@ struct Epilogue {
 };
 Result<Epilogue> read_epilogue(const ir::Node& node);
 
+// Packs rows [k0, k0 + kc) of one group's im2col matrix (k = (ic * kh + ky) * kw + kx) for
+// output pixels [p0, p0 + np) into nr-wide panels: dst[panel * kc * nr + kk * nr + jj], zero
+// past np and in the padding. Rows k >= kx_rows are ones (a bias row). With nr = np it writes
+// one plain kc x np matrix. `x` is the group's first input channel plane.
+void pack_im2col(const Conv2dGeometry& g, const float* x, size_t kx_rows, size_t k0, size_t kc, size_t p0,
+                 size_t np, size_t nr, float* dst);
+
 // How a dense Conv runs. kAuto is the cost-based choice; tests force the others to cover every
 // path on shapes where kAuto would not take it.
-enum class ConvAlgorithm { kAuto, kIm2colGemm, kWinograd };
+enum class ConvAlgorithm { kAuto, kIm2colGemm, kWinograd, kPixelRows };
 ConvAlgorithm forced_conv_algorithm();
 class ScopedConvAlgorithm {
  public:
@@ -61,6 +68,10 @@ class ScopedConvAlgorithm {
 bool winograd_eligible(const Conv2dGeometry& g);
 Result<std::unique_ptr<CpuOp>> make_winograd_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
                                                   Epilogue epilogue);
+
+// The X * W GEMM orientation for maps with few output pixels (cpu_conv_pixel_rows.cpp); one group.
+Result<std::unique_ptr<CpuOp>> make_pixel_rows_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
+                                                    Epilogue epilogue);
 
 // out[i] = act(out[i] + r[i]) with the clamp included (for kernels that cannot take a residual).
 void add_residual_and_activate(float* y, const float* r, size_t n, const Activation& act);

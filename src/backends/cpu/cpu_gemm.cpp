@@ -31,7 +31,7 @@ class PackedGemm final : public CpuOp {
 
   bool pack(const float* b, size_t k_stride, size_t n_stride, float alpha) {
     if (!packed_.resize(kernels::f32_gemm_packed_b_size(k_, n_, cfg_.nr))) return false;
-    kernels::f32_gemm_pack_b(k_, n_, cfg_.nr, b, k_stride, n_stride, packed_.data());
+    kernels::f32_gemm_pack_b(cfg_, k_, n_, b, k_stride, n_stride, packed_.data());
     if (alpha != 1.0f)
       for (size_t i = 0; i < packed_.size(); ++i) packed_.data()[i] *= alpha;
     return true;
@@ -115,7 +115,7 @@ class BatchedMatMul final : public CpuOp {
     auto task = [&](size_t bi, size_t worker) {
       float* ws = rc.scratch.get(worker);
       const float* bm = b.data<float>() + static_cast<size_t>(geo_.b_matrix[bi]) * k * n;
-      kernels::f32_gemm_pack_b(k, n, cfg_.nr, bm, n, 1, ws);
+      kernels::f32_gemm_pack_b(cfg_, k, n, bm, n, 1, ws);
       F32GemmArgs args;
       args.m = m;
       args.n = n;

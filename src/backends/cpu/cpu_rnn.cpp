@@ -49,7 +49,7 @@ void run_gemm(const kernels::F32GemmConfig& cfg, RunContext& rc, GemmShape s, co
 // Packs the rows [j0, j0 + n) of a row-major [*, k] weight matrix as a k x n GEMM B (its transpose).
 bool pack_transposed(const kernels::F32GemmConfig& cfg, const float* w, size_t k, size_t n, AlignedFloats* out) {
   if (!out->resize(kernels::f32_gemm_packed_b_size(k, n, cfg.nr))) return false;
-  kernels::f32_gemm_pack_b(k, n, cfg.nr, w, 1, k, out->data());
+  kernels::f32_gemm_pack_b(cfg, k, n, w, 1, k, out->data());
   return true;
 }
 
@@ -74,8 +74,8 @@ class LstmOp final : public CpuOp {
     if (!d.w_packed.resize(kernels::f32_gemm_packed_b_size(input_, g, cfg_.nr))) return false;
     if (!d.r_packed.resize(kernels::f32_gemm_packed_b_size(hidden_, g, cfg_.nr))) return false;
     // W is [4H][input]: B[k][j] = W[j][k], strides (1, input).
-    kernels::f32_gemm_pack_b(input_, g, cfg_.nr, w, 1, input_, d.w_packed.data());
-    kernels::f32_gemm_pack_b(hidden_, g, cfg_.nr, r, 1, hidden_, d.r_packed.data());
+    kernels::f32_gemm_pack_b(cfg_, input_, g, w, 1, input_, d.w_packed.data());
+    kernels::f32_gemm_pack_b(cfg_, hidden_, g, r, 1, hidden_, d.r_packed.data());
     d.bias.assign(g, 0.0f);
     if (b)
       for (size_t j = 0; j < g; ++j) d.bias[j] = b[j] + b[g + j];

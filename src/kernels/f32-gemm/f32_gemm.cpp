@@ -35,6 +35,7 @@ void f32_gemm(const F32GemmConfig& cfg, const F32GemmArgs& args, size_t m0, size
   const size_t mr = cfg.mr;
   const size_t nr = cfg.nr;
   const size_t k = args.k;
+  const size_t n_pad = (args.n + nr - 1) / nr * nr;
   float* packed_a = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(workspace) + kWorkspaceAlign - 1) &
                                              ~uintptr_t{kWorkspaceAlign - 1});
   F32GemmEpilogue ep;
@@ -62,7 +63,7 @@ void f32_gemm(const F32GemmConfig& cfg, const F32GemmArgs& args, size_t m0, size
         }
         for (size_t j = nb; j < nb_end; j += nr) {
           const size_t nc = nb_end - j < nr ? nb_end - j : nr;
-          const float* b = args.b_packed + j * k + k0 * nr;  // panel j/nr, K block k0
+          const float* b = args.b_packed + k0 * n_pad + j * kc;  // K block k0, panel j/nr
           float* c = args.c + mb * args.c_stride + j;
           ep.bias = args.bias != nullptr ? args.bias + j : nullptr;
           const float* residual =

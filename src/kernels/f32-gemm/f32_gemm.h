@@ -9,7 +9,7 @@
 //
 // How a caller uses it (Goto/BLIS scheme: B packed once, A packed per cache block):
 //   1. Prepare time: cfg = f32_gemm_config(); allocate f32_gemm_packed_b_size(k, n, cfg.nr)
-//      floats (64-byte aligned is best) and f32_gemm_pack_b() the weights into it, once.
+//      floats (64-byte aligned is best) and f32_gemm_pack_b(cfg, ...) the weights into it, once.
 //   2. Per thread: a workspace of f32_gemm_workspace_size(cfg, k) bytes (any alignment; the
 //      driver packs blocks of A into it). Allocate it at prepare time too: the driver allocates
 //      nothing.
@@ -125,12 +125,17 @@ const F32GemmConfig& f32_gemm_config_for_rows(size_t m);
 // Number of floats f32_gemm_pack_b writes for a k x n B and panel width nr.
 size_t f32_gemm_packed_b_size(size_t k, size_t n, size_t nr);
 
-// Packs B (B[kk][j] = b[kk*b_k_stride + j*b_n_stride]) into ceil(n/nr) panels, panel p holding
-// columns [p*nr, p*nr+nr) K-major: packed[p*k*nr + kk*nr + jj], zero for columns >= n.
+// Packs B (B[kk][j] = b[kk*b_k_stride + j*b_n_stride]) for cfg's K blocks and NR-wide panels,
+// K block by K block: block k0 (kb = min(cfg.kc, k - k0) rows) starts at k0 * n_pad (n_pad =
+// n rounded up to NR), its panel p at + p * kb * NR, holding columns [p*NR, p*NR+NR) K-major:
+// [kk * NR + jj], zero for columns >= n. Every K block of every panel is then contiguous with
+// the next panel's, so the driver, which sweeps all panels per K block, streams B in address
+// order (the hardware prefetcher keeps up even when B comes from DRAM). The driver must run with
+// a configuration of the same NR and KC (the MR variants of an ISA share both).
 // ONNX Gemm B (K x N row-major): strides (n, 1); with transB, or Conv weights [N][K][1][1]:
 // strides (1, k).
-void f32_gemm_pack_b(size_t k, size_t n, size_t nr, const float* b, size_t b_k_stride, size_t b_n_stride,
-                     float* packed);
+void f32_gemm_pack_b(const F32GemmConfig& cfg, size_t k, size_t n, const float* b, size_t b_k_stride,
+                     size_t b_n_stride, float* packed);
 
 // Packs `rows` <= mr rows and kc columns of A (A[i][kk] = a[i*a_row_stride + kk*a_col_stride])
 // into one panel: packed[kk*mr + r], zero for rows >= `rows`. Writes kc*mr floats.
@@ -144,7 +149,7 @@ struct F32GemmArgs {
   const float* a = nullptr;  // A[i][kk] = a[i*a_row_stride + kk*a_col_stride]
   size_t a_row_stride = 0;
   size_t a_col_stride = 1;
-  const float* b_packed = nullptr;  // f32_gemm_pack_b(k, n, cfg.nr, ...) output
+  const float* b_packed = nullptr;  // f32_gemm_pack_b(cfg, k, n, ...) output
   float* c = nullptr;               // C[i][j] = c[i*c_stride + j]
   size_t c_stride = 0;
   const float* bias = nullptr;      // [n], or nullptr

@@ -8,22 +8,28 @@ namespace nfuse::kernels {
 
 size_t f32_gemm_packed_b_size(size_t k, size_t n, size_t nr) { return (n + nr - 1) / nr * nr * k; }
 
-void f32_gemm_pack_b(size_t k, size_t n, size_t nr, const float* b, size_t b_k_stride, size_t b_n_stride,
-                     float* packed) {
-  for (size_t j0 = 0; j0 < n; j0 += nr) {
-    const size_t cols = n - j0 < nr ? n - j0 : nr;
-    float* dst = packed + j0 * k;  // panel j0/nr starts at (j0/nr) * k * nr
-    if (b_n_stride == 1) {
-      for (size_t kk = 0; kk < k; ++kk) {
-        std::memcpy(dst + kk * nr, b + kk * b_k_stride + j0, cols * sizeof(float));
-        std::memset(dst + kk * nr + cols, 0, (nr - cols) * sizeof(float));
-      }
-    } else {
-      // Column-major source (transB, conv weights [N][K]): read each column contiguously.
-      for (size_t jj = 0; jj < nr; ++jj) {
-        const float* src = b + (j0 + jj) * b_n_stride;
-        for (size_t kk = 0; kk < k; ++kk) {
-          dst[kk * nr + jj] = jj < cols ? src[kk * b_k_stride] : 0.0f;
+void f32_gemm_pack_b(const F32GemmConfig& cfg, size_t k, size_t n, const float* b, size_t b_k_stride,
+                     size_t b_n_stride, float* packed) {
+  const size_t nr = cfg.nr;
+  const size_t n_pad = (n + nr - 1) / nr * nr;
+  for (size_t k0 = 0; k0 < k; k0 += cfg.kc) {
+    const size_t kb = k - k0 < cfg.kc ? k - k0 : cfg.kc;
+    for (size_t j0 = 0; j0 < n; j0 += nr) {
+      const size_t cols = n - j0 < nr ? n - j0 : nr;
+      float* dst = packed + k0 * n_pad + j0 * kb;  // K block k0, panel j0/nr
+      const float* src = b + k0 * b_k_stride;
+      if (b_n_stride == 1) {
+        for (size_t kk = 0; kk < kb; ++kk) {
+          std::memcpy(dst + kk * nr, src + kk * b_k_stride + j0, cols * sizeof(float));
+          std::memset(dst + kk * nr + cols, 0, (nr - cols) * sizeof(float));
+        }
+      } else {
+        // Column-major source (transB, conv weights [N][K]): read each column contiguously.
+        for (size_t jj = 0; jj < nr; ++jj) {
+          const float* col = src + (j0 + jj) * b_n_stride;
+          for (size_t kk = 0; kk < kb; ++kk) {
+            dst[kk * nr + jj] = jj < cols ? col[kk * b_k_stride] : 0.0f;
+          }
         }
       }
     }

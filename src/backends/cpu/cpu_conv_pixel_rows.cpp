@@ -1,0 +1,110 @@
+// Conv on the cpu backend as a GEMM in the X * W orientation, for maps with few output pixels
+// (the 7x7 and 14x14 stages of ResNets): pixels are GEMM rows, output channels GEMM columns.
+// cpu_conv.cpp's W * X orientation pads the pixel count up to the microkernel's NR (32 on
+// AVX-512: 49 pixels compute as 64, 196 as 224); here pixels pad only to MR (or take the 1-row
+// tail kernel) and the channel counts, multiples of 32 in practice, fill NR exactly. The price:
+// the product lands as [pixels x channels] and one pass transposes it into the NCHW output,
+// adding the residual and applying the activation on the way (P x Co floats, small next to the
+// P x Co x K multiply-adds).
+//
+// Steps per run: im2col into a K x P matrix (threads split K), the f32 GEMM driver over it
+// (threads split its tasks), the transposing epilogue (threads split channels).
+#include <algorithm>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "kernels/f32-gemm/f32_gemm.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+class PixelRowsConv final : public CpuOp {
+ public:
+  PixelRowsConv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias, Epilogue e)
+      : node_(node), w_dims_(w.dims()), cfg_(kernels::f32_gemm_config()), epilogue_(std::move(e)) {
+    co_ = static_cast<size_t>(w.dim(0));
+    k_ = static_cast<size_t>(w.numel()) / co_;
+    if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + co_);
+  }
+
+  // Weights [Co][K] are the GEMM's B (K x Co): packed once into NR-wide panels.
+  bool pack(const ir::Tensor& w) {
+    if (!packed_.resize(kernels::f32_gemm_packed_b_size(k_, co_, cfg_.nr))) return false;
+    kernels::f32_gemm_pack_b(cfg_, k_, co_, w.data<float>(), 1, k_, packed_.data());
+    return true;
+  }
+
+  size_t scratch_floats(const OpTensors&, size_t) const override {
+    return (kernels::f32_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
+  }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
+    const size_t p = g->ho * g->wo;
+    if (!cols_.resize_at_least(k_ * p) || !product_.resize_at_least(p * co_)) {
+      return out_of_memory(node_.label() + ": im2col buffers");
+    }
+    const size_t threads = rc.pool.threads();
+    const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
+    for (size_t n = 0; n < g->n; ++n) {
+      const float* x = t.inputs[0]->data<float>() + n * g->c * g->h * g->w;
+      float* y = t.outputs[0]->data<float>() + n * co_ * p;
+      const float* rn = r ? r + n * co_ * p : nullptr;
+      // im2col: K x P, one plain matrix (nr = P makes pack_im2col write a single panel).
+      const size_t kstep = std::max<size_t>(1, (k_ + threads * 4 - 1) / (threads * 4));
+      rc.pool.run((k_ + kstep - 1) / kstep, [&](size_t i, size_t) {
+        const size_t k0 = i * kstep, kc = std::min(kstep, k_ - k0);
+        pack_im2col(*g, x, k_, k0, kc, 0, p, p, cols_.data() + k0 * p);
+      });
+      kernels::F32GemmArgs args;
+      args.m = p, args.n = co_, args.k = k_;
+      args.a = cols_.data(), args.a_row_stride = 1, args.a_col_stride = p;
+      args.b_packed = packed_.data();
+      args.c = product_.data(), args.c_stride = co_;
+      args.bias = bias_.empty() ? nullptr : bias_.data();
+      const kernels::F32GemmTasks tasks = kernels::f32_gemm_tasks(cfg_, p, co_, k_, threads);
+      rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
+        kernels::f32_gemm_task(cfg_, args, tasks, i, rc.scratch.get(worker));
+      });
+      // [P x Co] -> NCHW, with residual and activation.
+      const size_t cstep = std::max<size_t>(1, (co_ + threads * 4 - 1) / (threads * 4));
+      rc.pool.run((co_ + cstep - 1) / cstep, [&](size_t i, size_t) {
+        for (size_t o = i * cstep; o < std::min(co_, (i + 1) * cstep); ++o) {
+          float* yo = y + o * p;
+          const float* src = product_.data() + o;
+          for (size_t q = 0; q < p; ++q) yo[q] = src[q * co_];
+          add_residual_and_activate(yo, rn ? rn + o * p : nullptr, p, epilogue_.act);
+        }
+      });
+    }
+    return ok_status();
+  }
+
+ private:
+  // Grows only: the buffers are sized by the largest input seen.
+  struct Buffer {
+    AlignedFloats data_;
+    bool resize_at_least(size_t n) { return data_.size() >= n || data_.resize(n); }
+    float* data() { return data_.data(); }
+  };
+
+  const ir::Node& node_;
+  std::vector<int64_t> w_dims_;
+  const kernels::F32GemmConfig& cfg_;
+  Epilogue epilogue_;
+  size_t co_ = 0, k_ = 0;
+  std::vector<float> bias_;
+  AlignedFloats packed_;
+  Buffer cols_, product_;
+  Conv2dGeometryCache geo_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_pixel_rows_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
+                                                    Epilogue epilogue) {
+  auto op = std::make_unique<PixelRowsConv>(node, w, bias, std::move(epilogue));
+  if (!op->pack(w)) return out_of_memory(node.label() + ": packed weights");
+  return std::unique_ptr<CpuOp>(std::move(op));
+}
+
+}  // namespace nfuse::backends::cpu

@@ -133,6 +133,7 @@ Result<std::unique_ptr<CpuOp>> make_optimized(const ir::Node& node, const Compil
   if (!node.domain.empty()) return std::unique_ptr<CpuOp>();
   const std::string& op = node.op_type;
   if (op == "Conv") return make_conv(node, ctx);
+  if (op == "ConvTranspose") return make_conv_transpose(node, ctx);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return make_pool(node, ctx);
   if (op == "Gemm" || op == "MatMul") return make_gemm(node, ctx);
   if (op == "Softmax") return make_softmax(node, ctx);
@@ -182,8 +183,8 @@ class CpuBackend final : public Backend {
       return Support::no("no cpu or reference kernel for op " + node.op_type);
     }
     static const std::set<std::string> optimized = {
-        "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm", "MatMul", "Softmax", "Add", "Sub", "Mul",
-        "Div", "Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Clip",
+        "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm", "MatMul", "Softmax", "Add",
+        "Sub", "Mul", "Div", "Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Clip",
         "Resize", "Concat", "Split", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace",
         "SpaceToDepth", "LSTM", "GRU", "Pow", "LayerNormalization", "Slice"};
     if (!node.domain.empty() || !optimized.count(node.op_type)) {

@@ -119,6 +119,8 @@ Result<std::unique_ptr<CpuOp>> make_slice(const ir::Node& node, const CompileCon
 Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileContext& ctx);
 // Pow on f32 with a constant scalar exponent of 2 or 0.5 (cpu_pow.cpp).
 Result<std::unique_ptr<CpuOp>> make_pow(const ir::Node& node, const CompileContext& ctx);
+// ConvTranspose, 2-D f32 NCHW with constant weights, as GEMM + col2im (cpu_conv_transpose.cpp).
+Result<std::unique_ptr<CpuOp>> make_conv_transpose(const ir::Node& node, const CompileContext& ctx);
 // Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh on f32; nullptr otherwise.
 std::unique_ptr<CpuOp> make_unary(const ir::Node& node);
 // The node's reference kernel (plus its fused epilogue) as a CpuOp; nullptr when it has none.

@@ -218,16 +218,21 @@ TEST_P(F32GemmTest, MicrokernelTiles) {
     const size_t kmr = tail_kernel ? 1 : c.mr;
     const F32GemmUkernelFn ukernel = tail_kernel ? c.ukernel_1 : c.ukernel;
     for (size_t kc : {0, 1, 3, 4, 9, 33}) {
+      // B rows NR apart (a packed panel) and further apart (an unpacked matrix, e.g. NCHW
+      // activations read in place); the bytes between rows hold guards the kernel must ignore.
+      for (size_t b_stride : {c.nr, c.nr + 5}) {
       for (size_t mr = 1; mr <= kmr; ++mr) {
         for (size_t nc = 1; nc <= c.nr; ++nc) {
           for (uint32_t flags = 0; flags < 4; ++flags) {
             SCOPED_TRACE(testing::Message() << c.name << (tail_kernel ? " 1-row" : "") << " seed=" << kSeed
-                                            << " kc=" << kc << " mr=" << mr << " nc=" << nc << " flags=" << flags);
-            std::vector<float> a(kc * kmr + 1), b(kc * c.nr + 1), bias(c.nr), res(kmr * (c.nr + 2));
+                                            << " kc=" << kc << " b_stride=" << b_stride << " mr=" << mr
+                                            << " nc=" << nc << " flags=" << flags);
+            std::vector<float> a(kc * kmr + 1), b(kc * b_stride + 1), bias(c.nr), res(kmr * (c.nr + 2));
             fill(a, rng), fill(b, rng), fill(bias, rng), fill(res, rng);
             for (size_t kk = 0; kk < kc; ++kk) {  // packed layout: padding rows and columns are zero
               for (size_t r = mr; r < kmr; ++r) a[kk * kmr + r] = 0.0f;
-              for (size_t j = nc; j < c.nr; ++j) b[kk * c.nr + j] = 0.0f;
+              for (size_t j = nc; j < c.nr; ++j) b[kk * b_stride + j] = 0.0f;
+              for (size_t j = c.nr; j < b_stride; ++j) b[kk * b_stride + j] = kGuard;
             }
             const size_t c_stride = c.nr + 5;
             std::vector<float> out(kmr * c_stride + kGuardCount, kGuard);
@@ -238,11 +243,15 @@ TEST_P(F32GemmTest, MicrokernelTiles) {
             init = out;
             F32GemmEpilogue ep;
             ep.bias = bias.data();
+            std::vector<float> row_bias(kmr);
+            fill(row_bias, rng);
+            const bool use_row_bias = (mr + nc) % 2 == 0;  // half the tiles: per-row bias on top
+            ep.row_bias = use_row_bias ? row_bias.data() : nullptr;
             ep.residual = res.data();
             ep.residual_stride = c.nr + 2;
             ep.min = -0.75f;
             ep.max = 1.5f;
-            ukernel(mr, nc, kc, a.data(), b.data(), out.data(), c_stride, flags, ep);
+            ukernel(mr, nc, kc, a.data(), b.data(), b_stride, out.data(), c_stride, flags, ep);
             for (size_t r = 0; r < kmr; ++r) {
               for (size_t j = 0; j < c_stride; ++j) {
                 const float y = out[r * c_stride + j];
@@ -252,9 +261,10 @@ TEST_P(F32GemmTest, MicrokernelTiles) {
                 }
                 double s = (flags & kF32GemmLoadC)
                                ? init[r * c_stride + j]
-                               : static_cast<double>(bias[j]) + res[r * ep.residual_stride + j];
+                               : static_cast<double>(bias[j]) + res[r * ep.residual_stride + j] +
+                                     (use_row_bias ? row_bias[r] : 0.0f);
                 for (size_t kk = 0; kk < kc; ++kk) {
-                  s += static_cast<double>(a[kk * kmr + r]) * b[kk * c.nr + j];
+                  s += static_cast<double>(a[kk * kmr + r]) * b[kk * b_stride + j];
                 }
                 if (flags & kF32GemmFinal) {
                   s = s < ep.min ? ep.min : (s > ep.max ? ep.max : s);
@@ -267,6 +277,7 @@ TEST_P(F32GemmTest, MicrokernelTiles) {
             }
           }
         }
+      }
       }
     }
   }

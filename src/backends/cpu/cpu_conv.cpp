@@ -3,8 +3,10 @@
 // itself. B is never materialised whole: each task packs a K block of a strip of output pixels
 // (im2col for KxK windows, a plain copy for 1x1 stride 1) straight into the microkernel's
 // panel layout in its per-thread scratch, then sweeps all its output channels over it.
-// The bias rides along as one more K column of A against a row of ones in B, and the residual
-// enters through the microkernel's epilogue on the first K block, so no pass prefills C.
+// 1x1 stride-1 unpadded convolutions skip the packing: the microkernel reads B straight from the
+// input planes (row stride H*W) for every full NR-wide panel. The bias (one per GEMM row) and
+// the residual enter through the microkernel's epilogue on the first K block, so no pass
+// prefills C.
 // Depthwise convolutions go to cpu_dwconv.cpp.
 #include <algorithm>
 #include <atomic>
@@ -89,35 +91,23 @@ class GemmConv final : public CpuOp {
     m_ = static_cast<size_t>(w.dim(0));
     mg_ = m_ / group_;
     kg_ = static_cast<size_t>(w.numel()) / m_;
-    ka_ = kg_ + (bias ? 1 : 0);
-    // As many K blocks as the weights alone need, evened out: the bias column must not cost a
-    // block of its own (a K of exactly cfg.kc would otherwise run a second, one-deep block).
+    // As many K blocks as the weights need, evened out.
     const size_t kblocks = std::max<size_t>(1, (kg_ + cfg_.kc - 1) / cfg_.kc);
-    kc_ = (ka_ + kblocks - 1) / kblocks;
+    kc_ = (kg_ + kblocks - 1) / kblocks;
     // A strip of pixels whose packed kc x strip block takes ~128 KiB, at least one panel.
     strip_panels_ = std::max<size_t>(1, (128 * 1024 / sizeof(float)) / (kc_ * cfg_.nr));
     panels_ = (mg_ + cfg_.mr - 1) / cfg_.mr;
     if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + m_);
   }
 
-  // Packs the weights, with the bias as column kg_ of A when there is one.
   bool pack(const ir::Tensor& w) {
-    if (!packed_.resize(group_ * panels_ * cfg_.mr * ka_)) return false;
+    if (!packed_.resize(group_ * panels_ * cfg_.mr * kg_)) return false;
     const float* src = w.data<float>();
-    std::vector<float> with_bias;
-    if (ka_ != kg_) {
-      with_bias.resize(m_ * ka_);
-      for (size_t m = 0; m < m_; ++m) {
-        std::copy(src + m * kg_, src + (m + 1) * kg_, with_bias.data() + m * ka_);
-        with_bias[m * ka_ + kg_] = bias_[m];
-      }
-      src = with_bias.data();
-    }
     for (size_t gi = 0; gi < group_; ++gi) {
       for (size_t p = 0; p < panels_; ++p) {
         const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
-        kernels::f32_gemm_pack_a(cfg_.mr, rows, ka_, src + (gi * mg_ + p * cfg_.mr) * ka_, ka_, 1,
-                                 packed_.data() + (gi * panels_ + p) * cfg_.mr * ka_);
+        kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, src + (gi * mg_ + p * cfg_.mr) * kg_, kg_, 1,
+                                 packed_.data() + (gi * panels_ + p) * cfg_.mr * kg_);
       }
     }
     return true;
@@ -168,20 +158,29 @@ class GemmConv final : public CpuOp {
     ep.residual_stride = p;
     const size_t mr = cfg_.mr, nr = cfg_.nr;
     const size_t npanels = (np + nr - 1) / nr;
-    const float* a_group = packed_.data() + gi * panels_ * mr * ka_;
-    for (size_t k0 = 0; k0 < ka_; k0 += kc_) {
-      const size_t kc = std::min(kc_, ka_ - k0);
-      pack_im2col(g, x, kg_, k0, kc, p0, np, nr, ws);
-      uint32_t flags = k0 > 0 ? kernels::kF32GemmLoadC : 0;
-      if (k0 + kc >= ka_) flags |= kernels::kF32GemmFinal;
+    const float* a_group = packed_.data() + gi * panels_ * mr * kg_;
+    const bool in_place = g.kh * g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 &&
+                          g.ho == g.h && g.wo == g.w;
+    // Panels read in place (all full ones when in_place) and the packed remainder.
+    const size_t direct_panels = in_place ? np / nr : 0;
+    for (size_t k0 = 0; k0 < kg_; k0 += kc_) {
+      const size_t kc = std::min(kc_, kg_ - k0);
+      if (direct_panels < npanels) {
+        const size_t q0 = direct_panels * nr;
+        pack_im2col(g, x, kg_, k0, kc, p0 + q0, np - q0, nr, ws);
+      }
+      const uint32_t flags = (k0 > 0 ? kernels::kF32GemmLoadC : 0u) | (k0 + kc >= kg_ ? kernels::kF32GemmFinal : 0u);
       for (size_t mp = m0; mp < m1; mp += mr) {
-        const float* a = a_group + (mp / mr) * mr * ka_ + k0 * mr;
+        const float* a = a_group + (mp / mr) * mr * kg_ + k0 * mr;
         const size_t rows = std::min(mr, m1 - mp);
-        if (mp + mr < m1) prefetch_panel(a + mr * ka_, kc * mr);
+        if (mp + mr < m1) prefetch_panel(a + mr * kg_, kc * mr);
+        ep.row_bias = bias_.empty() ? nullptr : bias_.data() + gi * mg_ + mp;
         for (size_t pn = 0; pn < npanels; ++pn) {
           const size_t off = mp * p + p0 + pn * nr;
           ep.residual = r ? r + off : nullptr;
-          cfg_.ukernel(rows, std::min(nr, np - pn * nr), kc, a, ws + pn * kc * nr, y + off, p, flags, ep);
+          const bool direct = pn < direct_panels;
+          const float* b = direct ? x + k0 * g.h * g.w + p0 + pn * nr : ws + (pn - direct_panels) * kc * nr;
+          cfg_.ukernel(rows, std::min(nr, np - pn * nr), kc, a, b, direct ? g.h * g.w : nr, y + off, p, flags, ep);
         }
       }
     }
@@ -194,7 +193,7 @@ class GemmConv final : public CpuOp {
   std::vector<int64_t> w_dims_;
   const F32GemmConfig& cfg_;
   Epilogue epilogue_;
-  size_t group_ = 1, m_ = 0, mg_ = 0, kg_ = 0, ka_ = 0, kc_ = 0, strip_panels_ = 1, panels_ = 0;
+  size_t group_ = 1, m_ = 0, mg_ = 0, kg_ = 0, kc_ = 0, strip_panels_ = 1, panels_ = 0;
   std::vector<float> bias_;
   AlignedFloats packed_;
   Conv2dGeometryCache geo_;

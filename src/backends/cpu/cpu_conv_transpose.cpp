@@ -185,7 +185,7 @@ class ConvTranspose2d final : public CpuOp {
             const float* a = a_chunk + (mp / mr) * mr * cig_ + k0 * mr;
             const size_t mrows = std::min(mr, rows - mp);
             for (size_t pn = 0; pn < npanels; ++pn) {
-              cfg_->ukernel(mrows, std::min(nr, np - pn * nr), kc, a, bpack + pn * kc * nr, col + mp * strip + pn * nr,
+              cfg_->ukernel(mrows, std::min(nr, np - pn * nr), kc, a, bpack + pn * kc * nr, nr, col + mp * strip + pn * nr,
                             strip, flags, ep);
             }
           }

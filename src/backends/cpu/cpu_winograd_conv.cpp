@@ -164,7 +164,7 @@ class WinogradConv final : public CpuOp {
           const float* a = ax + p * mr * ci_ + k0 * mr;
           const size_t rows = std::min(mr, co_ - p * mr);
           for (size_t pn = 0; pn < col_panels; ++pn) {
-            cfg_.ukernel(rows, std::min(nr, count - pn * nr), kc, a, vx + pn * ci_ * nr + k0 * nr,
+            cfg_.ukernel(rows, std::min(nr, count - pn * nr), kc, a, vx + pn * ci_ * nr + k0 * nr, nr,
                          mx + p * mr * tp + pn * nr, tp, flags, ep);
           }
         }

@@ -51,6 +51,8 @@ inline constexpr uint32_t kF32GemmFinal = 1u << 1;  // last K block: clamp
 // What a microkernel does besides the product, with pointers already offset to the tile.
 struct F32GemmEpilogue {
   const float* bias = nullptr;      // nc values, one per column; read only without kF32GemmLoadC
+  const float* row_bias = nullptr;  // mr values, one per row (the W * X orientation's per-output-
+                                    // channel bias); read only without kF32GemmLoadC
   const float* residual = nullptr;  // mr x nc, read only without kF32GemmLoadC; may alias c (same stride)
   size_t residual_stride = 0;       // elements between residual rows
   float min = -std::numeric_limits<float>::infinity();  // applied only with kF32GemmFinal
@@ -58,38 +60,41 @@ struct F32GemmEpilogue {
 };
 
 // Computes one mr x nc tile (1 <= mr <= MR, 1 <= nc <= NR, kc >= 0):
-//   acc = (flags & kF32GemmLoadC) ? C : (bias ? bias : 0) + (residual ? R : 0)
+//   acc = (flags & kF32GemmLoadC) ? C : (bias ? bias : 0) + (row_bias ? row_bias : 0) + (residual ? R : 0)
 //   acc += A_panel * B_panel                       (kc steps)
 //   if (flags & kF32GemmFinal) acc = clamp(acc, min, max)
 //   C = acc
 // The residual joins the first K block (not the last) so that it may alias C: it is read before
 // any K block overwrites C with partial sums.
 // a: an A panel packed by f32_gemm_pack_a for this kernel's MR (a[k*MR + r], rows >= mr zero).
-// b: kc x NR, b[k*NR + j] (a K block of a panel written by f32_gemm_pack_b; columns >= nc zero).
+// b: kc rows of NR floats, row k at b + k * b_stride: b_stride = NR for a K block of a panel
+//    written by f32_gemm_pack_b (columns >= nc zero), or the row stride of an unpacked matrix
+//    (e.g. an NCHW activation's H*W, so a 1x1 convolution needs no packing) when nc == NR: all NR
+//    columns of every row are read, whatever nc is.
 // c: row r, column j at c[r*c_stride + j]; only the mr x nc tile is read or written.
-using F32GemmUkernelFn = void (*)(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+using F32GemmUkernelFn = void (*)(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                                   size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
 
-void f32_gemm__scalar_4x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__scalar_4x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                           size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
-void f32_gemm__scalar_1x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__scalar_1x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                           size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
 #if defined(__x86_64__)
-void f32_gemm__avx2_6x16(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__avx2_6x16(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                          size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
-void f32_gemm__avx2_1x16(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__avx2_1x16(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                          size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
-void f32_gemm__avx512_12x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__avx512_12x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                             size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
-void f32_gemm__avx512_8x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__avx512_8x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                            size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
-void f32_gemm__avx512_1x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__avx512_1x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                            size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
 #endif
 #if defined(__aarch64__)
-void f32_gemm__neon_8x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__neon_8x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                         size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
-void f32_gemm__neon_1x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__neon_1x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                         size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep);
 #endif
 

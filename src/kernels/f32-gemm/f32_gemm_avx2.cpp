@@ -53,7 +53,7 @@ struct Cols16 {
 
 }  // namespace
 
-void f32_gemm__avx2_6x16(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__avx2_6x16(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                          size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
   constexpr size_t kMr = 6;
   // Rows >= mr alias the last real row: they load and compute harmless values and are stored
@@ -82,6 +82,14 @@ void f32_gemm__avx2_6x16(size_t mr, size_t nc, size_t kc, const float* a, const 
       acc[r][0] = lo;
       acc[r][1] = hi;
     }
+    if (ep.row_bias != nullptr) {  // rows >= mr alias the last real row
+#pragma GCC unroll 6
+    for (size_t r = 0; r < kMr; ++r) {
+      const __m256 v = _mm256_set1_ps(ep.row_bias[r < mr ? r : mr - 1]);
+      acc[r][0] = _mm256_add_ps(acc[r][0], v);
+      acc[r][1] = _mm256_add_ps(acc[r][1], v);
+    }
+    }
     if (ep.residual != nullptr) {
       const float* rr = ep.residual;
 #pragma GCC unroll 6
@@ -100,7 +108,7 @@ void f32_gemm__avx2_6x16(size_t mr, size_t nc, size_t kc, const float* a, const 
   for (size_t k = 0; k < kc; ++k) {
     const __m256 b0 = _mm256_loadu_ps(b);
     const __m256 b1 = _mm256_loadu_ps(b + 8);
-    b += 16;
+    b += b_stride;
 #pragma GCC unroll 6
     for (size_t r = 0; r < kMr; ++r) {
       const __m256 ar = _mm256_broadcast_ss(a + r);
@@ -128,7 +136,7 @@ void f32_gemm__avx2_6x16(size_t mr, size_t nc, size_t kc, const float* a, const 
   }
 }
 
-void f32_gemm__avx2_1x16(size_t /*mr*/, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__avx2_1x16(size_t /*mr*/, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                          size_t /*c_stride*/, uint32_t flags, const F32GemmEpilogue& ep) {
   const Cols16 cols(nc);
   __m256 x0 = _mm256_setzero_ps();
@@ -138,6 +146,10 @@ void f32_gemm__avx2_1x16(size_t /*mr*/, size_t nc, size_t kc, const float* a, co
   } else {
     if (ep.bias != nullptr) {
       cols.load(ep.bias, x0, x1);
+    }
+    if (ep.row_bias != nullptr) {
+      x0 = _mm256_add_ps(x0, _mm256_set1_ps(ep.row_bias[0]));
+      x1 = _mm256_add_ps(x1, _mm256_set1_ps(ep.row_bias[0]));
     }
     if (ep.residual != nullptr) {
       __m256 lo, hi;
@@ -155,23 +167,26 @@ void f32_gemm__avx2_1x16(size_t /*mr*/, size_t nc, size_t kc, const float* a, co
     const __m256 a1 = _mm256_broadcast_ss(a + 1);
     const __m256 a2 = _mm256_broadcast_ss(a + 2);
     const __m256 a3 = _mm256_broadcast_ss(a + 3);
+    const float* b1 = b + b_stride;
+    const float* b2 = b1 + b_stride;
+    const float* b3 = b2 + b_stride;
     x0 = _mm256_fmadd_ps(a0, _mm256_loadu_ps(b), x0);
     x1 = _mm256_fmadd_ps(a0, _mm256_loadu_ps(b + 8), x1);
-    y0 = _mm256_fmadd_ps(a1, _mm256_loadu_ps(b + 16), y0);
-    y1 = _mm256_fmadd_ps(a1, _mm256_loadu_ps(b + 24), y1);
-    z0 = _mm256_fmadd_ps(a2, _mm256_loadu_ps(b + 32), z0);
-    z1 = _mm256_fmadd_ps(a2, _mm256_loadu_ps(b + 40), z1);
-    w0 = _mm256_fmadd_ps(a3, _mm256_loadu_ps(b + 48), w0);
-    w1 = _mm256_fmadd_ps(a3, _mm256_loadu_ps(b + 56), w1);
+    y0 = _mm256_fmadd_ps(a1, _mm256_loadu_ps(b1), y0);
+    y1 = _mm256_fmadd_ps(a1, _mm256_loadu_ps(b1 + 8), y1);
+    z0 = _mm256_fmadd_ps(a2, _mm256_loadu_ps(b2), z0);
+    z1 = _mm256_fmadd_ps(a2, _mm256_loadu_ps(b2 + 8), z1);
+    w0 = _mm256_fmadd_ps(a3, _mm256_loadu_ps(b3), w0);
+    w1 = _mm256_fmadd_ps(a3, _mm256_loadu_ps(b3 + 8), w1);
     a += 4;
-    b += 64;
+    b = b3 + b_stride;
   }
   for (; k < kc; ++k) {
     const __m256 a0 = _mm256_broadcast_ss(a);
     x0 = _mm256_fmadd_ps(a0, _mm256_loadu_ps(b), x0);
     x1 = _mm256_fmadd_ps(a0, _mm256_loadu_ps(b + 8), x1);
     a += 1;
-    b += 16;
+    b += b_stride;
   }
   x0 = _mm256_add_ps(_mm256_add_ps(x0, y0), _mm256_add_ps(z0, w0));
   x1 = _mm256_add_ps(_mm256_add_ps(x1, y1), _mm256_add_ps(z1, w1));

@@ -45,7 +45,7 @@ struct Cols32 {
 }  // namespace
 
 template <size_t kMr>
-inline void gemm_avx512_x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+inline void gemm_avx512_x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                             size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
   // Rows >= mr alias the last real row and are stored first (reverse order below).
   float* cr[kMr];
@@ -72,6 +72,14 @@ inline void gemm_avx512_x32(size_t mr, size_t nc, size_t kc, const float* a, con
       acc[r][0] = lo;
       acc[r][1] = hi;
     }
+    if (ep.row_bias != nullptr) {  // rows >= mr alias the last real row
+#pragma GCC unroll 12
+    for (size_t r = 0; r < kMr; ++r) {
+      const __m512 v = _mm512_set1_ps(ep.row_bias[r < mr ? r : mr - 1]);
+      acc[r][0] = _mm512_add_ps(acc[r][0], v);
+      acc[r][1] = _mm512_add_ps(acc[r][1], v);
+    }
+    }
     if (ep.residual != nullptr) {
       const float* rr = ep.residual;
 #pragma GCC unroll 12
@@ -90,7 +98,7 @@ inline void gemm_avx512_x32(size_t mr, size_t nc, size_t kc, const float* a, con
   for (size_t k = 0; k < kc; ++k) {
     const __m512 b0 = _mm512_loadu_ps(b);
     const __m512 b1 = _mm512_loadu_ps(b + 16);
-    b += 32;
+    b += b_stride;
 #pragma GCC unroll 12
     for (size_t r = 0; r < kMr; ++r) {
       const __m512 ar = _mm512_set1_ps(a[r]);
@@ -118,17 +126,17 @@ inline void gemm_avx512_x32(size_t mr, size_t nc, size_t kc, const float* a, con
   }
 }
 
-void f32_gemm__avx512_12x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__avx512_12x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                             size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
-  gemm_avx512_x32<12>(mr, nc, kc, a, b, c, c_stride, flags, ep);
+  gemm_avx512_x32<12>(mr, nc, kc, a, b, b_stride, c, c_stride, flags, ep);
 }
 
-void f32_gemm__avx512_8x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__avx512_8x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                            size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
-  gemm_avx512_x32<8>(mr, nc, kc, a, b, c, c_stride, flags, ep);
+  gemm_avx512_x32<8>(mr, nc, kc, a, b, b_stride, c, c_stride, flags, ep);
 }
 
-void f32_gemm__avx512_1x32(size_t /*mr*/, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__avx512_1x32(size_t /*mr*/, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                            size_t /*c_stride*/, uint32_t flags, const F32GemmEpilogue& ep) {
   const Cols32 cols(nc);
   __m512 x0 = _mm512_setzero_ps();
@@ -138,6 +146,10 @@ void f32_gemm__avx512_1x32(size_t /*mr*/, size_t nc, size_t kc, const float* a, 
   } else {
     if (ep.bias != nullptr) {
       cols.load(ep.bias, x0, x1);
+    }
+    if (ep.row_bias != nullptr) {
+      x0 = _mm512_add_ps(x0, _mm512_set1_ps(ep.row_bias[0]));
+      x1 = _mm512_add_ps(x1, _mm512_set1_ps(ep.row_bias[0]));
     }
     if (ep.residual != nullptr) {
       __m512 lo, hi;
@@ -155,23 +167,26 @@ void f32_gemm__avx512_1x32(size_t /*mr*/, size_t nc, size_t kc, const float* a, 
     const __m512 a1 = _mm512_set1_ps(a[1]);
     const __m512 a2 = _mm512_set1_ps(a[2]);
     const __m512 a3 = _mm512_set1_ps(a[3]);
+    const float* b1 = b + b_stride;
+    const float* b2 = b1 + b_stride;
+    const float* b3 = b2 + b_stride;
     x0 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(b), x0);
     x1 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(b + 16), x1);
-    y0 = _mm512_fmadd_ps(a1, _mm512_loadu_ps(b + 32), y0);
-    y1 = _mm512_fmadd_ps(a1, _mm512_loadu_ps(b + 48), y1);
-    z0 = _mm512_fmadd_ps(a2, _mm512_loadu_ps(b + 64), z0);
-    z1 = _mm512_fmadd_ps(a2, _mm512_loadu_ps(b + 80), z1);
-    w0 = _mm512_fmadd_ps(a3, _mm512_loadu_ps(b + 96), w0);
-    w1 = _mm512_fmadd_ps(a3, _mm512_loadu_ps(b + 112), w1);
+    y0 = _mm512_fmadd_ps(a1, _mm512_loadu_ps(b1), y0);
+    y1 = _mm512_fmadd_ps(a1, _mm512_loadu_ps(b1 + 16), y1);
+    z0 = _mm512_fmadd_ps(a2, _mm512_loadu_ps(b2), z0);
+    z1 = _mm512_fmadd_ps(a2, _mm512_loadu_ps(b2 + 16), z1);
+    w0 = _mm512_fmadd_ps(a3, _mm512_loadu_ps(b3), w0);
+    w1 = _mm512_fmadd_ps(a3, _mm512_loadu_ps(b3 + 16), w1);
     a += 4;
-    b += 128;
+    b = b3 + b_stride;
   }
   for (; k < kc; ++k) {
     const __m512 a0 = _mm512_set1_ps(*a);
     x0 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(b), x0);
     x1 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(b + 16), x1);
     a += 1;
-    b += 32;
+    b += b_stride;
   }
   x0 = _mm512_add_ps(_mm512_add_ps(x0, y0), _mm512_add_ps(z0, w0));
   x1 = _mm512_add_ps(_mm512_add_ps(x1, y1), _mm512_add_ps(z1, w1));

@@ -46,7 +46,7 @@ inline float32x4_t clamp(float32x4_t v, float32x4_t vmin, float32x4_t vmax) {
 
 }  // namespace
 
-void f32_gemm__neon_8x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__neon_8x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                         size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
   constexpr size_t kMr = 8;
   // Rows >= mr alias the last real row and are stored first (reverse order below).
@@ -71,6 +71,13 @@ void f32_gemm__neon_8x8(size_t mr, size_t nc, size_t kc, const float* a, const f
       acc[r][0] = lo;
       acc[r][1] = hi;
     }
+    if (ep.row_bias != nullptr) {  // rows >= mr alias the last real row
+    for (size_t r = 0; r < kMr; ++r) {
+      const float32x4_t v = vdupq_n_f32(ep.row_bias[r < mr ? r : mr - 1]);
+      acc[r][0] = vaddq_f32(acc[r][0], v);
+      acc[r][1] = vaddq_f32(acc[r][1], v);
+    }
+    }
     if (ep.residual != nullptr) {
       const float* rr = ep.residual;
       for (size_t r = 0; r < kMr; ++r) {
@@ -91,7 +98,7 @@ void f32_gemm__neon_8x8(size_t mr, size_t nc, size_t kc, const float* a, const f
     const float32x4_t vb0 = vld1q_f32(b);
     const float32x4_t vb1 = vld1q_f32(b + 4);
     a += kMr;
-    b += 8;
+    b += b_stride;
 #define NFUSE_F32_GEMM_NEON_ROW(r, va, lane)                       \
   acc[r][0] = vfmaq_laneq_f32(acc[r][0], vb0, va, lane);          \
   acc[r][1] = vfmaq_laneq_f32(acc[r][1], vb1, va, lane);
@@ -120,7 +127,7 @@ void f32_gemm__neon_8x8(size_t mr, size_t nc, size_t kc, const float* a, const f
   }
 }
 
-void f32_gemm__neon_1x8(size_t /*mr*/, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__neon_1x8(size_t /*mr*/, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                         size_t /*c_stride*/, uint32_t flags, const F32GemmEpilogue& ep) {
   float32x4_t x0 = vdupq_n_f32(0.0f), x1 = vdupq_n_f32(0.0f);
   if (flags & kF32GemmLoadC) {
@@ -128,6 +135,10 @@ void f32_gemm__neon_1x8(size_t /*mr*/, size_t nc, size_t kc, const float* a, con
   } else {
     if (ep.bias != nullptr) {
       load8(ep.bias, nc, x0, x1);
+    }
+    if (ep.row_bias != nullptr) {
+      x0 = vaddq_f32(x0, vdupq_n_f32(ep.row_bias[0]));
+      x1 = vaddq_f32(x1, vdupq_n_f32(ep.row_bias[0]));
     }
     if (ep.residual != nullptr) {
       float32x4_t lo, hi;
@@ -142,23 +153,26 @@ void f32_gemm__neon_1x8(size_t /*mr*/, size_t nc, size_t kc, const float* a, con
   size_t k = 0;
   for (; k + 4 <= kc; k += 4) {
     const float32x4_t va = vld1q_f32(a);
+    const float* b1 = b + b_stride;
+    const float* b2 = b1 + b_stride;
+    const float* b3 = b2 + b_stride;
     x0 = vfmaq_laneq_f32(x0, vld1q_f32(b), va, 0);
     x1 = vfmaq_laneq_f32(x1, vld1q_f32(b + 4), va, 0);
-    y0 = vfmaq_laneq_f32(y0, vld1q_f32(b + 8), va, 1);
-    y1 = vfmaq_laneq_f32(y1, vld1q_f32(b + 12), va, 1);
-    z0 = vfmaq_laneq_f32(z0, vld1q_f32(b + 16), va, 2);
-    z1 = vfmaq_laneq_f32(z1, vld1q_f32(b + 20), va, 2);
-    w0 = vfmaq_laneq_f32(w0, vld1q_f32(b + 24), va, 3);
-    w1 = vfmaq_laneq_f32(w1, vld1q_f32(b + 28), va, 3);
+    y0 = vfmaq_laneq_f32(y0, vld1q_f32(b1), va, 1);
+    y1 = vfmaq_laneq_f32(y1, vld1q_f32(b1 + 4), va, 1);
+    z0 = vfmaq_laneq_f32(z0, vld1q_f32(b2), va, 2);
+    z1 = vfmaq_laneq_f32(z1, vld1q_f32(b2 + 4), va, 2);
+    w0 = vfmaq_laneq_f32(w0, vld1q_f32(b3), va, 3);
+    w1 = vfmaq_laneq_f32(w1, vld1q_f32(b3 + 4), va, 3);
     a += 4;
-    b += 32;
+    b = b3 + b_stride;
   }
   for (; k < kc; ++k) {
     const float32x4_t va = vdupq_n_f32(*a);
     x0 = vfmaq_f32(x0, vld1q_f32(b), va);
     x1 = vfmaq_f32(x1, vld1q_f32(b + 4), va);
     a += 1;
-    b += 8;
+    b += b_stride;
   }
   x0 = vaddq_f32(vaddq_f32(x0, y0), vaddq_f32(z0, w0));
   x1 = vaddq_f32(vaddq_f32(x1, y1), vaddq_f32(z1, w1));

@@ -7,7 +7,7 @@ namespace nfuse::kernels {
 namespace {
 
 template <size_t MR, size_t NR>
-inline void gemm_scalar(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c, size_t c_stride,
+inline void gemm_scalar(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c, size_t c_stride,
                         uint32_t flags, const F32GemmEpilogue& ep) {
   float acc[MR][NR];
   for (size_t r = 0; r < MR; ++r) {
@@ -18,6 +18,7 @@ inline void gemm_scalar(size_t mr, size_t nc, size_t kc, const float* a, const f
           v = c[r * c_stride + j];
         } else {
           v = ep.bias != nullptr ? ep.bias[j] : 0.0f;
+          if (ep.row_bias != nullptr) v += ep.row_bias[r];
           if (ep.residual != nullptr) {
             v += ep.residual[r * ep.residual_stride + j];
           }
@@ -34,7 +35,7 @@ inline void gemm_scalar(size_t mr, size_t nc, size_t kc, const float* a, const f
       }
     }
     a += MR;
-    b += NR;
+    b += b_stride;
   }
   const bool final = (flags & kF32GemmFinal) != 0;
   for (size_t r = 0; r < mr; ++r) {
@@ -51,14 +52,14 @@ inline void gemm_scalar(size_t mr, size_t nc, size_t kc, const float* a, const f
 
 }  // namespace
 
-void f32_gemm__scalar_4x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__scalar_4x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                           size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
-  gemm_scalar<4, 8>(mr, nc, kc, a, b, c, c_stride, flags, ep);
+  gemm_scalar<4, 8>(mr, nc, kc, a, b, b_stride, c, c_stride, flags, ep);
 }
 
-void f32_gemm__scalar_1x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c,
+void f32_gemm__scalar_1x8(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                           size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
-  gemm_scalar<1, 8>(mr, nc, kc, a, b, c, c_stride, flags, ep);
+  gemm_scalar<1, 8>(mr, nc, kc, a, b, b_stride, c, c_stride, flags, ep);
 }
 
 }  // namespace nfuse::kernels

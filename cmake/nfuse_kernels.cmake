@@ -21,6 +21,12 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
     set_source_files_properties(${NFUSE_KERNEL_AVX512_SOURCES} PROPERTIES COMPILE_OPTIONS
       "-mavx512f;-mavx2;-mfma")
   endif()
+  # AVX-512 VNNI kernels (a subset of the *avx512* ones: this replaces their options).
+  file(GLOB_RECURSE NFUSE_KERNEL_AVX512VNNI_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/*avx512vnni*.cpp)
+  if(NFUSE_KERNEL_AVX512VNNI_SOURCES)
+    set_source_files_properties(${NFUSE_KERNEL_AVX512VNNI_SOURCES} PROPERTIES COMPILE_OPTIONS
+      "-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni;-mavx2;-mfma")
+  endif()
 else()
   set(NFUSE_KERNELS_X86_64 OFF)
   foreach(x86_sources IN ITEMS NFUSE_KERNEL_AVX2_SOURCES NFUSE_KERNEL_AVX512_SOURCES)

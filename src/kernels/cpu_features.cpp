@@ -25,6 +25,9 @@ CpuFeatures detect() {
   f.x86_avx2 = cpuinfo_has_x86_avx2();
   f.x86_fma3 = cpuinfo_has_x86_fma3();
   f.x86_avx512f = cpuinfo_has_x86_avx512f();  // cpuinfo also checks that the OS saves ZMM state
+  f.x86_avx512bw = cpuinfo_has_x86_avx512bw();
+  f.x86_avx512vl = cpuinfo_has_x86_avx512vl();
+  f.x86_avx512vnni = cpuinfo_has_x86_avx512vnni();
 #endif
   if (const cpuinfo_cache* c = cpuinfo_get_l1d_cache(0); c != nullptr && c->size > 0) {
     f.l1d_bytes = c->size;

@@ -27,6 +27,11 @@ void pack_im2col(const Conv2dGeometry& g, const float* x, size_t kx_rows, size_t
     const float* xc = x + ic * hw;
     const int64_t iy_off = static_cast<int64_t>(ky * g.dh) - static_cast<int64_t>(g.pad_top);
     const int64_t ix_off = static_cast<int64_t>(kx * g.dw) - static_cast<int64_t>(g.pad_left);
+    // Output columns [ox_lo, ox_hi) read inside the input row for this kx, once per K row (a
+    // per-segment division costs as much as copying the segment).
+    const int64_t wo = static_cast<int64_t>(g.wo);
+    const int64_t ox_lo = std::min(wo, ix_off >= 0 ? int64_t{0} : (-ix_off + sw - 1) / sw);
+    const int64_t ox_hi = std::clamp(w - 1 - ix_off >= 0 ? (w - 1 - ix_off) / sw + 1 : int64_t{0}, ox_lo, wo);
     size_t oy = oy0, ox = ox0;
     for (size_t pn = 0; pn < panels; ++pn) {
       float* d = dst + pn * kc * nr + kk * nr;
@@ -44,27 +49,17 @@ void pack_im2col(const Conv2dGeometry& g, const float* x, size_t kx_rows, size_t
           if (iy < 0 || iy >= static_cast<int64_t>(g.h)) {
             std::fill(dd, dd + len, 0.0f);
           } else {
-            const float* row = xc + static_cast<size_t>(iy) * g.w;
-            const int64_t ix0 = static_cast<int64_t>(ox) * sw + ix_off;
-            const int64_t n = static_cast<int64_t>(len);
-            int64_t lo = 0, hi = 0;  // pixels [lo, hi) of the segment read inside the row
-            if (sw == 1) {
-              lo = ix0 >= 0 ? 0 : -ix0;
-              hi = w - ix0;
-            } else {
-              lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
-              hi = ix0 > w - 1 ? 0 : (w - 1 - ix0) / sw + 1;
-            }
-            lo = std::min(lo, n);
-            hi = std::clamp(hi, lo, n);
+            const int64_t n = static_cast<int64_t>(len), sox = static_cast<int64_t>(ox);
+            const int64_t lo = std::clamp(ox_lo - sox, int64_t{0}, n);  // segment pixels [lo, hi) inside
+            const int64_t hi = std::clamp(ox_hi - sox, lo, n);
+            const float* src = xc + static_cast<size_t>(iy) * g.w + (sox * sw + ix_off);
             std::fill(dd, dd + lo, 0.0f);
             if (sw == 1) {
-              std::memcpy(dd + lo, row + ix0 + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+              std::memcpy(dd + lo, src + lo, static_cast<size_t>(hi - lo) * sizeof(float));
             } else if (sw == 2) {  // the common downsampling stride: a constant stride vectorises
-              const float* src = row + ix0;
               for (int64_t t = lo; t < hi; ++t) dd[t] = src[2 * t];
             } else {
-              for (int64_t t = lo; t < hi; ++t) dd[t] = row[ix0 + t * sw];
+              for (int64_t t = lo; t < hi; ++t) dd[t] = src[t * sw];
             }
             std::fill(dd + hi, dd + n, 0.0f);
           }

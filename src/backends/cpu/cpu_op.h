@@ -3,14 +3,17 @@
 //
 // Layout: activations stay NCHW in and out of every cpu op, so every op the backend does not
 // optimise (run through its reference kernel) and every other backend reads them unchanged.
-// NCHW is what a GEMM wants for 1x1 convolutions in the W * X orientation used here (output
-// channels as rows, pixels as columns), and depthwise kernels walk whole channel planes. What
-// NHWC or a channel-blocked layout (NCHW16c / NCHW32c, as ORT's NCHWc and oneDNN use) would buy:
-// the im2col of KxK convolutions becomes contiguous channel runs instead of strided pixel
-// gathers, depthwise kernels vectorise across channels with no per-plane padding copy, and the
-// residual Add / activation epilogues see the GEMM tile's natural layout. The price is a layout
-// pass at partition boundaries and layout-aware versions of every other op; that belongs with
-// the fusion backend's tiled engine, which can keep its strips in whatever layout suits it.
+// Decided by measurement (perf, 1 thread, 2026-11-29, bench/RESULTS.md): with NCHW the GEMM
+// microkernels take 45-55% of CNN time and the layout-dependent work (im2col packing and copies)
+// 9% (resnet18), 10% (mobilenet_v2) and 27% (yolo_tiny, whose stride-2 KxK convolutions have
+// few output channels per packed input value). That share is the most NHWC or a channel-blocked
+// layout (NCHW16c, as ORT's NCHWc and oneDNN use) could win inside the convolutions, where
+// im2col would become contiguous channel runs and depthwise kernels would vectorise across
+// channels; against it, every other op would need layout-aware variants and every partition
+// boundary a conversion. 1x1 stride-1 convolutions already need no packing here (the GEMM reads
+// the NCHW planes in place), and 3x3 stride-1 ones run as Winograd with its own tile layout.
+// The fusion backend's tiled engine keeps its strips in whatever layout suits it; a blocked
+// layout for the stride-2 KxK convolutions belongs there.
 #pragma once
 
 #include <cstddef>

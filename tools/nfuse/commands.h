@@ -37,9 +37,17 @@ struct InspectArgs {
   bool passes = false;  // print what each optimization pass changed
 };
 
+struct ExportArgs {
+  std::string model;
+  std::string output;       // OUT.onnx
+  bool optimize = false;    // run nfuse's optimization passes first
+  bool no_fusions = false;  // with optimize: skip the passes whose results are not standard ONNX
+};
+
 int cmd_inspect(const InspectArgs& args);
 int cmd_run(const RunArgs& args);
 int cmd_bench(const BenchArgs& args);
 int cmd_ops(bool markdown);
+int cmd_export(const ExportArgs& args);
 
 }  // namespace nfuse::cli

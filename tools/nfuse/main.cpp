@@ -1,4 +1,4 @@
-// nfuse: inspect, run and benchmark ONNX models.
+// nfuse: inspect, run, benchmark and export ONNX models.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -45,6 +45,13 @@ int run_cli(int argc, char** argv) {
   auto* ops = app.add_subcommand("ops", "list supported ops and the backends that run them");
   ops->add_flag("--markdown", markdown, "as a Markdown table (docs/ops.md)");
 
+  nfuse::cli::ExportArgs export_args;
+  auto* exp = app.add_subcommand("export", "write the model (optionally optimized) back as standard ONNX");
+  exp->add_option("model", export_args.model, "ONNX model file")->required();
+  exp->add_option("-o,--output", export_args.output, "output .onnx file")->required();
+  exp->add_flag("--optimize", export_args.optimize, "run the optimization passes first (fusions cannot be exported)");
+  exp->add_flag("--no-fusions", export_args.no_fusions, "with --optimize: skip the fusion passes (nfuse-only ops)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -54,6 +61,7 @@ int run_cli(int argc, char** argv) {
   if (run->parsed()) return nfuse::cli::cmd_run(run_args);
   if (bench->parsed()) return nfuse::cli::cmd_bench(bench_args);
   if (ops->parsed()) return nfuse::cli::cmd_ops(markdown);
+  if (exp->parsed()) return nfuse::cli::cmd_export(export_args);
   return 2;
 }
 

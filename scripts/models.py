@@ -13,6 +13,10 @@ not rebuilt. Weights are random but seeded; every BatchNorm gets non-trivial sta
 shift (so that BN-folding bugs show), calibrated on the model's own input so activations stay
 well scaled through deep networks.
 
+fashion_mnist_cnn is the exception to "random but seeded": it is trained (deterministically, about
+a minute on 2 cores) on Debian's dataset-fashion-mnist, has a symbolic batch dimension, and comes
+with real evaluation and calibration data under OUTDIR/fashion_mnist/ (see build_fashion_mnist).
+
 Uses Debian's python3-torch 1.13, python3-torchvision 0.14, python3-onnx 1.12, python3-numpy.
 """
 
@@ -280,6 +284,25 @@ class SegOut(nn.Module):
         return self.model(x)["out"]
 
 
+class FashionCNN(nn.Module):
+    """A small classifier shaped like a mobile network, for 1x28x28 Fashion-MNIST images:
+    conv3x3-BN-ReLU (8) + max pool, conv3x3-BN-ReLU (16) + max pool, a depthwise-separable block
+    (depthwise 3x3-BN-ReLU, pointwise 1x1 to 32-BN-ReLU), flatten (32x7x7), linear to 10 logits.
+    Kept this small so that training stays around a minute on 2 cores."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.features = nn.Sequential(
+            conv_bn_relu(1, 8, 3, 1), nn.MaxPool2d(2),
+            conv_bn_relu(8, 16, 3, 1), nn.MaxPool2d(2),
+            conv_bn_relu(16, 16, 3, 1, groups=16), conv_bn_relu(16, 32, 1, 1),
+        )
+        self.fc = nn.Linear(32 * 7 * 7, num_classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.features(x), 1))
+
+
 def _tv(fn, **kw):
     return lambda: fn(weights=None, **kw)
 
@@ -295,8 +318,10 @@ def _encoder():
 
 
 # rev: bump to rebuild one model; seq_input: a sequence input (not clamped like an image);
-# export: extra torch.onnx.export arguments.
-ModelSpec = collections.namedtuple("ModelSpec", "name rev build input shape outputs seq_input desc export")
+# export: extra torch.onnx.export arguments; builder: a function (outdir, spec) -> entry that
+# replaces the generic random-weights build (trained models with their own data).
+ModelSpec = collections.namedtuple("ModelSpec", "name rev build input shape outputs seq_input desc export builder",
+                                   defaults=(None,))
 
 MODELS = [
     ModelSpec("mobilenet_v1", 1, MobileNetV1, "input", (1, 3, 224, 224), ["logits"], False,
@@ -325,6 +350,10 @@ MODELS = [
               "2-layer LSTM, input 64, hidden 128, seq 32, batch 1: output sequence and final states", {}),
     ModelSpec("transformer_encoder", 1, _encoder, "x", (1, 128, 256), ["y"], True,
               "nn.TransformerEncoder: 4 layers, d_model 256, 4 heads, ffn 1024, seq 128, batch_first", {}),
+    ModelSpec("fashion_mnist_cnn", 1, FashionCNN, "input", (1, 1, 28, 28), ["logits"], False,
+              "Small mobile-style CNN trained on Fashion-MNIST (conv-BN-ReLU x2 with max pools, a depthwise-"
+              "separable block, flatten, linear 10), symbolic batch; real test/calibration data alongside",
+              {}, lambda outdir, spec: build_fashion_mnist(outdir, spec)),
 ]
 
 
@@ -351,6 +380,12 @@ def cached_entry(outdir, spec):
         return None
     entry = meta["entry"]
     files = [entry["file"], entry["inputs"][0]["file"]] + [o["golden"] for o in entry["outputs"]]
+    data = entry.get("data")
+    if data:
+        files += [os.path.join(data["dir"], f) for f in data["files"].values()]
+        calib = os.path.join(outdir, data["dir"], data["calib_dir"])
+        if not os.path.isdir(calib) or len([f for f in os.listdir(calib) if f.endswith(".npy")]) != data["calib_count"]:
+            return None
     if all(os.path.isfile(os.path.join(outdir, f)) for f in files):
         return entry
     return None
@@ -376,6 +411,8 @@ def save_npy(path, array):
 
 
 def build(outdir, spec):
+    if spec.builder is not None:
+        return spec.builder(outdir, spec)
     seed = seed_of(spec.name)
     torch.manual_seed(seed)
     model = spec.build().eval()
@@ -439,6 +476,208 @@ def build(outdir, spec):
     with open(meta_tmp, "w") as f:
         json.dump({"stamp": stamp_of(spec), "entry": entry}, f, indent=1)
     os.replace(meta_tmp, os.path.join(outdir, spec.name + ".meta.json"))
+    return entry
+
+
+# ---------------------------------------------------------------------------------------------
+# fashion_mnist_cnn: a model trained on real data, with its evaluation and calibration data
+
+FASHION_MNIST_DIR = os.environ.get("NFUSE_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
+FASHION_MEAN, FASHION_STD = 0.2860, 0.3530  # of the 60,000 training images' pixels / 255
+FASHION_EPOCHS = 2
+FASHION_BATCH = 128
+FASHION_LR = 3e-3
+FASHION_THREADS = 2  # fixed, whatever the machine: the trained weights depend on the thread count
+FASHION_CALIB = 500  # training images written one per file for INT8 calibration
+FASHION_EVAL_SUBSET = 1000  # the first test images, for quick (e.g. ref backend) checks
+FASHION_CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
+                   "Ankle boot"]
+
+
+def read_idx_gz(path):
+    """An IDX file (LeCun's MNIST format, gzip'd) as a uint8 array."""
+    import gzip
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    assert raw[:2] == b"\0\0" and raw[2] == 0x08, f"{path}: not an unsigned-byte IDX file"
+    ndim = raw[3]
+    dims = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    return np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def load_fashion_mnist():
+    names = {"train_x": "train-images-idx3-ubyte.gz", "train_y": "train-labels-idx1-ubyte.gz",
+             "test_x": "t10k-images-idx3-ubyte.gz", "test_y": "t10k-labels-idx1-ubyte.gz"}
+    out = {}
+    for key, name in names.items():
+        path = os.path.join(FASHION_MNIST_DIR, name)
+        if not os.path.isfile(path):
+            raise SystemExit(f"models.py: {path} is missing: install Debian's dataset-fashion-mnist "
+                             "(`make deps` / scripts/install-deps.sh) or set NFUSE_FASHION_MNIST_DIR")
+        out[key] = read_idx_gz(path)
+    assert out["train_x"].shape == (60000, 28, 28) and out["test_x"].shape == (10000, 28, 28)
+    assert out["train_y"].shape == (60000,) and out["test_y"].shape == (10000,)
+    return out
+
+
+def fashion_normalise(images_u8):
+    """uint8 [N,28,28] -> float32 [N,1,28,28], (x / 255 - mean) / std: what the model expects."""
+    x = images_u8.astype(np.float32) / np.float32(255.0)
+    return ((x - np.float32(FASHION_MEAN)) / np.float32(FASHION_STD)).astype(np.float32)[:, None, :, :]
+
+
+def top1(model, x, y, batch=1000):
+    correct = 0
+    preds = []
+    with torch.no_grad():
+        for i in range(0, x.shape[0], batch):
+            p = model(x[i:i + batch]).argmax(1)
+            preds.append(p)
+            correct += int((p == y[i:i + batch]).sum())
+    return 100.0 * correct / x.shape[0], torch.cat(preds)
+
+
+def build_fashion_mnist(outdir, spec):
+    """Trains FashionCNN on the 60,000 training images (seeded init, seeded shuffles, fixed thread
+    count, AdamW with a one-cycle schedule) and writes, besides the zoo's NAME.onnx / .input.npy /
+    .golden.npy / .meta.json (input: the first test image, batch 1), under OUTDIR/fashion_mnist/:
+        test_images.npy   float32 [10000,1,28,28], normalised as the model expects
+        test_labels.npy   int64 [10000]
+        test_logits.npy   float32 [10000,10], PyTorch's FP32 logits
+        eval_images.npy, eval_labels.npy   the first FASHION_EVAL_SUBSET test images / labels
+        calib/calib_NNN.npy   FASHION_CALIB training images, float32 [1,1,28,28] each (seeded pick)
+    The ONNX model has a symbolic batch dimension 'batch'."""
+    seed = seed_of(spec.name)
+    data = load_fashion_mnist()
+    x_train = torch.from_numpy(fashion_normalise(data["train_x"]))
+    y_train = torch.from_numpy(data["train_y"].astype(np.int64))
+    x_test = torch.from_numpy(fashion_normalise(data["test_x"]))
+    y_test = torch.from_numpy(data["test_y"].astype(np.int64))
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(FASHION_THREADS)
+    try:
+        torch.manual_seed(seed)
+        model = spec.build()
+        order = torch.Generator().manual_seed(seed + 1)
+        steps_per_epoch = x_train.shape[0] // FASHION_BATCH  # the last partial batch is dropped
+        opt = torch.optim.AdamW(model.parameters(), lr=FASHION_LR, weight_decay=1e-4)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=FASHION_LR, pct_start=0.2,
+                                                    total_steps=FASHION_EPOCHS * steps_per_epoch)
+        t0, cpu0 = time.time(), time.process_time()
+        model.train()
+        for _ in range(FASHION_EPOCHS):
+            perm = torch.randperm(x_train.shape[0], generator=order)
+            for i in range(steps_per_epoch):
+                idx = perm[i * FASHION_BATCH:(i + 1) * FASHION_BATCH]
+                loss = F.cross_entropy(model(x_train[idx]), y_train[idx])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                sched.step()
+        train_s, train_cpu_s = time.time() - t0, time.process_time() - cpu0
+        model.eval()
+        acc, _ = top1(model, x_test, y_test)
+        train_acc, _ = top1(model, x_train, y_train)
+        with torch.no_grad():
+            logits = torch.cat([model(x_test[i:i + 1000]) for i in range(0, x_test.shape[0], 1000)])
+    finally:
+        torch.set_num_threads(threads)
+    eval_acc = 100.0 * float((logits[:FASHION_EVAL_SUBSET].argmax(1) == y_test[:FASHION_EVAL_SUBSET]).float().mean())
+
+    x = x_test[:1]
+    with torch.no_grad():
+        y = model(x)
+    onnx_path = os.path.join(outdir, spec.name + ".onnx")
+    tmp_path = onnx_path + ".tmp"
+    torch.onnx.export(model, (x,), tmp_path, opset_version=OPSET, input_names=[spec.input],
+                      output_names=list(spec.outputs), do_constant_folding=True,
+                      dynamic_axes={spec.input: {0: "batch"}, spec.outputs[0]: {0: "batch"}})
+    m = onnx.load(tmp_path)
+    onnx.checker.check_model(m, full_check=True)
+    hist = op_histogram(m)
+    assert "BatchNormalization" not in hist, f"{spec.name}: exporter left BatchNormalization unfolded"
+    bad = sorted(op for op in hist if op.startswith("ATen") or op == "PythonOp")
+    assert not bad, f"{spec.name}: exporter emitted non-standard ops {bad}"
+    assert dims_of(m.graph.input[0]) == ["batch", 1, 28, 28], dims_of(m.graph.input[0])
+    assert dims_of(m.graph.output[0]) == ["batch", 10], dims_of(m.graph.output[0])
+    os.replace(tmp_path, onnx_path)
+
+    save_npy(os.path.join(outdir, spec.name + ".input.npy"), x.numpy())
+    golden = spec.name + ".golden.npy"
+    y_np = y.numpy().astype(np.float32)
+    save_npy(os.path.join(outdir, golden), y_np)
+    max_abs = float(np.abs(y_np).max())
+
+    ddir = "fashion_mnist"
+    os.makedirs(os.path.join(outdir, ddir), exist_ok=True)
+    files = {"test_images": "test_images.npy", "test_labels": "test_labels.npy", "test_logits": "test_logits.npy",
+             "eval_images": "eval_images.npy", "eval_labels": "eval_labels.npy"}
+    arrays = {"test_images": x_test.numpy(), "test_labels": y_test.numpy(),
+              "test_logits": logits.numpy().astype(np.float32),
+              "eval_images": x_test[:FASHION_EVAL_SUBSET].numpy(), "eval_labels": y_test[:FASHION_EVAL_SUBSET].numpy()}
+    for key, f in files.items():
+        save_npy(os.path.join(outdir, ddir, f), arrays[key])
+    calib_dir = os.path.join(outdir, ddir, "calib")
+    if os.path.isdir(calib_dir):
+        for f in os.listdir(calib_dir):
+            if f.endswith(".npy"):
+                os.remove(os.path.join(calib_dir, f))
+    os.makedirs(calib_dir, exist_ok=True)
+    calib_idx = np.sort(np.random.RandomState(seed + 2).choice(x_train.shape[0], FASHION_CALIB, replace=False))
+    for i, j in enumerate(calib_idx):
+        save_npy(os.path.join(calib_dir, f"calib_{i:03d}.npy"), x_train[j:j + 1].numpy())
+
+    entry = {
+        "name": spec.name,
+        "file": spec.name + ".onnx",
+        "description": spec.desc,
+        "opset": OPSET,
+        "seed": seed,
+        "batch_norms": sum(isinstance(mod, nn.BatchNorm2d) for mod in model.modules()),
+        # The input file is batch 1; the model's batch dimension is symbolic ('batch').
+        "inputs": [{"name": spec.input, "shape": list(x.shape), "model_shape": ["batch", 1, 28, 28],
+                    "dtype": "float32", "file": spec.name + ".input.npy"}],
+        "outputs": [{"name": spec.outputs[0], "shape": list(y.shape), "model_shape": ["batch", 10],
+                     "dtype": "float32", "golden": golden}],
+        "atol": 1e-4 * max(1.0, max_abs),
+        "golden_max_abs": max_abs,
+        "ops": hist,
+        "onnx_bytes": os.path.getsize(onnx_path),
+        "data": {
+            "dir": ddir,
+            "source": f"Debian dataset-fashion-mnist ({FASHION_MNIST_DIR}), idx gz files",
+            "classes": FASHION_CLASSES,
+            "normalisation": f"x = (pixel / 255 - {FASHION_MEAN}) / {FASHION_STD}; every .npy here and "
+                             "NAME.input.npy is already normalised: feed it to the model as is",
+            "files": files,
+            "test_count": int(x_test.shape[0]),
+            "eval_count": FASHION_EVAL_SUBSET,
+            "eval_subset": f"the first {FASHION_EVAL_SUBSET} test images",
+            "calib_dir": "calib",
+            "calib_count": FASHION_CALIB,
+            "calib_source": f"{FASHION_CALIB} training images (seeded pick), one float32 [1,1,28,28] file each",
+        },
+        "training": {
+            "images": int(x_train.shape[0]),
+            "epochs": FASHION_EPOCHS,
+            "batch": FASHION_BATCH,
+            "optimizer": f"AdamW lr {FASHION_LR} wd 1e-4, one-cycle schedule",
+            "threads": FASHION_THREADS,
+            "seconds": round(train_s, 1),  # wall clock; the CPU time below is less load-dependent
+            "cpu_seconds": round(train_cpu_s, 1),
+            "train_top1": round(train_acc, 2),
+        },
+        # PyTorch FP32 top-1 (percent) of the trained model, eval mode.
+        "fp32_top1": round(acc, 2),
+        "fp32_top1_eval_subset": round(eval_acc, 2),
+    }
+    meta_tmp = os.path.join(outdir, spec.name + ".meta.json.tmp")
+    with open(meta_tmp, "w") as f:
+        json.dump({"stamp": stamp_of(spec), "entry": entry}, f, indent=1)
+    os.replace(meta_tmp, os.path.join(outdir, spec.name + ".meta.json"))
+    print(f"{spec.name}: trained {FASHION_EPOCHS} epochs in {train_s:.1f}s ({train_cpu_s:.1f}s CPU), "
+          f"FP32 top-1 {acc:.2f}% (train {train_acc:.2f}%)", flush=True)
     return entry
 
 

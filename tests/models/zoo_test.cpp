@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 const char* const kZooModels[] = {
     "mobilenet_v1", "mobilenet_v2", "mobilenet_v2_bn",           "mobilenet_v3_large",
     "resnet18",     "resnet50",     "lraspp_mobilenet_v3_large", "yolo_tiny",
-    "espcn_x4",     "lstm_2layer",  "transformer_encoder",
+    "espcn_x4",     "lstm_2layer",  "transformer_encoder",       "fashion_mnist_cnn",
 };
 
 const std::string kMakeModels =

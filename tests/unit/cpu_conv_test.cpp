@@ -214,5 +214,35 @@ TEST(CpuConv, AutomaticAlgorithm) {
   check({1, 64, 7, 7, 64, 3, 1, 1, 1, 1, true, "Relu", true}, rng, 2, ConvAlgorithm::kAuto);  // pixel rows
 }
 
+
+// Depthwise through both of the op's paths (small planes: a padded copy; planes over 8192 padded
+// floats: read in place, the kernels handling the border) and its task shapes: few planes over
+// several threads (row strips), many small planes (several planes per task), pads up to and past
+// the window, dilation, batch, HardSwish applied in the kernels' store, the activations still
+// applied as a pass, a residual, and the scalar kernels on the same.
+TEST(CpuConv, DepthwiseTasksAndBorders) {
+  std::mt19937 rng(cpu_test::kSeed + 10);
+  for (int threads : {1, 2, 3}) {
+    check({1, 2, 90, 101, 2, 3, 1, 1, 1, 2}, rng, threads);                         // in place, row strips
+    check({1, 3, 97, 95, 3, 5, 2, 2, 1, 3, true, "HardSwish"}, rng, threads);       // in place, stride 2
+    check({1, 2, 70, 130, 2, 5, 1, 4, 2, 2, true, "Relu", true}, rng, threads);     // in place, dilated
+    check({1, 2, 37, 29, 2, 3, 1, 1, 1, 2}, rng, threads);                          // copied
+    check({1, 1, 20, 41, 1, 5, 2, 2, 1, 1, true, "HardSwish"}, rng, threads);
+    check({2, 3, 18, 17, 3, 5, 1, 4, 2, 3, true, "Relu"}, rng, threads);              // dilated, batch
+    check({1, 96, 7, 7, 96, 5, 1, 2, 1, 96, true, "HardSwish"}, rng, threads);        // many small planes
+    check({1, 40, 9, 9, 40, 3, 2, 1, 1, 40, false, "Sigmoid"}, rng, threads);
+  }
+  check({1, 4, 9, 35, 4, 3, 1, 3, 1, 4}, rng);  // pad = window: border rows with no taps inside
+  check({1, 4, 10, 21, 4, 5, 2, 4, 1, 4, true, "Clip"}, rng);
+  check({1, 2, 85, 99, 2, 3, 1, 3, 1, 2}, rng);  // the same in place
+  check({1, 2, 80, 113, 2, 5, 2, 4, 1, 2, true, "Clip"}, rng);
+  check({1, 6, 11, 13, 6, 3, 1, 1, 1, 6, true, "HardSwish", true}, rng, 2);  // residual: HardSwish as a pass
+  kernels::ScopedIsaOverride scalar(kernels::Isa::kScalar);
+  check({1, 5, 12, 19, 5, 5, 1, 2, 2, 5, true, "HardSwish"}, rng, 2);
+  check({1, 5, 12, 19, 5, 3, 2, 1, 1, 5, true, "Relu", true}, rng);
+  check({1, 4, 9, 35, 4, 3, 1, 3, 1, 4}, rng);
+  check({1, 2, 90, 101, 2, 5, 2, 2, 1, 2, true, "HardSwish"}, rng, 3);
+}
+
 }  // namespace
 }  // namespace nfuse

@@ -1,7 +1,16 @@
-// Depthwise Conv (group == channels, one filter per channel) on the cpu backend: each task copies
-// one channel plane with its zero padding into per-thread scratch and runs a direct kernel from
-// src/kernels/f32-dwconv (AVX-512 or AVX2 3x3/5x5, stride 1/2, any dilation, where the CPU has
-// it; scalar otherwise).
+// Depthwise Conv (group == channels, one filter per channel) on the cpu backend: a direct kernel
+// from src/kernels/f32-dwconv (AVX-512 or AVX2 3x3/5x5, stride 1/2, any dilation, where the CPU
+// has it; scalar otherwise), with the clamp and HardSwish applied in its store.
+//
+// Large planes are read in place: the kernels handle the zero padding at the border themselves,
+// so depthwise costs one read of the input and one write of the output. Small planes (the later
+// MobileNet stages: 7x7 .. 56x56) are copied with their zero padding into per-thread scratch
+// first: the copy is an L1-resident memcpy, and on the padded copy every kernel step is a plain,
+// unmasked one, where in place a 14- or 28-wide row is all edge steps with masked loads (measured:
+// the copy wins up to 56x56, in place wins from 112x112).
+//
+// Work is split into tasks of whole planes (several small planes per task, so a 7x7x960 layer is
+// not 960 dispatches) or, when there are too few planes for the threads, strips of output rows.
 #include <algorithm>
 #include <cstring>
 
@@ -11,41 +20,32 @@
 namespace nfuse::backends::cpu {
 namespace {
 
+constexpr size_t kMinOutputsPerTask = 8192;  // below this a task is mostly dispatch overhead
+constexpr size_t kCopyMaxFloats = 8192;      // padded planes up to this size (32 KiB, L1) are copied
+
 struct PaddedPlane {
   size_t rows = 0, cols = 0, stride = 0;
+  size_t floats() const { return rows * stride; }
 };
 
+// The padded plane the window covers, rows 16-float aligned with at least 32 zeros of slack, so
+// even a partial last 16-wide stride-2 step reads inside the row.
 PaddedPlane padded_plane(const Conv2dGeometry& g) {
   PaddedPlane p;
   p.rows = (g.ho - 1) * g.sh + (g.kh - 1) * g.dh + 1;
   p.cols = (g.wo - 1) * g.sw + (g.kw - 1) * g.dw + 1;
-  p.stride = (p.cols + kernels::kF32DwconvRowSlack + 15) / 16 * 16;
+  p.stride = (p.cols + 32 + 15) / 16 * 16;
   return p;
 }
 
-// Copies channel plane `x` (h x w) into `dst` with pad_top / pad_left zeros before it and zeros
-// wherever the padded window reaches past the input, slack columns included.
-void copy_padded(const Conv2dGeometry& g, const PaddedPlane& pp, const float* x, float* dst) {
-  const size_t left = std::min(g.pad_left, pp.cols);
-  const size_t copy = pp.cols > g.pad_left ? std::min(g.w, pp.cols - g.pad_left) : 0;
-  for (size_t r = 0; r < pp.rows; ++r) {
-    float* d = dst + r * pp.stride;
-    const size_t iy = r - g.pad_top;  // wraps when r < pad_top
-    if (r < g.pad_top || iy >= g.h) {
-      std::fill(d, d + pp.stride, 0.0f);
-      continue;
-    }
-    std::fill(d, d + left, 0.0f);
-    std::memcpy(d + left, x + iy * g.w, copy * sizeof(float));
-    std::fill(d + left + copy, d + pp.stride, 0.0f);
-  }
-}
+bool copy_small_planes(const Conv2dGeometry& g) { return padded_plane(g).floats() <= kCopyMaxFloats; }
 
-// The next plane into a buffer copy_padded already filled for this geometry: the zeros stay
-// where they are, so only the input rows are copied.
-void copy_interior(const Conv2dGeometry& g, const PaddedPlane& pp, const float* x, float* dst) {
+// Copies channel plane `x` into `dst` at (pad_top, pad_left); with `fill`, also writes the zeros
+// around it (once per worker and run: the next plane's copy leaves them in place).
+void copy_padded(const Conv2dGeometry& g, const PaddedPlane& pp, const float* x, float* dst, bool fill) {
+  if (fill) std::fill(dst, dst + pp.floats(), 0.0f);
   const size_t left = std::min(g.pad_left, pp.cols);
-  const size_t copy = pp.cols > g.pad_left ? std::min(g.w, pp.cols - g.pad_left) : 0;
+  const size_t copy = pp.cols > left ? std::min(g.w, pp.cols - left) : 0;
   const size_t r1 = std::min(pp.rows, g.pad_top + g.h);
   for (size_t r = std::min(g.pad_top, r1); r < r1; ++r) {
     std::memcpy(dst + r * pp.stride + left, x + (r - g.pad_top) * g.w, copy * sizeof(float));
@@ -68,8 +68,7 @@ class DwConv final : public CpuOp {
       if (!r.ok()) return 0;  // run() reports the error
       g = *r;
     }
-    const PaddedPlane pp = padded_plane(*g);
-    return pp.rows * pp.stride;
+    return copy_small_planes(*g) ? padded_plane(*g).floats() : 0;
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
@@ -78,27 +77,50 @@ class DwConv final : public CpuOp {
       fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), g->kh, g->kw, g->sh, g->sw, g->dh, g->dw);
       last_ = g;
     }
-    const PaddedPlane pp = padded_plane(*g);
     const float* x = t.inputs[0]->data<float>();
     float* y = t.outputs[0]->data<float>();
     const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
     const size_t khw = g->kh * g->kw, in_plane = g->h * g->w, out_plane = g->ho * g->wo;
     const Activation& act = epilogue_.act;
-    // Scratch is shared with other ops, so each worker zero-pads its buffer once per run.
-    if (buffer_ready_.size() < rc.pool.threads()) buffer_ready_.resize(rc.pool.threads());
-    std::fill(buffer_ready_.begin(), buffer_ready_.end(), 0);
-    auto task = [&](size_t plane, size_t worker) {
+    const bool hswish_in_store = !r && act.kind == ops::FusedActivation::kHardSwish;
+
+    const bool copy = copy_small_planes(*g);
+    const PaddedPlane pp = padded_plane(*g);
+    if (copy) {  // scratch is shared with other ops: each worker zero-fills its buffer once per run
+      if (buffer_ready_.size() < rc.pool.threads()) buffer_ready_.resize(rc.pool.threads());
+      std::fill(buffer_ready_.begin(), buffer_ready_.end(), 0);
+    }
+
+    // Task shape: `group` whole planes per task, or one plane in `strips` row strips.
+    const size_t planes = g->n * g->c, threads = rc.pool.threads();
+    size_t group = 1, strips = 1;
+    if (planes >= 4 * threads || copy) {
+      group = std::max<size_t>(1, std::min(kMinOutputsPerTask / std::max<size_t>(out_plane, 1), planes / (4 * threads)));
+    } else if (threads > 1) {
+      strips = std::min(g->ho, (4 * threads + planes - 1) / planes);
+    }
+    const size_t rows_per_strip = (g->ho + strips - 1) / strips;
+    const size_t tasks = strips > 1 ? planes * strips : (planes + group - 1) / group;
+
+    auto run_plane = [&](size_t plane, size_t y0, size_t y1, size_t worker) {
       const size_t c = plane % g->c;
-      float* buf = rc.scratch.get(worker);
-      if (buffer_ready_[worker]) {
-        copy_interior(*g, pp, x + plane * in_plane, buf);
-      } else {
-        copy_padded(*g, pp, x + plane * in_plane, buf);
-        buffer_ready_[worker] = 1;
-      }
       kernels::F32DwconvParams p;
-      p.in = buf;
-      p.in_stride = pp.stride;
+      if (copy) {
+        float* buf = rc.scratch.get(worker);
+        copy_padded(*g, pp, x + plane * in_plane, buf, !buffer_ready_[worker]);
+        buffer_ready_[worker] = 1;
+        p.in = buf;
+        p.in_stride = pp.stride;
+        p.in_height = pp.rows;
+        p.in_width = pp.stride;  // the slack is zeros too: every step reads inside the row
+      } else {
+        p.in = x + plane * in_plane;
+        p.in_stride = g->w;
+        p.in_height = g->h;
+        p.in_width = g->w;
+        p.pad_top = g->pad_top;
+        p.pad_left = g->pad_left;
+      }
       p.w = weights_.data() + c * khw;
       p.bias = bias_.empty() ? 0.0f : bias_[c];
       p.out = y + plane * out_plane;
@@ -114,14 +136,30 @@ class DwConv final : public CpuOp {
         p.min = act.min;
         p.max = act.max;
       }
-      fn_(p, 0, g->ho);
+      if (hswish_in_store) {
+        p.act = kernels::F32DwconvAct::kHardSwish;
+        p.act_a = act.params[0];
+        p.act_b = act.params[1];
+      }
+      fn_(p, y0, y1);
+      float* o = p.out + y0 * g->wo;
+      const size_t n = (y1 - y0) * g->wo;
       if (r) {
-        add_residual_and_activate(p.out, r + plane * out_plane, out_plane, act);
-      } else if (act.needs_pass()) {
-        act.apply(p.out, out_plane);
+        add_residual_and_activate(o, r + plane * out_plane + y0 * g->wo, n, act);
+      } else if (act.needs_pass() && !hswish_in_store) {
+        act.apply(o, n);  // the rows this task just wrote, still in cache
       }
     };
-    rc.pool.run(g->n * g->c, task);
+    auto task = [&](size_t i, size_t worker) {
+      if (strips > 1) {
+        const size_t y0 = std::min(g->ho, (i % strips) * rows_per_strip);
+        run_plane(i / strips, y0, std::min(g->ho, y0 + rows_per_strip), worker);
+        return;
+      }
+      const size_t end = std::min(planes, (i + 1) * group);
+      for (size_t plane = i * group; plane < end; ++plane) run_plane(plane, 0, g->ho, worker);
+    };
+    rc.pool.run(tasks, task);
     return ok_status();
   }
 
@@ -133,7 +171,7 @@ class DwConv final : public CpuOp {
   Conv2dGeometryCache geo_;
   kernels::F32DwconvFn fn_ = nullptr;
   const Conv2dGeometry* last_ = nullptr;
-  std::vector<uint8_t> buffer_ready_;  // per worker: its scratch holds this run's padded layout
+  std::vector<uint8_t> buffer_ready_;  // per worker: its scratch holds this run's zero border
 };
 
 }  // namespace

@@ -10,7 +10,9 @@
 // border (rows whose window leaves the plane get the out-of-plane taps' weights zeroed; columns
 // whose vector step would read outside the row use masked loads), so the op needs no padded copy
 // of the input and depthwise costs one read of the input and one write of the output. The kernels
-// never read outside the plane (masked-off lanes of a masked load do not fault). The fixed-shape
+// never read outside the plane (masked-off lanes of a masked load do not fault). A caller may also
+// pass a zero-padded copy with pads 0 and in_width = its row stride (zero slack included): then
+// no step needs a mask (what the op does for small planes, where the copy is cheap). The fixed-shape
 // kernels take any dilation (p.dh, p.dw) at run time; kh/kw/sh/sw are baked in. `act` is applied
 // in the store after the clamp (HardSwish, MobileNetV3's activation, so the op needs no second
 // pass over the output).
@@ -83,6 +85,7 @@ struct F32DwconvTapRange {
 inline F32DwconvTapRange f32_dwconv_taps(size_t o, size_t k, size_t s, size_t d, size_t pad, size_t n) {
   // Input index of tap t: o*s + t*d - pad; valid when in [0, n).
   const size_t base = o * s;
+  if (base >= pad && base + (k - 1) * d < pad + n) return {0, k};  // the usual case: no divisions
   size_t lo = 0;
   if (base < pad) lo = (pad - base + d - 1) / d;
   size_t hi = 0;
@@ -90,6 +93,16 @@ inline F32DwconvTapRange f32_dwconv_taps(size_t o, size_t k, size_t s, size_t d,
   if (hi > k) hi = k;
   if (lo > hi) lo = hi;
   return {lo, hi};
+}
+
+// The outputs [lo, hi) of `count` along one axis whose whole window lies inside the plane (all
+// k taps valid): o*s >= pad and o*s + (k-1)*d < pad + n. Once per call, so rows inside take a
+// path with no per-row tap arithmetic.
+inline F32DwconvTapRange f32_dwconv_inside(size_t count, size_t k, size_t s, size_t d, size_t pad, size_t n) {
+  const size_t lo = (pad + s - 1) / s, span = (k - 1) * d;
+  size_t hi = pad + n > span ? (pad + n - span - 1) / s + 1 : 0;
+  hi = hi < count ? hi : count;
+  return {lo < hi ? lo : hi, hi};
 }
 
 }  // namespace nfuse::kernels

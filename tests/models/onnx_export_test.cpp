@@ -1,3 +1,5 @@
+// In tests/models (not unit): it runs every zoo model on ref and needs build/models, which the
+// sanitizer build does not have.
 // The ONNX exporter (frontend/onnx/onnx_exporter.h): IR -> ONNX -> IR round trips of every zoo
 // model, of a hand-built QDQ graph, of subgraphs with outer-scope references and of constants of
 // every dtype, each run on `ref` before and after and compared bitwise; the ONNX checker on what

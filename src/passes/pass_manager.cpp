@@ -8,6 +8,8 @@
 #include "passes/fold_conv_mul_scale.h"
 #include "passes/fuse_activation.h"
 #include "passes/fuse_matmul_bias.h"
+#include "passes/fuse_qdq_conv.h"
+#include "passes/fuse_qdq_matmul.h"
 #include "passes/fuse_residual_add.h"
 #include "passes/recognize_gelu.h"
 #include "passes/recognize_layer_norm.h"
@@ -60,7 +62,7 @@ Result<PassReport> PassManager::run(ir::Graph& graph, bool verify_each, int max_
 
 std::vector<std::string> pass_names() {
   return {"eliminate_dead_code", "fold_constants", "remove_identity", "recognize_layer_norm",
-          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "fuse_matmul_bias", "fuse_residual_add",
+          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_matmul_bias", "fuse_residual_add",
           "fuse_activation"};
 }
 
@@ -91,7 +93,9 @@ PassManager default_pass_manager(const OptimizeOptions& options) {
                       [](ir::Graph& g, PassLog& l) { return eliminate_dead_code(g, {}, l); }}},
                     enabled),
                true);
-  pm.add_stage(keep({{"fuse_matmul_bias", fuse_matmul_bias},
+  pm.add_stage(keep({{"fuse_qdq_conv", fuse_qdq_conv},
+                     {"fuse_qdq_matmul", fuse_qdq_matmul},
+                     {"fuse_matmul_bias", fuse_matmul_bias},
                      {"fuse_residual_add", fuse_residual_add},
                      {"fuse_activation", fuse_activation}},
                     enabled),

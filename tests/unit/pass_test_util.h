@@ -70,6 +70,25 @@ inline void random_initializer(OnnxBuilder& b, const std::string& name, std::vec
   b.initializer(name, dims, random_values(numel(dims), seed, lo, hi));
 }
 
+// An initializer of an integer element type (u8, i8, i32) from int64 values, as raw_data.
+inline void int_initializer(OnnxBuilder& b, const std::string& name, int elem, std::vector<int64_t> dims,
+                            const std::vector<int64_t>& values) {
+  auto* t = b.model().mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(elem);
+  for (int64_t d : dims) t->add_dims(d);
+  std::string raw;
+  for (int64_t v : values) {
+    if (elem == ::onnx::TensorProto::INT32) {
+      const int32_t x = static_cast<int32_t>(v);
+      raw.append(reinterpret_cast<const char*>(&x), 4);
+    } else {
+      raw.push_back(static_cast<char>(static_cast<uint8_t>(v)));
+    }
+  }
+  t->set_raw_data(raw);
+}
+
 inline std::unique_ptr<ir::Graph> load(const OnnxBuilder& b) {
   const std::string bytes = b.bytes();
   auto g = frontend::onnx::load_model_from_bytes(bytes.data(), bytes.size(), ".");

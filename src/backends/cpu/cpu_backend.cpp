@@ -134,6 +134,8 @@ Result<std::unique_ptr<CpuOp>> make_optimized(const ir::Node& node, const Compil
   const std::string& op = node.op_type;
   if (op == "Conv") return make_conv(node, ctx);
   if (op == "ConvTranspose") return make_conv_transpose(node, ctx);
+  if (op == "QLinearConv") return make_qlinear_conv(node, ctx);
+  if (op == "QLinearMatMul") return make_qlinear_matmul(node, ctx);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return make_pool(node, ctx);
   if (op == "Gemm" || op == "MatMul") return make_gemm(node, ctx);
   if (op == "Softmax") return make_softmax(node, ctx);
@@ -186,7 +188,7 @@ class CpuBackend final : public Backend {
         "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm", "MatMul", "Softmax", "Add",
         "Sub", "Mul", "Div", "Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Clip",
         "Resize", "Concat", "Split", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace",
-        "SpaceToDepth", "LSTM", "GRU", "Pow", "LayerNormalization", "Slice"};
+        "SpaceToDepth", "LSTM", "GRU", "Pow", "LayerNormalization", "Slice", "QLinearConv", "QLinearMatMul"};
     if (!node.domain.empty() || !optimized.count(node.op_type)) {
       return Support{true, "reference kernel: no optimized cpu kernel for " + node.op_type, 0.0};
     }

@@ -124,6 +124,12 @@ Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileConte
 Result<std::unique_ptr<CpuOp>> make_pow(const ir::Node& node, const CompileContext& ctx);
 // ConvTranspose, 2-D f32 NCHW with constant weights, as GEMM + col2im (cpu_conv_transpose.cpp).
 Result<std::unique_ptr<CpuOp>> make_conv_transpose(const ir::Node& node, const CompileContext& ctx);
+// QLinearConv, 2-D NCHW, u8/s8 activations, s8 weights with zero w_zp, constant scales, zero
+// points and bias, on the qu8 GEMM (cpu_qlinear_conv.cpp); bit-exact with ref.
+Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const CompileContext& ctx);
+// QLinearMatMul, u8/s8 A times a constant 2-D s8 B with zero b_zp, per-tensor A and output
+// quantization, on the qu8 GEMM (cpu_qlinear_matmul.cpp); bit-exact with ref.
+Result<std::unique_ptr<CpuOp>> make_qlinear_matmul(const ir::Node& node, const CompileContext& ctx);
 // Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh on f32; nullptr otherwise.
 std::unique_ptr<CpuOp> make_unary(const ir::Node& node);
 // The node's reference kernel (plus its fused epilogue) as a CpuOp; nullptr when it has none.

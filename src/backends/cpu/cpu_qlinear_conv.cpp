@@ -1,0 +1,240 @@
+// QLinearConv on the cpu backend: 2-D NCHW, u8 or s8 activations, s8 weights with zero w_zp
+// (per tensor or per output channel), int32 bias, any stride / pad / dilation / group, on the
+// qu8 GEMM family (src/kernels/qu8-gemm/qu8_gemm.h). Bit-exact with the ref kernel: the GEMM
+// computes exactly ref_quant_util.h's requantize_value over the exact int32 accumulator.
+//
+// Orientation X * W (as cpu_conv_pixel_rows.cpp): output pixels are GEMM rows and output
+// channels columns, because the kernel requantizes per column and the per-channel multipliers
+// then live in packed B (weights, bias, x_zp correction and multipliers packed once here).
+//   1x1, stride 1, no pad: A is the NCHW input itself (row stride 1, column stride H*W).
+//   otherwise: the group's input is first transposed to NHWC ([H*W x C/group], cheap next to the
+//   GEMM), then A is a u8 im2col matrix [pixels x K] built from one C/group-byte copy per tap
+//   (K in (ky, kx, c) order, weights reordered to match at pack time; row-major, so the
+//   driver's fast A packing applies), in op-owned buffers; padding taps hold x_zp, which
+//   contributes zero. (A per-pixel gather from NCHW cost twice the GEMM itself.)
+// C lands as [pixels x Co] in an op-owned buffer and one pass transposes it into NCHW (a byte
+// copy: s8 and u8 alike). Grouped convolutions run one GEMM per group; depthwise ones (one input
+// channel per group) go to the direct kernel of cpu_qlinear_dwconv.cpp instead.
+// Covered only with constant scales, zero points, weights and bias (what pack time needs);
+// anything else returns nullptr and runs on the reference kernel.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "backends/ref/ref_quant_util.h"
+#include "kernels/qu8-gemm/qu8_gemm.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+const ir::Tensor* const_of(const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; }
+bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
+
+class QLinearConv final : public CpuOp {
+ public:
+  QLinearConv(const ir::Node& node, const ir::Tensor& w, bool x_signed, int32_t x_zp, bool y_signed, int32_t y_zp)
+      : node_(node),
+        w_dims_(w.dims()),
+        cfg_(kernels::qu8_gemm_config()),
+        x_signed_(x_signed),
+        y_signed_(y_signed),
+        x_zp_(x_zp),
+        y_zp_(y_zp) {
+    co_ = static_cast<size_t>(w.dim(0));
+    k_ = static_cast<size_t>(w.numel()) / co_;
+  }
+
+  // Weights [Co][K] per group are B (K x Co/group), packed with bias, x_zp correction and the
+  // multipliers (x_scale * w_scale[c]) / y_scale.
+  bool pack(const ir::Tensor& w, const int32_t* bias, const std::vector<float>& mult, size_t group) {
+    group_ = group;
+    const size_t cg = co_ / group;
+    panel_bytes_ = kernels::qu8_gemm_packed_b_size(cfg_, k_, cg);
+    const size_t floats = (panel_bytes_ * group + sizeof(float) - 1) / sizeof(float);
+    if (!packed_.resize(floats)) return false;
+    // K in (ky, kx, c) order, the order of the NHWC im2col rows (for 1x1 the same as ONNX's).
+    const size_t cin_g = static_cast<size_t>(w_dims_[1]), taps = k_ / cin_g;
+    std::vector<int8_t> wr(static_cast<size_t>(w.numel()));
+    for (size_t o = 0; o < co_; ++o)
+      for (size_t c = 0; c < cin_g; ++c)
+        for (size_t t = 0; t < taps; ++t) wr[o * k_ + t * cin_g + c] = w.data<int8_t>()[o * k_ + c * taps + t];
+    for (size_t g = 0; g < group; ++g) {
+      kernels::qu8_gemm_pack_b(cfg_, k_, cg, wr.data() + g * cg * k_, 1, k_, bias ? bias + g * cg : nullptr,
+                               mult.data() + g * cg, x_zp_, x_signed_,
+                               reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
+    }
+    return true;
+  }
+
+  size_t scratch_floats(const OpTensors&, size_t) const override {
+    return (kernels::qu8_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
+  }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
+    if (g->group != group_ || g->m != co_) return invalid_model(node_.label() + ": weights do not match the input");
+    const size_t p = g->ho * g->wo;
+    const size_t hw = g->h * g->w;
+    const size_t cin_g = g->c / g->group, cg = co_ / g->group;
+    const bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pad_top == 0 &&
+                        g->pad_left == 0 && g->ho == g->h && g->wo == g->w;
+    if (!direct && (cols_.size() < p * k_ || nhwc_.size() < hw * cin_g)) {
+      cols_.resize(std::max(cols_.size(), p * k_));
+      nhwc_.resize(std::max(nhwc_.size(), hw * cin_g));
+    }
+    if (product_.size() < p * co_) product_.resize(p * co_);
+    const size_t threads = rc.pool.threads();
+    const uint8_t* x_all = static_cast<const uint8_t*>(t.inputs[0]->raw());
+    uint8_t* y_all = static_cast<uint8_t*>(t.outputs[0]->raw());
+    for (size_t n = 0; n < g->n; ++n) {
+      for (size_t gi = 0; gi < g->group; ++gi) {
+        const uint8_t* x = x_all + (n * g->c + gi * cin_g) * hw;
+        kernels::Qu8GemmArgs args;
+        args.m = p, args.n = cg, args.k = k_;
+        if (direct) {
+          args.a = x, args.a_row_stride = 1, args.a_col_stride = hw;
+        } else {
+          const size_t sstep = std::max<size_t>(1, (hw + threads * 4 - 1) / (threads * 4));
+          rc.pool.run((hw + sstep - 1) / sstep, [&](size_t i, size_t) {
+            to_nhwc(x, hw, cin_g, i * sstep, std::min(hw, (i + 1) * sstep));
+          });
+          const size_t pstep = std::max<size_t>(1, (p + threads * 4 - 1) / (threads * 4));
+          rc.pool.run((p + pstep - 1) / pstep, [&](size_t i, size_t) {
+            im2col(*g, i * pstep, std::min(p, (i + 1) * pstep));
+          });
+          args.a = cols_.data(), args.a_row_stride = k_, args.a_col_stride = 1;
+        }
+        args.a_signed = x_signed_;
+        args.b_packed = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
+        args.c = product_.data() + gi * cg, args.c_stride = co_;
+        args.c_signed = y_signed_;
+        args.c_zero_point = y_zp_;
+        args.qmin = y_signed_ ? -128 : 0;
+        args.qmax = y_signed_ ? 127 : 255;
+        const kernels::Qu8GemmTasks tasks = kernels::qu8_gemm_tasks(cfg_, p, cg, k_, threads);
+        rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
+          kernels::qu8_gemm_task(cfg_, args, tasks, i, rc.scratch.get(worker));
+        });
+      }
+      // [P x Co] -> NCHW.
+      uint8_t* y = y_all + n * co_ * p;
+      const size_t cstep = std::max<size_t>(1, (co_ + threads * 4 - 1) / (threads * 4));
+      rc.pool.run((co_ + cstep - 1) / cstep, [&](size_t i, size_t) {
+        for (size_t o = i * cstep; o < std::min(co_, (i + 1) * cstep); ++o) {
+          uint8_t* yo = y + o * p;
+          const uint8_t* src = product_.data() + o;
+          for (size_t q = 0; q < p; ++q) yo[q] = src[q * co_];
+        }
+      });
+    }
+    return ok_status();
+  }
+
+ private:
+  // Spatial positions [s0, s1) of one group's cin_g planes into nhwc_ ([H*W x cin_g]).
+  void to_nhwc(const uint8_t* x, size_t hw, size_t cin_g, size_t s0, size_t s1) {
+    for (size_t s = s0; s < s1; ++s) {
+      uint8_t* dst = nhwc_.data() + s * cin_g;
+      for (size_t c = 0; c < cin_g; ++c) dst[c] = x[c * hw + s];
+    }
+  }
+
+  // Rows [p0, p1) of the [P x K] im2col matrix of one group from nhwc_: per tap (ky, kx) one run
+  // of cin_g channel bytes (k = (ky * kw + kx) * cin_g + c, the packed weights' order); taps in
+  // the padding get x_zp's byte.
+  void im2col(const Conv2dGeometry& g, size_t p0, size_t p1) {
+    const uint8_t pad = static_cast<uint8_t>(x_zp_);
+    const size_t cin_g = g.c / g.group;
+    for (size_t pi = p0; pi < p1; ++pi) {
+      const size_t oy = pi / g.wo, ox = pi % g.wo;
+      uint8_t* dst = cols_.data() + pi * k_;
+      for (size_t ky = 0; ky < g.kh; ++ky) {
+        const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
+        for (size_t kx = 0; kx < g.kw; ++kx, dst += cin_g) {
+          const ptrdiff_t ix = static_cast<ptrdiff_t>(ox * g.sw + kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
+          if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h) || ix < 0 || ix >= static_cast<ptrdiff_t>(g.w)) {
+            std::memset(dst, pad, cin_g);
+          } else {
+            std::memcpy(dst, nhwc_.data() + (static_cast<size_t>(iy) * g.w + static_cast<size_t>(ix)) * cin_g, cin_g);
+          }
+        }
+      }
+    }
+  }
+
+  const ir::Node& node_;
+  std::vector<int64_t> w_dims_;
+  const kernels::Qu8GemmConfig& cfg_;
+  bool x_signed_, y_signed_;
+  int32_t x_zp_, y_zp_;
+  size_t co_ = 0, k_ = 0, group_ = 1, panel_bytes_ = 0;
+  AlignedFloats packed_;
+  std::vector<uint8_t> nhwc_, cols_, product_;  // grow only: sized by the largest input seen
+  Conv2dGeometryCache geo_;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuOp> make_qlinear_dwconv(const ir::Node& node, const ir::Tensor& w, const int32_t* bias,
+                                           std::vector<float> mult, bool x_signed, int32_t x_zp, bool y_signed,
+                                           int32_t y_zp);
+
+Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const CompileContext&) {
+  if (ops::has_fused_epilogue(node) || node.num_inputs() < 8 || !node.input(0) || !node.input(7)) {
+    return std::unique_ptr<CpuOp>();
+  }
+  const ir::Tensor* xs = const_of(node.input(1));
+  const ir::Tensor* xz = const_of(node.input(2));
+  const ir::Tensor* w = const_of(node.input(3));
+  const ir::Tensor* ws = const_of(node.input(4));
+  const ir::Tensor* wz = const_of(node.input(5));
+  const ir::Tensor* ys = const_of(node.input(6));
+  const ir::Tensor* yz = const_of(node.input(7));
+  const ir::Tensor* b = const_of(node.input(8));
+  const ir::DType xt = node.input(0)->type.dtype, yt = yz ? yz->dtype() : ir::DType::kUndefined;
+  if (!is_q8(xt) || !is_q8(yt) || !xs || !w || !ws || !ys || !yz) return std::unique_ptr<CpuOp>();
+  if ((node.input(2) && !xz) || (node.input(5) && !wz) || (node.input(8) && !b)) return std::unique_ptr<CpuOp>();
+  if (w->dtype() != ir::DType::kI8 || w->rank() != 4 || w->dim(0) <= 0 || w->numel() == 0) return std::unique_ptr<CpuOp>();
+  const int64_t co = w->dim(0);
+  if (xs->dtype() != ir::DType::kF32 || xs->numel() != 1 || ys->dtype() != ir::DType::kF32 || ys->numel() != 1 ||
+      ws->dtype() != ir::DType::kF32 || (ws->numel() != 1 && ws->numel() != co) || yz->numel() != 1 ||
+      yz->dtype() != yt || (xz && (xz->numel() != 1 || xz->dtype() != xt)))
+    return std::unique_ptr<CpuOp>();
+  if (wz) {
+    if (wz->dtype() != ir::DType::kI8) return std::unique_ptr<CpuOp>();
+    for (int64_t i = 0; i < wz->numel(); ++i)
+      if (wz->get_int(i) != 0) return std::unique_ptr<CpuOp>();
+  }
+  if (b && (b->dtype() != ir::DType::kI32 || b->numel() != co)) return std::unique_ptr<CpuOp>();
+  // The GEMM's accumulator is exact only while |bias + sum| < 2^31 (each term is at most
+  // 255 * 128 in magnitude); ref accumulates in int64, so larger sums stay on ref.
+  const int64_t max_sum = (w->numel() / co) * 255 * 128;
+  for (int64_t c = 0; b && c < co; ++c) {
+    const int64_t v = b->data<int32_t>()[c];
+    if ((v < 0 ? -v : v) + max_sum >= (int64_t{1} << 31)) return std::unique_ptr<CpuOp>();
+  }
+  const int64_t group = node.attrs.get_int("group", 1);
+  if (group < 1 || co % group != 0) return std::unique_ptr<CpuOp>();
+  // Multipliers exactly as ref: requant_multiplier in f32; the kernel needs them finite and > 0.
+  const float x_scale = xs->data<float>()[0], y_scale = ys->data<float>()[0];
+  std::vector<float> mult(static_cast<size_t>(co));
+  for (int64_t c = 0; c < co; ++c) {
+    mult[static_cast<size_t>(c)] =
+        ref::requant_multiplier(x_scale, ws->data<float>()[ws->numel() == 1 ? 0 : c], y_scale);
+    if (!(mult[static_cast<size_t>(c)] > 0.0f) || !std::isfinite(mult[static_cast<size_t>(c)])) return std::unique_ptr<CpuOp>();
+  }
+  const int32_t x_zp = xz ? static_cast<int32_t>(xz->get_int(0)) : 0;
+  const int32_t y_zp = static_cast<int32_t>(yz->get_int(0));
+  if (w->dim(1) == 1 && group > 1) {  // depthwise: the direct kernel (cpu_qlinear_dwconv.cpp)
+    return make_qlinear_dwconv(node, *w, b ? b->data<int32_t>() : nullptr, std::move(mult), xt == ir::DType::kI8, x_zp,
+                               yt == ir::DType::kI8, y_zp);
+  }
+  auto op = std::make_unique<QLinearConv>(node, *w, xt == ir::DType::kI8, x_zp, yt == ir::DType::kI8, y_zp);
+  if (!op->pack(*w, b ? b->data<int32_t>() : nullptr, mult, static_cast<size_t>(group))) {
+    return out_of_memory(node.label() + ": packed weights");
+  }
+  return std::unique_ptr<CpuOp>(std::move(op));
+}
+
+}  // namespace nfuse::backends::cpu

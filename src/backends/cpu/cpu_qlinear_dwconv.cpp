@@ -1,0 +1,134 @@
+// QLinearConv for depthwise convolutions (one input channel per group, any channel multiplier)
+// on the cpu backend: a direct int32 convolution per channel plane, requantized with ref's own
+// requantization (ref_quant_util.h's requantize_value, computed as the qu8 GEMM computes it), so
+// bit-exact with the ref kernel. The GEMM path of
+// cpu_qlinear_conv.cpp would run these as one N=1 GEMM per channel, padding every column panel
+// to NR (16 or 32) and running ~30x slower than the f32 depthwise kernel.
+//
+// Per output row, 64 output pixels at a time: int32 accumulators on the stack start at the
+// bias, each tap adds (x - x_zp) * w over the pixels whose tap lies inside the input row (a
+// plain loop the compiler vectorises; taps in the padding add (x_zp - x_zp) * w = 0), then
+// requantize.
+// Threads split channel planes. No allocation while running.
+#include <algorithm>
+#include <cstdint>
+
+#include "backends/cpu/cpu_conv_util.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+constexpr size_t kChunk = 64;
+
+// (x - x_zp) * w: |x - x_zp| <= 255 and |w| <= 128, so the product (<= 32640) is exact in int16,
+// which SSE2's pmullw multiplies 8 at a time.
+template <typename X>
+inline int32_t product(X x, int16_t zp, int16_t w) {
+  return static_cast<int16_t>(static_cast<int16_t>(static_cast<int16_t>(x) - zp) * w);
+}
+
+class QLinearDwConv final : public CpuOp {
+ public:
+  QLinearDwConv(const ir::Node& node, const ir::Tensor& w, const int32_t* bias, std::vector<float> mult, bool x_signed,
+                int32_t x_zp, bool y_signed, int32_t y_zp)
+      : node_(node), w_dims_(w.dims()), mult_(std::move(mult)), x_signed_(x_signed), y_signed_(y_signed), x_zp_(x_zp),
+        y_zp_(y_zp) {
+    co_ = static_cast<size_t>(w.dim(0));
+    taps_ = static_cast<size_t>(w.numel()) / co_;
+    w_.assign(w.data<int8_t>(), w.data<int8_t>() + w.numel());
+    bias_.assign(co_, 0);
+    if (bias) std::copy(bias, bias + co_, bias_.begin());
+  }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
+    if (g->m != co_ || g->c != g->group) return invalid_model(node_.label() + ": weights do not match the input");
+    const void* x = t.inputs[0]->raw();
+    void* y = t.outputs[0]->raw();
+    const size_t planes = g->n * co_;
+    rc.pool.run(planes, [&](size_t i, size_t) {
+      if (x_signed_) {
+        y_signed_ ? plane<int8_t, int8_t>(*g, x, y, i) : plane<int8_t, uint8_t>(*g, x, y, i);
+      } else {
+        y_signed_ ? plane<uint8_t, int8_t>(*g, x, y, i) : plane<uint8_t, uint8_t>(*g, x, y, i);
+      }
+    });
+    return ok_status();
+  }
+
+ private:
+  // Output plane `index` = n * Co + o, reading input channel o / (Co / C).
+  template <typename X, typename Y>
+  void plane(const Conv2dGeometry& g, const void* xv, void* yv, size_t index) const {
+    const size_t n = index / co_, o = index % co_;
+    const size_t c = o / (co_ / g.c);
+    const X* x = static_cast<const X*>(xv) + (n * g.c + c) * g.h * g.w;
+    Y* y = static_cast<Y*>(yv) + index * g.ho * g.wo;
+    const int8_t* w = w_.data() + o * taps_;
+    const int16_t zp = static_cast<int16_t>(x_zp_);
+    // Requantization as the qu8 GEMM does it (qu8_gemm.h, "Exactness"): clamp in f32 to
+    // [qmin - y_zp, qmax - y_zp], then round half to even by adding and subtracting 1.5 * 2^23
+    // (exact for |v| <= 2^22; the clamp keeps |v| <= 510), then add y_zp: equal to ref's
+    // saturate(round_half_even(f32(acc) * multiplier) + y_zp), and vectorisable.
+    const float mult = mult_[o];
+    const float lo = static_cast<float>((y_signed_ ? -128 : 0) - y_zp_);
+    const float hi = static_cast<float>((y_signed_ ? 127 : 255) - y_zp_);
+    constexpr float kRound = 12582912.0f;
+    const ptrdiff_t wi = static_cast<ptrdiff_t>(g.w);
+    int32_t acc[kChunk];
+    for (size_t oy = 0; oy < g.ho; ++oy) {
+      for (size_t ox0 = 0; ox0 < g.wo; ox0 += kChunk) {
+        const size_t len = std::min(kChunk, g.wo - ox0);
+        std::fill(acc, acc + len, bias_[o]);
+        for (size_t ky = 0; ky < g.kh; ++ky) {
+          const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
+          if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) continue;  // padding: (x_zp - x_zp) * w = 0
+          const X* row = x + static_cast<size_t>(iy) * g.w;
+          for (size_t kx = 0; kx < g.kw; ++kx) {
+            const int16_t wv = w[ky * g.kw + kx];
+            const ptrdiff_t ix0 = static_cast<ptrdiff_t>(ox0 * g.sw + kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
+            // Pixels j in [j0, j1) read inside the row; the others read padding (contribute 0).
+            const ptrdiff_t sw = static_cast<ptrdiff_t>(g.sw);
+            const ptrdiff_t j0 = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
+            const ptrdiff_t j1 = std::min(static_cast<ptrdiff_t>(len), ix0 < wi ? (wi - 1 - ix0) / sw + 1 : 0);
+            if (j1 <= j0) continue;
+            const X* src = row + (ix0 + j0 * sw);
+            int32_t* a = acc + j0;
+            if (sw == 1) {
+              for (ptrdiff_t j = 0; j < j1 - j0; ++j) a[j] += product(src[j], zp, wv);
+            } else {
+              for (ptrdiff_t j = 0; j < j1 - j0; ++j) a[j] += product(src[j * sw], zp, wv);
+            }
+          }
+        }
+        Y* yo = y + oy * g.wo + ox0;
+        for (size_t j = 0; j < len; ++j) {
+          const float v = std::min(std::max(static_cast<float>(acc[j]) * mult, lo), hi);
+          yo[j] = static_cast<Y>(static_cast<int32_t>((v + kRound) - kRound) + y_zp_);
+        }
+      }
+    }
+  }
+
+  const ir::Node& node_;
+  std::vector<int64_t> w_dims_;
+  std::vector<float> mult_;
+  bool x_signed_, y_signed_;
+  int32_t x_zp_, y_zp_;
+  size_t co_ = 0, taps_ = 0;
+  std::vector<int8_t> w_;
+  std::vector<int32_t> bias_;
+  Conv2dGeometryCache geo_;
+};
+
+}  // namespace
+
+// Called by make_qlinear_conv (cpu_qlinear_conv.cpp) once it has validated the node: one input
+// channel per group. The sum stays exact in int32 (the caller bounds |bias| + K * 255 * 128).
+std::unique_ptr<CpuOp> make_qlinear_dwconv(const ir::Node& node, const ir::Tensor& w, const int32_t* bias,
+                                           std::vector<float> mult, bool x_signed, int32_t x_zp, bool y_signed,
+                                           int32_t y_zp) {
+  return std::make_unique<QLinearDwConv>(node, w, bias, std::move(mult), x_signed, x_zp, y_signed, y_zp);
+}
+
+}  // namespace nfuse::backends::cpu

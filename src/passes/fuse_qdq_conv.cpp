@@ -1,0 +1,161 @@
+#include "passes/fuse_qdq_conv.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "ops/fused_epilogue.h"
+#include "passes/pass_util.h"
+#include "passes/qdq_match.h"
+
+namespace nfuse::passes {
+namespace {
+
+bool is_op(const ir::Node* n, const char* op) { return n && n->op_type == op && n->domain.empty(); }
+const ir::Tensor* constant(const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; }
+bool plain_qdq(const ir::Node& n) { return n.attrs.get_int("block_size", 0) == 0; }
+
+// The int32 bias for `conv`'s optional input 2 (empty tensor when absent), nullopt when it is
+// neither a DequantizeLinear of an int32 constant nor an f32 constant with one value per channel.
+// *bias_dq: the bias's DequantizeLinear, if any; *as_is: its int32 input is B unchanged.
+std::optional<ir::Tensor> int32_bias(const ir::Node& conv, float x_scale, const std::vector<float>& w_scales,
+                                     int64_t co, ir::Node** bias_dq, bool* as_is) {
+  *bias_dq = nullptr;
+  *as_is = false;
+  const ir::Value* b = conv.input(2);
+  if (!b) return ir::Tensor();
+  auto denom = [&](int64_t c) { return x_scale * w_scales[w_scales.size() == 1 ? 0 : static_cast<size_t>(c)]; };
+  std::vector<float> f;
+  if (ir::Node* dq = producer_of(b, "DequantizeLinear")) {
+    const ir::Tensor* q = constant(dq->input(0));
+    const ir::Tensor* s = constant(dq->input(1));
+    const ir::Tensor* z = constant(dq->input(2));
+    if (!plain_qdq(*dq) || !q || q->dtype() != ir::DType::kI32 || q->rank() != 1 || q->numel() != co || !s ||
+        s->dtype() != ir::DType::kF32 || (s->numel() != 1 && s->numel() != co) || (dq->input(2) && !z) ||
+        (z && (z->dtype() != ir::DType::kI32 || z->numel() != s->numel())))
+      return std::nullopt;
+    const std::vector<float> sc = s->to_float_vector();
+    bool exact = true;
+    for (int64_t c = 0; c < co; ++c) {
+      const size_t i = sc.size() == 1 ? 0 : static_cast<size_t>(c);
+      const int64_t zp = z ? z->get_int(static_cast<int64_t>(i)) : 0;
+      exact = exact && zp == 0 && sc[i] == denom(c);
+      f.push_back(static_cast<float>(q->get_int(c) - zp) * sc[i]);  // dequantize_value
+    }
+    *bias_dq = dq;
+    *as_is = exact;
+    if (exact) return *q;
+  } else {
+    const ir::Tensor* t = constant(b);
+    if (!t || t->dtype() != ir::DType::kF32 || t->numel() != co) return std::nullopt;
+    f = t->to_float_vector();
+  }
+  ir::Tensor out = ir::Tensor::allocate(ir::DType::kI32, {co});
+  for (int64_t c = 0; c < co; ++c) {
+    const float r = std::nearbyint(f[static_cast<size_t>(c)] / denom(c));
+    double v = std::isnan(r) ? 0.0 : static_cast<double>(r);
+    v = std::min(std::max(v, double{std::numeric_limits<int32_t>::min()}), double{std::numeric_limits<int32_t>::max()});
+    out.data<int32_t>()[c] = static_cast<int32_t>(v);
+  }
+  return out;
+}
+
+// Q(v) for the output quantization, as an integer (saturated to the type).
+int64_t quantize(float v, const QParams& y) {
+  const double lo = y.dtype == ir::DType::kU8 ? 0 : -128, hi = y.dtype == ir::DType::kU8 ? 255 : 127;
+  const float scaled = v / y.s;
+  if (std::isnan(scaled)) return y.zp;
+  return static_cast<int64_t>(std::min(std::max(static_cast<double>(std::nearbyint(scaled)) + y.zp, lo), hi));
+}
+
+// True when the activation `act` (Relu or Clip with constant bounds) changes nothing after the
+// output quantization: Q(lo) is the type minimum and Q(hi) the maximum.
+bool activation_implied(const ir::Node& act, const QParams& y) {
+  const int64_t qmin = y.dtype == ir::DType::kU8 ? 0 : -128, qmax = y.dtype == ir::DType::kU8 ? 255 : 127;
+  float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
+  if (act.op_type == "Clip") {
+    lo = act.attrs.get_float("min", -std::numeric_limits<float>::infinity());
+    hi = act.attrs.get_float("max", std::numeric_limits<float>::infinity());
+    for (int i = 1; i <= 2; ++i) {
+      if (!act.input(i)) continue;
+      auto s = scalar_constant(act.input(i));
+      if (!s) return false;
+      (i == 1 ? lo : hi) = static_cast<float>(*s);
+    }
+  }
+  return quantize(lo, y) == qmin && quantize(hi, y) == qmax;
+}
+
+// Pattern (q is the QuantizeLinear offered):
+//   DequantizeLinear(x_q, x_scale, x_zp) -> x
+//   DequantizeLinear(w_q const s8, w_scale const, w_zp = 0) -> w
+//   [DequantizeLinear(b_q const i32, x_scale * w_scale, 0) ->] b
+//   Conv(x, w, b) -> c [-> Relu | Clip (implied by the output range) -> a] -> QuantizeLinear(y_scale, y_zp) -> y_q
+//     -> QLinearConv(x_q, x_scale, x_zp, w_q, w_scale, w_zp, y_scale, y_zp, b_int32) -> y_q
+// c and a feed only the next node of the chain; x's and w's DequantizeLinear may have other users
+// (then they stay).
+Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
+  if (!is_op(&q, "QuantizeLinear") || !q.input(2)) return false;
+  auto y = tensor_params(q, q.input(2)->type.dtype);
+  if (!y) return false;
+  ir::Node* conv = producer_of(q.input(0));
+  ir::Node* act = nullptr;
+  if (is_op(conv, "Relu") || is_op(conv, "Clip")) {
+    act = conv;
+    if (sole_consumer(act->output(0)) != &q || !activation_implied(*act, *y)) return false;
+    conv = producer_of(act->input(0));
+  }
+  if (!is_op(conv, "Conv") || ops::has_fused_epilogue(*conv) || !conv->implicit_inputs.empty()) return false;
+  if (sole_consumer(conv->output(0)) != (act ? act : &q)) return false;
+  if (act && act->input(0) != conv->output(0)) return false;
+  ir::Node* xdq = producer_of(conv->input(0), "DequantizeLinear");
+  if (!xdq || !xdq->input(0) || !xdq->input(2)) return false;
+  auto x = tensor_params(*xdq, xdq->input(0)->type.dtype);
+  if (!x) return false;
+  auto w = weight_params(producer_of(conv->input(1)), 3, 8, 0);
+  if (!w) return false;
+  const int64_t co = w->dq->input(0)->constant->dim(0);
+  ir::Node* bias_dq = nullptr;
+  bool bias_as_is = false;
+  auto bias = int32_bias(*conv, x->s, w->scales, co, &bias_dq, &bias_as_is);
+  if (!bias) return false;
+
+  // w_zp: the existing (all-zero, s8) input, or a new scalar s8 zero.
+  ir::Value* w_zp = w->dq->input(2);
+  if (!w_zp) w_zp = add_constant(graph, conv->name + "_w_zero_point", ir::Tensor::from_vector<int8_t>({0}, {}));
+  std::vector<ir::Value*> inputs = {xdq->input(0),    x->scale,        x->zero_point, w->dq->input(0),
+                                    w->dq->input(1), w_zp,            y->scale,      y->zero_point};
+  if (!bias->empty()) {
+    inputs.push_back(bias_as_is ? bias_dq->input(0) : add_constant(graph, conv->name + "_bias_q", std::move(*bias)));
+  }
+  ir::Value* out = q.output(0);
+  std::string chain = xdq->label() + " -> " + conv->label() + (act ? " -> " + act->label() : "") + " -> " + q.label();
+  ir::Node* ql = graph.add_node("QLinearConv", conv->name, std::move(inputs), {}, conv->attrs);
+  ql->opset = std::max(conv->opset, 10);
+  // Remove the chain, and each DequantizeLinear whose output nothing else reads.
+  auto remove_if_only_conv = [&](ir::Node* dq) {
+    if (dq && only_used_by(dq->output(0), {conv})) graph.remove_node(dq);
+  };
+  remove_if_only_conv(xdq);
+  remove_if_only_conv(w->dq);
+  remove_if_only_conv(bias_dq);
+  graph.remove_node(conv);
+  if (act) graph.remove_node(act);
+  graph.remove_node(&q);
+  q.outputs[0] = nullptr;  // `out` has one producer from here on: the QLinearConv
+  ql->outputs = {out};
+  log.add("fused " + chain + " into QLinearConv '" + ql->name + "'" +
+          (w->scales.size() > 1 ? " (per-channel weights)" : ""));
+  return true;
+}
+
+}  // namespace
+
+Status fuse_qdq_conv(ir::Graph& graph, PassLog& log) {
+  auto r = rewrite_until_done(graph, [&](ir::Node& n) { return try_fuse(graph, n, log); });
+  return r.status();
+}
+
+}  // namespace nfuse::passes

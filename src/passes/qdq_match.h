@@ -1,0 +1,36 @@
+// Matching helpers shared by the QDQ fusion passes (fuse_qdq_conv, fuse_qdq_matmul): the
+// constant quantization parameters of a QuantizeLinear / DequantizeLinear, read only when they
+// are exactly what the integer ops (QLinearConv, QLinearMatMul) can take.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace nfuse::passes {
+
+bool is_q8(ir::DType t);  // u8 or i8
+
+// Per-tensor parameters of an activation's Q/DQ node `n` (inputs x, scale, zero point): a
+// one-element f32 constant scale, finite and > 0, and a one-element constant zero point of
+// `dtype` (u8/i8; required); no blocked quantization (block_size).
+struct QParams {
+  ir::Value* scale = nullptr;
+  ir::Value* zero_point = nullptr;
+  float s = 0.0f;
+  int64_t zp = 0;
+  ir::DType dtype = ir::DType::kU8;
+};
+std::optional<QParams> tensor_params(const ir::Node& n, ir::DType dtype);
+
+// A weight DequantizeLinear `dq`: an s8 constant of rank in [min_rank, max_rank], an f32 scale
+// per tensor or per axis `axis` (one entry per index, all finite and > 0), a zero point absent
+// or all zero (s8, same element count as the scale).
+struct WeightParams {
+  ir::Node* dq = nullptr;
+  std::vector<float> scales;  // 1 or dim(axis) entries
+};
+std::optional<WeightParams> weight_params(ir::Node* dq, int min_rank, int max_rank, int axis);
+
+}  // namespace nfuse::passes

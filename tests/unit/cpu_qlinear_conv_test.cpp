@@ -1,0 +1,193 @@
+// QLinearConv on the cpu backend (cpu_qlinear_conv.cpp, the qu8 GEMM) against the ref kernel:
+// bit for bit on every case (u8/s8 activations and outputs, per-tensor/per-channel scales,
+// zero points at both ends, saturation, strides, pads, dilation, groups, depthwise, batch,
+// threads, every GEMM configuration this CPU runs).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_op.h"
+#include "cpu_typed_node.h"
+#include "kernels/cpu_features.h"
+#include "kernels/qu8-gemm/qu8_gemm.h"
+
+namespace nfuse::cpu_test {
+namespace {
+
+struct QCase {
+  int64_t n = 1, c = 8, h = 9, w = 9, co = 8, k = 3;
+  int64_t stride = 1, pad = 0, dil = 1, group = 1;
+  bool x_signed = false, y_signed = false, per_channel = false, bias = true;
+  int64_t x_zp = 128, y_zp = 128;
+  float saturate = 1.0f;  // > 1 shrinks y_scale so that outputs clip at both ends
+};
+
+std::string describe(const QCase& c) {
+  std::ostringstream s;
+  s << "n" << c.n << " c" << c.c << " " << c.h << "x" << c.w << " co" << c.co << " k" << c.k << " s" << c.stride
+    << " p" << c.pad << " d" << c.dil << " g" << c.group << (c.x_signed ? " x:s8" : " x:u8")
+    << (c.y_signed ? " y:s8" : " y:u8") << (c.per_channel ? " per-channel" : " per-tensor") << " x_zp " << c.x_zp
+    << " y_zp " << c.y_zp << (c.bias ? " bias" : "") << " sat " << c.saturate;
+  return s.str();
+}
+
+ir::Tensor q8(bool is_signed, std::vector<int64_t> dims, std::mt19937& rng) {
+  ir::Tensor t = ir::Tensor::allocate(is_signed ? ir::DType::kI8 : ir::DType::kU8, std::move(dims));
+  std::uniform_int_distribution<int> d(0, 255);
+  for (int64_t i = 0; i < t.numel(); ++i) static_cast<uint8_t*>(t.raw())[i] = static_cast<uint8_t>(d(rng));
+  return t;
+}
+
+ir::Tensor scalar_q8(bool is_signed, int64_t v) {
+  ir::Tensor t = ir::Tensor::allocate(is_signed ? ir::DType::kI8 : ir::DType::kU8, {});
+  if (is_signed) t.data<int8_t>()[0] = static_cast<int8_t>(v);
+  else t.data<uint8_t>()[0] = static_cast<uint8_t>(v);
+  return t;
+}
+
+TypedNode build(const QCase& c, std::mt19937& rng) {
+  const int64_t kk = c.c / c.group * c.k * c.k;
+  std::uniform_real_distribution<float> ws(0.004f, 0.02f);
+  const float x_scale = 0.0173f;
+  std::vector<float> w_scales(static_cast<size_t>(c.per_channel ? c.co : 1));
+  for (float& s : w_scales) s = ws(rng);
+  // Typical |acc| ~ 128 * 74 * sqrt(K): map about 2 sigma onto the output range.
+  const float y_scale = x_scale * w_scales[0] * 74.0f * std::sqrt(static_cast<float>(kk)) * 2.0f / c.saturate;
+  TypedNode t;
+  t.op = "QLinearConv";
+  t.opset = 10;
+  t.inputs.push_back({q8(c.x_signed, {c.n, c.c, c.h, c.w}, rng), false});
+  t.inputs.push_back({ir::Tensor::from_vector<float>({x_scale}, {}), true});
+  t.inputs.push_back({scalar_q8(c.x_signed, c.x_zp), true});
+  t.inputs.push_back({q8(true, {c.co, c.c / c.group, c.k, c.k}, rng), true});
+  t.inputs.push_back({ir::Tensor::from_vector<float>(w_scales, {static_cast<int64_t>(w_scales.size())}), true});
+  t.inputs.push_back({ir::Tensor::from_vector<int8_t>(std::vector<int8_t>(w_scales.size(), 0),
+                                                      {static_cast<int64_t>(w_scales.size())}),
+                      true});
+  t.inputs.push_back({ir::Tensor::from_vector<float>({y_scale}, {}), true});
+  t.inputs.push_back({scalar_q8(c.y_signed, c.y_zp), true});
+  if (c.bias) {
+    std::uniform_int_distribution<int32_t> bd(static_cast<int32_t>(-kk * 3000), static_cast<int32_t>(kk * 3000));
+    std::vector<int32_t> b(static_cast<size_t>(c.co));
+    for (int32_t& v : b) v = bd(rng);
+    t.inputs.push_back({ir::Tensor::from_vector<int32_t>(b, {c.co}), true});
+  }
+  t.attrs.set("kernel_shape", std::vector<int64_t>{c.k, c.k});
+  t.attrs.set("strides", std::vector<int64_t>{c.stride, c.stride});
+  t.attrs.set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
+  t.attrs.set("dilations", std::vector<int64_t>{c.dil, c.dil});
+  t.attrs.set("group", c.group);
+  return t;
+}
+
+void check(const QCase& c, std::mt19937& rng, int threads = 1) {
+  const TypedNode t = build(c, rng);
+  // The optimized op must take the node (not the reference fallback).
+  auto g = t.build();
+  const ir::Node* node = g->nodes()[0].get();
+  auto op = backends::cpu::make_qlinear_conv(*node, backends::CompileContext{});
+  ASSERT_TRUE(op.ok()) << op.status().to_string();
+  ASSERT_NE(*op, nullptr) << describe(c) << ": fell back to the reference kernel";
+  expect_typed_matches_ref(t, c.c / c.group * c.k * c.k, describe(c), threads);
+}
+
+TEST(CpuQLinearConv, ChannelsAndKernels) {
+  std::mt19937 rng(kSeed);
+  for (int64_t ch : {1, 3, 8, 17, 33, 64})
+    for (int64_t k : {1, 3, 5}) {
+      check({.c = ch, .h = 11, .w = 10, .co = ch == 1 ? 5 : ch, .k = k, .pad = k / 2}, rng);
+      check({.c = ch, .h = 12, .w = 9, .co = 17, .k = k, .stride = 2, .x_signed = true, .y_signed = true,
+             .per_channel = true, .x_zp = -3, .y_zp = 5},
+            rng);
+    }
+}
+
+TEST(CpuQLinearConv, PointwiseDirect) {
+  std::mt19937 rng(kSeed + 1);
+  for (int64_t ch : {1, 3, 8, 17, 33, 64}) {
+    check({.c = ch, .h = 7, .w = 9, .co = 33, .k = 1}, rng);
+    check({.c = ch, .h = 14, .w = 14, .co = 64, .k = 1, .per_channel = true, .bias = false, .x_zp = 0}, rng);
+    check({.c = ch, .h = 5, .w = 6, .co = 8, .k = 1, .stride = 2, .x_signed = true, .x_zp = 0}, rng);
+    check({.c = ch, .h = 5, .w = 6, .co = 8, .k = 1, .pad = 1, .y_signed = true, .y_zp = -128}, rng);
+  }
+}
+
+TEST(CpuQLinearConv, ZeroPointsAndSaturation) {
+  std::mt19937 rng(kSeed + 2);
+  for (int64_t xz : {0, 128, 255})
+    for (int64_t yz : {0, 128, 255})
+      for (float sat : {1.0f, 16.0f}) {
+        check({.c = 17, .h = 8, .w = 8, .co = 19, .k = 3, .pad = 1, .per_channel = yz == 128, .x_zp = xz, .y_zp = yz,
+               .saturate = sat},
+              rng);
+      }
+  for (int64_t xz : {-128, 0, 127})
+    for (int64_t yz : {-128, 0, 127}) {
+      check({.c = 9, .h = 7, .w = 8, .co = 21, .k = 3, .pad = 2, .x_signed = true, .y_signed = true,
+             .per_channel = true, .x_zp = xz, .y_zp = yz, .saturate = 16.0f},
+            rng);
+      // Mixed: s8 in, u8 out and back.
+      check({.c = 9, .h = 7, .w = 8, .co = 8, .k = 1, .x_signed = true, .x_zp = xz, .y_zp = yz + 128}, rng);
+      check({.c = 9, .h = 7, .w = 8, .co = 8, .k = 3, .y_signed = true, .x_zp = xz + 128, .y_zp = yz}, rng);
+    }
+}
+
+TEST(CpuQLinearConv, StridesPadsDilation) {
+  std::mt19937 rng(kSeed + 3);
+  for (int64_t s : {1, 2})
+    for (int64_t p : {0, 1, 2})
+      for (int64_t d : {1, 2}) {
+        check({.c = 8, .h = 13, .w = 11, .co = 16, .k = 3, .stride = s, .pad = p, .dil = d}, rng);
+        check({.c = 3, .h = 15, .w = 16, .co = 24, .k = 5, .stride = s, .pad = p, .dil = d, .x_signed = true,
+               .per_channel = true, .x_zp = 7},
+              rng);
+      }
+}
+
+TEST(CpuQLinearConv, GroupsAndDepthwise) {
+  std::mt19937 rng(kSeed + 4);
+  check({.c = 16, .h = 9, .w = 9, .co = 32, .k = 3, .pad = 1, .group = 4}, rng);
+  check({.c = 33, .h = 8, .w = 7, .co = 33, .k = 3, .stride = 2, .pad = 1, .group = 3, .per_channel = true}, rng);
+  for (int64_t ch : {1, 3, 8, 17, 64}) {
+    check({.c = ch, .h = 10, .w = 9, .co = ch, .k = 3, .pad = 1, .group = ch, .per_channel = true}, rng);
+    check({.c = ch, .h = 10, .w = 9, .co = 2 * ch, .k = 5, .stride = 2, .pad = 2, .group = ch, .x_signed = true,
+           .y_signed = true, .x_zp = -128, .y_zp = 127},
+          rng);
+    check({.c = ch, .h = 6, .w = 70, .co = ch, .k = 3, .stride = 1, .pad = 1, .dil = 2, .group = ch, .x_zp = 255,
+           .y_zp = 0, .saturate = 16.0f},
+          rng);
+    check({.c = ch, .h = 7, .w = 133, .co = 3 * ch, .k = 5, .stride = 3, .pad = 2, .group = ch, .x_signed = true,
+           .per_channel = true, .bias = false, .x_zp = 127, .y_zp = 3, .saturate = 16.0f},
+          rng);
+  }
+}
+
+TEST(CpuQLinearConv, BatchAndThreads) {
+  std::mt19937 rng(kSeed + 5);
+  for (int threads : {1, 2, 3}) {
+    check({.n = 2, .c = 33, .h = 17, .w = 15, .co = 64, .k = 3, .pad = 1, .per_channel = true}, rng, threads);
+    check({.n = 2, .c = 64, .h = 14, .w = 14, .co = 96, .k = 1, .x_signed = true, .x_zp = -5}, rng, threads);
+    check({.n = 2, .c = 17, .h = 9, .w = 12, .co = 17, .k = 3, .stride = 2, .pad = 1, .group = 17}, rng, threads);
+  }
+}
+
+// Every GEMM configuration this CPU runs (scalar, AVX2, AVX-512 VNNI, NEON) on one sweep.
+TEST(CpuQLinearConv, EveryKernelConfig) {
+  for (const kernels::Qu8GemmConfig* cfg : kernels::qu8_gemm_configs()) {
+    SCOPED_TRACE(cfg->name);
+    kernels::ScopedIsaOverride isa(cfg->isa);
+    std::mt19937 rng(kSeed + 6);
+    check({.n = 2, .c = 17, .h = 9, .w = 11, .co = 33, .k = 3, .pad = 1, .x_zp = 255, .y_zp = 0, .saturate = 8.0f},
+          rng, 2);
+    check({.c = 64, .h = 7, .w = 7, .co = 40, .k = 1, .x_signed = true, .y_signed = true, .per_channel = true,
+           .x_zp = 127, .y_zp = -128, .saturate = 8.0f},
+          rng);
+  }
+}
+
+}  // namespace
+}  // namespace nfuse::cpu_test

@@ -49,15 +49,20 @@ class PixelRowsConv final : public CpuOp {
       const float* x = t.inputs[0]->data<float>() + n * g->c * g->h * g->w;
       float* y = t.outputs[0]->data<float>() + n * co_ * p;
       const float* rn = r ? r + n * co_ * p : nullptr;
-      // im2col: K x P, one plain matrix (nr = P makes pack_im2col write a single panel).
-      const size_t kstep = std::max<size_t>(1, (k_ + threads * 4 - 1) / (threads * 4));
-      rc.pool.run((k_ + kstep - 1) / kstep, [&](size_t i, size_t) {
-        const size_t k0 = i * kstep, kc = std::min(kstep, k_ - k0);
-        pack_im2col(*g, x, k_, k0, kc, 0, p, p, cols_.data() + k0 * p);
-      });
+      // im2col: K x P, one plain matrix (nr = P makes pack_im2col write a single panel); a 1x1
+      // stride-1 unpadded conv's input already is that matrix.
+      const bool in_place = g->kh * g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pad_top == 0 &&
+                            g->pad_left == 0 && g->ho == g->h && g->wo == g->w;
+      if (!in_place) {
+        const size_t kstep = std::max<size_t>(1, (k_ + threads * 4 - 1) / (threads * 4));
+        rc.pool.run((k_ + kstep - 1) / kstep, [&](size_t i, size_t) {
+          const size_t k0 = i * kstep, kc = std::min(kstep, k_ - k0);
+          pack_im2col(*g, x, k_, k0, kc, 0, p, p, cols_.data() + k0 * p);
+        });
+      }
       kernels::F32GemmArgs args;
       args.m = p, args.n = co_, args.k = k_;
-      args.a = cols_.data(), args.a_row_stride = 1, args.a_col_stride = p;
+      args.a = in_place ? x : cols_.data(), args.a_row_stride = 1, args.a_col_stride = p;
       args.b_packed = packed_.data();
       args.c = product_.data(), args.c_stride = co_;
       args.bias = bias_.empty() ? nullptr : bias_.data();
@@ -68,12 +73,20 @@ class PixelRowsConv final : public CpuOp {
       // [P x Co] -> NCHW, with residual and activation.
       const size_t cstep = std::max<size_t>(1, (co_ + threads * 4 - 1) / (threads * 4));
       rc.pool.run((co_ + cstep - 1) / cstep, [&](size_t i, size_t) {
-        for (size_t o = i * cstep; o < std::min(co_, (i + 1) * cstep); ++o) {
-          float* yo = y + o * p;
-          const float* src = product_.data() + o;
-          for (size_t q = 0; q < p; ++q) yo[q] = src[q * co_];
-          add_residual_and_activate(yo, rn ? rn + o * p : nullptr, p, epilogue_.act);
+        const size_t o0 = i * cstep, o1 = std::min(co_, (i + 1) * cstep);
+        // 16 x 16 blocks: each block reads 16 lines of the product (16 channels each) and
+        // writes 16 output rows, instead of one product line per element.
+        for (size_t q0 = 0; q0 < p; q0 += 16) {
+          const size_t q1 = std::min(p, q0 + 16);
+          for (size_t ob = o0; ob < o1; ob += 16) {
+            const size_t oe = std::min(o1, ob + 16);
+            for (size_t q = q0; q < q1; ++q) {
+              const float* src = product_.data() + q * co_;
+              for (size_t o = ob; o < oe; ++o) y[o * p + q] = src[o];
+            }
+          }
         }
+        for (size_t o = o0; o < o1; ++o) add_residual_and_activate(y + o * p, rn ? rn + o * p : nullptr, p, epilogue_.act);
       });
     }
     return ok_status();

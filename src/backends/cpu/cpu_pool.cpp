@@ -127,8 +127,15 @@ class PoolOp final : public CpuOp {
       for (size_t p = p0; p < p1; ++p) {
         const float* xp = x + p * in_plane;
         if (kind_ == PoolKind::kGlobalAverage) {
-          double s = 0;  // a whole plane: accumulate in double, as the reference does
-          for (size_t j = 0; j < in_plane; ++j) s += xp[j];
+          // A whole plane, accumulated in double as the reference does, in 8 independent lanes
+          // so the loop vectorises (a single double chain was 5% of MobileNetV3's time).
+          double acc[8] = {};
+          size_t j = 0;
+          for (; j + 8 <= in_plane; j += 8)
+            for (size_t l = 0; l < 8; ++l) acc[l] += xp[j + l];
+          double s = 0;
+          for (; j < in_plane; ++j) s += xp[j];
+          for (double a : acc) s += a;
           y[p] = static_cast<float>(s / static_cast<double>(in_plane));
         } else {
           pool_rows(kind_, count_pad_, g, xp, y + p * out_plane, 0, g.ho);

@@ -81,7 +81,8 @@ class WinogradConv final : public CpuOp {
  private:
   struct Blocking {
     size_t tiles_x = 0, tiles = 0;
-    size_t tiles_per_block = 0, blocks = 0;  // tiles_per_block: a multiple of nr
+    size_t tiles_per_block = 0, blocks = 0;
+    size_t storage_tiles = 0;  // tiles_per_block rounded up to whole GEMM panels
     size_t segment = 0;                      // most tiles one transform call handles
   };
 
@@ -102,20 +103,23 @@ class WinogradConv final : public CpuOp {
     Blocking b;
     b.tiles_x = div_up(g.wo, 4);
     b.tiles = div_up(g.ho, 4) * b.tiles_x;
-    const size_t nr = cfg_.nr;
-    size_t t = std::min(max_block_tiles(), div_up(b.tiles, nr) * nr);
-    // Enough blocks for every thread when the map allows.
-    if (threads > 1 && g.n * div_up(b.tiles, t) < threads)
-      t = std::max(nr, div_up(div_up(b.tiles * g.n, threads), nr) * nr);
-    b.tiles_per_block = t;
-    b.blocks = div_up(b.tiles, t);
-    b.segment = std::min(t, b.tiles_x);
+    // As few blocks as the L2 budget allows; with threads, a block count that splits evenly
+    // across them (49 tiles on 2 threads: 25 + 24, not 32 + 17), since a block is one task.
+    size_t blocks = div_up(b.tiles, max_block_tiles());
+    if (threads > 1 && g.n * blocks < 4 * threads) {
+      const size_t tasks = div_up(std::max(g.n * blocks, threads), threads) * threads;
+      blocks = std::min(b.tiles, div_up(tasks, g.n));
+    }
+    b.tiles_per_block = div_up(b.tiles, blocks);
+    b.blocks = div_up(b.tiles, b.tiles_per_block);
+    b.storage_tiles = div_up(b.tiles_per_block, cfg_.nr) * cfg_.nr;
+    b.segment = std::min(b.tiles_per_block, b.tiles_x);
     return b;
   }
 
   void run_block(const Conv2dGeometry& g, const Blocking& b, const float* x, float* y, const float* r, size_t j0,
                  size_t j1, float* ws) const {
-    const size_t tp = b.tiles_per_block, nr = cfg_.nr, mr = cfg_.mr;
+    const size_t tp = b.storage_tiles, nr = cfg_.nr, mr = cfg_.mr;
     // The 36 positions' slices are kSkew floats more than a multiple of the page size apart, so
     // the transforms' 36 concurrent streams do not all land in the same L1 set.
     const size_t v_stride = ci_ * tp + kSkew, m_stride = co_ * tp + kSkew;

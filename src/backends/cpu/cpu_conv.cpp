@@ -118,12 +118,24 @@ class GemmConv final : public CpuOp {
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     const size_t p = g->ho * g->wo;
-    const size_t strip = std::min(strip_panels_ * cfg_.nr, (p + cfg_.nr - 1) / cfg_.nr * cfg_.nr);
-    const size_t strips = (p + strip - 1) / strip;
+    const size_t nr = cfg_.nr, threads = rc.pool.threads();
+    size_t strip = std::min(strip_panels_ * nr, (p + nr - 1) / nr * nr);
+    size_t strips = (p + strip - 1) / strip;
+    // Few strips: make their count (times images and groups) a multiple of the thread count, with
+    // strips of whole panels, so the threads finish together (7 strips on 2 threads idle one
+    // for a seventh of the op).
+    if (threads > 1 && g->n * group_ * strips < 4 * threads && (g->n * group_ * strips) % threads != 0) {
+      const size_t want = (g->n * group_ * strips + threads - 1) / threads * threads;
+      const size_t per_image = (want + g->n * group_ - 1) / (g->n * group_);
+      const size_t s2 = ((p + per_image - 1) / per_image + nr - 1) / nr * nr;
+      if (s2 >= nr && (p + s2 - 1) / s2 == per_image) {
+        strip = s2;
+        strips = per_image;
+      }
+    }
     const size_t outer = g->n * group_ * strips;
     // Split output channels too when pixels alone do not give every thread a few tasks.
     size_t mchunks = 1;
-    const size_t threads = rc.pool.threads();
     // Every M chunk packs its strip of B again, so split only as much as an even load needs:
     // the task count becomes a multiple of the thread count.
     if (threads > 1 && outer % threads != 0 && outer < 4 * threads)

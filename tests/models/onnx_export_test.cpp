@@ -50,7 +50,7 @@ using frontend::onnx::load_model_from_bytes;
 const char* const kZooModels[] = {
     "mobilenet_v1", "mobilenet_v2", "mobilenet_v2_bn",           "mobilenet_v3_large",
     "resnet18",     "resnet50",     "lraspp_mobilenet_v3_large", "yolo_tiny",
-    "espcn_x4",     "lstm_2layer",  "transformer_encoder",
+    "espcn_x4",     "lstm_2layer",  "transformer_encoder",       "fashion_mnist_cnn",
 };
 
 const std::string kMakeModels = "; run `make models` (scripts/models.py writes build/models/)";
@@ -187,21 +187,6 @@ ZooEntry zoo_entry(const std::string& name) {
   return e;
 }
 
-// The names in models.json, read when the tests are listed; a missing manifest gives one case that
-// fails saying so.
-std::vector<std::string> manifest_models() {
-  std::vector<std::string> names;
-  std::ifstream f(models_dir() / "models.json");
-  nlohmann::json manifest = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
-  if (manifest.is_object() && manifest.contains("models") && manifest["models"].is_array()) {
-    for (const auto& m : manifest["models"]) {
-      if (m.is_object() && m.contains("name") && m["name"].is_string()) names.push_back(m["name"].get<std::string>());
-    }
-  }
-  if (names.empty()) names.push_back("models_json_missing");
-  return names;
-}
-
 TEST(OnnxExportZoo, ManifestListsTheZoo) {
   const fs::path manifest_path = models_dir() / "models.json";
   ASSERT_TRUE(fs::exists(manifest_path)) << manifest_path << " is missing" << kMakeModels;
@@ -246,7 +231,10 @@ TEST_P(OnnxExportZoo, RoundTripIsBitwiseEqualOnRef) {
   std::printf("[export] %-26s %zu bytes, outputs bitwise equal after the round trip\n", name.c_str(), bytes.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, OnnxExportZoo, ::testing::ValuesIn(manifest_models()),
+// A fixed list, not models.json: ctest lists the cases when the binary is built, before
+// `make models` has written the manifest, and a case named then but absent at run time would
+// run nothing and pass. ManifestListsTheZoo checks the list against the manifest.
+INSTANTIATE_TEST_SUITE_P(Zoo, OnnxExportZoo, ::testing::ValuesIn(std::vector<std::string>(std::begin(kZooModels), std::end(kZooModels))),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string id = info.param;
                            for (char& c : id) {

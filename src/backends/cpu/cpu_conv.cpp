@@ -194,10 +194,12 @@ class GemmConv final : public CpuOp {
           const float* b = direct ? x + k0 * g.h * g.w + p0 + pn * nr : ws + (pn - direct_panels) * kc * nr;
           cfg_.ukernel(rows, std::min(nr, np - pn * nr), kc, a, b, direct ? g.h * g.w : nr, y + off, p, flags, ep);
         }
+        // Activations the clamp cannot express, on this panel's rows while they are still in
+        // cache (a pass over the whole strip afterwards reads them back from L2 or L3).
+        if ((flags & kernels::kF32GemmFinal) && act.needs_pass()) {
+          for (size_t m = mp; m < mp + rows; ++m) act.apply(y + m * p + p0, np);
+        }
       }
-    }
-    if (act.needs_pass()) {
-      for (size_t m = m0; m < m1; ++m) act.apply(y + m * p + p0, np);
     }
   }
 

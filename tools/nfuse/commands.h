@@ -1,6 +1,7 @@
 // The `nfuse` subcommands. Each returns the process exit code.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,24 @@ struct ExportArgs {
   bool no_fusions = false;  // with optimize: skip the passes whose results are not standard ONNX
 };
 
+struct QuantizeArgs {
+  std::string model;
+  std::string calib;   // folder of .npy files, one input tensor each
+  std::string output;  // OUT.onnx (QDQ)
+  std::string report;  // REPORT.json
+  std::string eval;    // optional folder of .npy files for the report (default: the calibration set)
+  std::string method = "minmax";
+  std::string act = "u8";
+  double percentile = 99.99;
+  int64_t calib_limit = 0;  // 0: every file
+  int threads = 1;
+};
+
 int cmd_inspect(const InspectArgs& args);
 int cmd_run(const RunArgs& args);
 int cmd_bench(const BenchArgs& args);
 int cmd_ops(bool markdown);
 int cmd_export(const ExportArgs& args);
+int cmd_quantize(const QuantizeArgs& args);
 
 }  // namespace nfuse::cli

@@ -52,6 +52,20 @@ int run_cli(int argc, char** argv) {
   exp->add_flag("--optimize", export_args.optimize, "run the optimization passes first (fusions cannot be exported)");
   exp->add_flag("--no-fusions", export_args.no_fusions, "with --optimize: skip the fusion passes (nfuse-only ops)");
 
+  nfuse::cli::QuantizeArgs quantize_args;
+  auto* quantize = app.add_subcommand("quantize", "post-training static INT8 quantization to a QDQ ONNX model");
+  quantize->add_option("model", quantize_args.model, "ONNX model file (float32)")->required();
+  quantize->add_option("--calib", quantize_args.calib, "folder of .npy calibration inputs")->required();
+  quantize->add_option("-o,--output", quantize_args.output, "output QDQ .onnx file")->required();
+  quantize->add_option("--report", quantize_args.report, "per-layer error report (JSON)");
+  quantize->add_option("--method", quantize_args.method, "minmax|percentile|mse|entropy|sqnr");
+  quantize->add_option("--percentile", quantize_args.percentile, "for --method percentile");
+  quantize->add_option("--act", quantize_args.act, "activation scheme: u8 (asymmetric) or s8 (symmetric)");
+  quantize->add_option("--calib-limit", quantize_args.calib_limit, "use at most N calibration files")
+      ->check(CLI::NonNegativeNumber);
+  quantize->add_option("--eval", quantize_args.eval, "folder of .npy inputs for the report (default: --calib)");
+  quantize->add_option("--threads", quantize_args.threads, "cpu threads")->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -62,6 +76,7 @@ int run_cli(int argc, char** argv) {
   if (bench->parsed()) return nfuse::cli::cmd_bench(bench_args);
   if (ops->parsed()) return nfuse::cli::cmd_ops(markdown);
   if (exp->parsed()) return nfuse::cli::cmd_export(export_args);
+  if (quantize->parsed()) return nfuse::cli::cmd_quantize(quantize_args);
   return 2;
 }
 

@@ -1,0 +1,152 @@
+// quantize_static on a tiny Conv-Relu-MaxPool-Conv-Relu-Flatten graph: the QDQ graph verifies,
+// has one Q/DQ pair per activation (the MaxPool output sharing the Relu's parameters), s8
+// per-channel weights, stays close to the float graph, and the cpu backend's passes turn both
+// convolutions into QLinearConv.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "pass_test_util.h"
+#include "quant/quantize_graph.h"
+
+namespace nfuse::passes_test {
+namespace {
+
+std::unique_ptr<ir::Graph> conv_relu_conv() {
+  OnnxBuilder b;
+  b.input("x", kF, {-1, 3, 8, 8});
+  random_initializer(b, "w1", {4, 3, 3, 3}, kSeed, -0.5f, 0.5f);
+  random_initializer(b, "b1", {4}, kSeed + 1, -0.1f, 0.1f);
+  random_initializer(b, "w2", {5, 4, 3, 3}, kSeed + 2, -0.5f, 0.5f);
+  random_initializer(b, "b2", {5}, kSeed + 3, -0.1f, 0.1f);
+  set_ints_attr(b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& mp = b.node("MaxPool", {"r1"}, {"p1"}, "pool1");
+  set_ints_attr(mp, "kernel_shape", {2, 2});
+  set_ints_attr(mp, "strides", {2, 2});
+  set_ints_attr(b.node("Conv", {"p1", "w2", "b2"}, {"c2"}, "conv2"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c2"}, {"r2"}, "relu2");
+  b.node("Flatten", {"r2"}, {"y"}, "flatten");
+  out(b, "y");
+  return load(b);
+}
+
+std::vector<ir::Tensor> batches(uint32_t seed, int count) {
+  std::vector<ir::Tensor> out;
+  for (int i = 0; i < count; ++i) {
+    ir::Tensor t = ir::Tensor::allocate(ir::DType::kF32, {4, 3, 8, 8});
+    std::vector<float> v = random_values(t.numel(), seed + static_cast<uint32_t>(i), -2.0f, 2.0f);
+    std::copy(v.begin(), v.end(), t.data<float>());
+    out.push_back(t);
+  }
+  return out;
+}
+
+TEST(QuantizeGraph, ConvReluConvBecomesFusableQdq) {
+  auto g = conv_relu_conv();
+  ASSERT_TRUE(g);
+  quant::QuantizeOptions options;
+  auto q = quant::quantize_static(*g, batches(kSeed, 4), options);
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  const ir::Graph& qg = *q->qdq;
+  EXPECT_TRUE(qg.verify().ok());
+  // x, r1, p1 (shares r1's params), r2: four activation pairs; two weight DequantizeLinears.
+  EXPECT_EQ(count_ops(qg, "QuantizeLinear"), 4);
+  EXPECT_EQ(count_ops(qg, "DequantizeLinear"), 6);
+  EXPECT_EQ(q->weights_quantized, 2);
+  ASSERT_EQ(q->layers.size(), 2u);
+  EXPECT_EQ(q->layers[0].output, "r1");
+  EXPECT_EQ(q->layers[1].output, "r2");
+  bool shared = false;
+  for (const auto& t : q->tensors) {
+    EXPECT_EQ(t.params.storage, ir::DType::kU8) << t.name;
+    if (t.name == "p1") {
+      shared = true;
+      EXPECT_EQ(t.shared_with, "r1");
+    }
+    if (t.name == "r1") {
+      EXPECT_EQ(t.params.zero_point[0], 0);  // ReLU output: [0, max]
+    }
+  }
+  EXPECT_TRUE(shared);
+  // Weights: s8 constants, per-channel scales along axis 0, zero points 0.
+  int weights = 0;
+  for (const auto& n : qg.nodes()) {
+    if (n->op_type != "DequantizeLinear" || !n->input(0)->constant) continue;
+    ++weights;
+    EXPECT_EQ(n->input(0)->constant->dtype(), ir::DType::kI8);
+    EXPECT_EQ(n->attrs.get_int("axis", 1), 0);
+    EXPECT_EQ(n->input(1)->constant->numel(), n->input(0)->constant->dim(0));
+    const ir::Tensor& zp = *n->input(2)->constant;
+    for (int64_t i = 0; i < zp.numel(); ++i) EXPECT_EQ(zp.get_int(i), 0);
+    const ir::Tensor& s = *n->input(1)->constant;
+    EXPECT_NE(s.get_double(0), s.get_double(1));  // per channel, not one scale repeated
+  }
+  EXPECT_EQ(weights, 2);
+
+  // Close to the float graph on fresh data; the report sees both layers.
+  auto report = quant::evaluate_quantization(*q, batches(kSeed + 100, 3));
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  ASSERT_EQ(report->layers.size(), 2u);
+  EXPECT_GT(report->output.cosine, 0.99);
+  for (const auto& l : report->layers) EXPECT_GT(l.error.cosine, 0.99) << l.layer.name;
+  EXPECT_TRUE(report->first_below_0_95.empty());
+  auto j = nlohmann::json::parse(quant::report_json(*report, options), nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["method"], "minmax");
+  EXPECT_EQ(j["act"], "u8");
+  EXPECT_EQ(j["layers"].size(), 2u);
+  EXPECT_TRUE(j["first_below_0_95"].is_null());
+  EXPECT_TRUE(j["output"].contains("snr_db"));
+
+  // The cpu backend's passes fuse both convolutions into QLinearConv.
+  auto copy = quant::clone_graph(qg);
+  ASSERT_TRUE(copy.ok()) << copy.status().to_string();
+  runtime::SessionOptions so;
+  so.backend = "cpu";
+  auto session = runtime::Session::create(std::move(*copy), so);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  EXPECT_EQ(count_ops((*session)->graph(), "QLinearConv"), 2);
+  EXPECT_EQ(count_ops((*session)->graph(), "Conv"), 0);
+}
+
+TEST(QuantizeGraph, SymmetricS8AndOtherMethods) {
+  auto g = conv_relu_conv();
+  ASSERT_TRUE(g);
+  for (auto method : {quant::Method::kPercentile, quant::Method::kMse, quant::Method::kSqnr}) {
+    quant::QuantizeOptions options;
+    options.method = method;
+    options.act = quant::ActScheme::kS8Symmetric;
+    auto q = quant::quantize_static(*g, batches(kSeed, 4), options);
+    ASSERT_TRUE(q.ok()) << q.status().to_string();
+    for (const auto& t : q->tensors) {
+      EXPECT_EQ(t.params.storage, ir::DType::kI8) << t.name;
+      EXPECT_EQ(t.params.zero_point[0], 0) << t.name;
+    }
+    // s8: the Conv outputs are quantized (a symmetric range cannot imply the Relu) and the
+    // pooled Relu output shares the first Conv's parameters; both convolutions still fuse.
+    ASSERT_EQ(q->layers.size(), 2u);
+    EXPECT_EQ(q->layers[0].output, "c1");
+    EXPECT_EQ(q->layers[1].output, "c2");
+    auto copy = quant::clone_graph(*q->qdq);
+    ASSERT_TRUE(copy.ok()) << copy.status().to_string();
+    runtime::SessionOptions so;
+    so.backend = "cpu";
+    auto session = runtime::Session::create(std::move(*copy), so);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    EXPECT_EQ(count_ops((*session)->graph(), "QLinearConv"), 2) << quant::method_name(method);
+    auto report = quant::evaluate_quantization(*q, batches(kSeed + 100, 2));
+    ASSERT_TRUE(report.ok()) << report.status().to_string();
+    EXPECT_GT(report->output.cosine, 0.98) << quant::method_name(method);
+  }
+}
+
+TEST(QuantizeGraph, RejectsEmptyCalibration) {
+  auto g = conv_relu_conv();
+  ASSERT_TRUE(g);
+  auto q = quant::quantize_static(*g, {}, {});
+  EXPECT_FALSE(q.ok());
+}
+
+}  // namespace
+}  // namespace nfuse::passes_test

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
+#include "kernels/gemm_tasks.h"
 
 namespace nfuse::kernels {
 
@@ -172,12 +173,7 @@ size_t f32_gemm_workspace_size(const F32GemmConfig& cfg, size_t k);
 void f32_gemm(const F32GemmConfig& cfg, const F32GemmArgs& args, size_t m0, size_t m1, size_t n0, size_t n1,
               void* workspace);
 
-// A split of the M x N output into m_count x n_count rectangular tasks of m_step x n_step.
-struct F32GemmTasks {
-  size_t m_step = 0, n_step = 0;
-  size_t m_count = 0, n_count = 0;
-  size_t count() const { return m_count * n_count; }
-};
+using F32GemmTasks = GemmTasks;  // kernels/gemm_tasks.h
 
 // Splits an m x n output (inner dimension k) into tasks for `threads` workers: up to 4 per
 // worker to balance the load, none smaller than ~64K multiply-adds; M is split before N so that

@@ -14,7 +14,6 @@ namespace nfuse::kernels {
 namespace {
 
 constexpr size_t kWorkspaceAlign = 64;
-constexpr size_t kMinTaskMacs = size_t{1} << 16;
 
 size_t div_up(size_t x, size_t y) { return (x + y - 1) / y; }
 size_t round_up(size_t x, size_t y) { return div_up(x, y) * y; }
@@ -298,31 +297,13 @@ void qu8_gemm(const Qu8GemmConfig& cfg, const Qu8GemmArgs& args, size_t m0, size
 }
 
 Qu8GemmTasks qu8_gemm_tasks(const Qu8GemmConfig& cfg, size_t m, size_t n, size_t k, size_t threads) {
-  const size_t m_tiles = div_up(m > 0 ? m : 1, cfg.mr);
-  const size_t n_tiles = div_up(n > 0 ? n : 1, cfg.nr);
-  const size_t max_tasks = m * n * (k > 0 ? k : 1) / kMinTaskMacs + 1;
-  size_t target = threads > 1 ? threads * 4 : 1;
-  target = target < max_tasks ? target : max_tasks;
-  const size_t m_count = target < m_tiles ? target : m_tiles;
-  const size_t n_want = div_up(target, m_count);
-  const size_t n_count = n_want < n_tiles ? n_want : n_tiles;
-  Qu8GemmTasks t;
-  t.m_step = div_up(m_tiles, m_count) * cfg.mr;
-  t.n_step = div_up(n_tiles, n_count) * cfg.nr;
-  t.m_count = div_up(m > 0 ? m : 1, t.m_step);
-  t.n_count = div_up(n > 0 ? n : 1, t.n_step);
-  return t;
+  return gemm_tasks(cfg.mr, cfg.nr, m, n, k, threads);
 }
 
-void qu8_gemm_task(const Qu8GemmConfig& cfg, const Qu8GemmArgs& args, const Qu8GemmTasks& tasks, size_t index,
-                   void* workspace) {
-  const size_t im = index / tasks.n_count;
-  const size_t in = index % tasks.n_count;
-  const size_t m0 = im * tasks.m_step;
-  const size_t n0 = in * tasks.n_step;
-  const size_t m1 = m0 + tasks.m_step < args.m ? m0 + tasks.m_step : args.m;
-  const size_t n1 = n0 + tasks.n_step < args.n ? n0 + tasks.n_step : args.n;
-  qu8_gemm(cfg, args, m0, m1 > m0 ? m1 : m0, n0, n1 > n0 ? n1 : n0, workspace);
+void qu8_gemm_task(const Qu8GemmConfig& cfg, const Qu8GemmArgs& args, const Qu8GemmTasks& tasks, size_t index, void* workspace) {
+  size_t m0, m1, n0, n1;
+  tasks.range(index, args.m, args.n, &m0, &m1, &n0, &n1);
+  qu8_gemm(cfg, args, m0, m1, n0, n1, workspace);
 }
 
 }  // namespace nfuse::kernels

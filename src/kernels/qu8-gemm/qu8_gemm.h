@@ -77,6 +77,7 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
+#include "kernels/gemm_tasks.h"
 
 namespace nfuse::kernels {
 
@@ -191,12 +192,7 @@ size_t qu8_gemm_workspace_size(const Qu8GemmConfig& cfg, size_t k);
 void qu8_gemm(const Qu8GemmConfig& cfg, const Qu8GemmArgs& args, size_t m0, size_t m1, size_t n0, size_t n1,
               void* workspace);
 
-// A split of the M x N output into m_count x n_count rectangular tasks of m_step x n_step.
-struct Qu8GemmTasks {
-  size_t m_step = 0, n_step = 0;
-  size_t m_count = 0, n_count = 0;
-  size_t count() const { return m_count * n_count; }
-};
+using Qu8GemmTasks = GemmTasks;  // kernels/gemm_tasks.h
 
 // As f32_gemm_tasks: up to 4 tasks per worker, none under ~64K multiply-adds, M split first.
 Qu8GemmTasks qu8_gemm_tasks(const Qu8GemmConfig& cfg, size_t m, size_t n, size_t k, size_t threads);

@@ -1,0 +1,25 @@
+// How a GEMM's M x N output is split into tasks for the intra-op pool, shared by the f32 and
+// int8 GEMM families (f32-gemm, qu8-gemm): the split depends only on the tile sizes, the shape
+// and the thread count, never on the element type.
+#pragma once
+
+#include <cstddef>
+
+namespace nfuse::kernels {
+
+// A split of the M x N output into m_count x n_count rectangular tasks of m_step x n_step.
+struct GemmTasks {
+  size_t m_step = 0, n_step = 0;
+  size_t m_count = 0, n_count = 0;
+  size_t count() const { return m_count * n_count; }
+  // Rows [*m0, *m1) and columns [*n0, *n1) of task `index` (< count()) for an m x n output.
+  void range(size_t index, size_t m, size_t n, size_t* m0, size_t* m1, size_t* n0, size_t* n1) const;
+};
+
+// Splits an m x n output (inner dimension k) of mr x nr tiles into tasks for `threads`
+// workers: up to 4 per worker to balance the load, none smaller than ~64K multiply-adds; M is
+// split before N so that tasks share packed B and pack disjoint rows of A. One task when
+// threads <= 1.
+GemmTasks gemm_tasks(size_t mr, size_t nr, size_t m, size_t n, size_t k, size_t threads);
+
+}  // namespace nfuse::kernels

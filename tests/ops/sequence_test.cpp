@@ -9,6 +9,7 @@
 #include "backends/ref/ref_kernel.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
+#include "runtime/session.h"
 
 namespace nfuse {
 namespace {
@@ -359,13 +360,14 @@ TEST(Resize, InferLeavesDimsUnknownWithoutScalesValue) {
 
 // then: Add(outer x, constant [1,2]) -> [2]; else: Concat(x, x) -> [4]: shapes differ.
 struct IfGraph {
-  ir::Graph g;
+  std::unique_ptr<ir::Graph> owned = std::make_unique<ir::Graph>();  // Graph is not movable
+  ir::Graph& g = *owned;
   ir::Node* node = nullptr;
 
-  IfGraph() {
+  explicit IfGraph(ir::Dim x_dim = ir::Dim(2)) {
     g.opsets[""] = 13;
     ir::Value* cond = g.add_value("cond", {DType::kBool, ir::Shape(std::vector<ir::Dim>{})}).value();
-    ir::Value* x = g.add_value("x", {DType::kF32, ir::Shape({ir::Dim(2)})}).value();
+    ir::Value* x = g.add_value("x", {DType::kF32, ir::Shape({x_dim})}).value();
     ir::Value* y = g.add_value("y").value();
     g.inputs() = {cond, x};
     g.outputs() = {y};
@@ -427,6 +429,33 @@ TEST(If, RunsChosenBranchWithOuterValues) {
     ASSERT_TRUE(out.ok()) << out.status().to_string();
     if (c) expect_near((*out)[0], {11, 22});
     else expect_near((*out)[0], {10, 20, 10, 20});
+  }
+}
+
+// The branch's output shape follows the run-time shape of the outer value, which the graph only
+// knows as a symbol: the kernel sizes its outputs from what the branch produced.
+TEST(If, SymbolicOuterValueOnEveryBackend) {
+  for (const char* backend : {"ref", "cpu"}) {
+    for (bool c : {true, false}) {
+      for (const std::vector<float>& xs : {std::vector<float>{10}, std::vector<float>{10, 20}}) {
+        IfGraph ig(ir::Dim::symbolic("n"));
+        runtime::SessionOptions o;
+        o.backend = backend;
+        auto s = runtime::Session::create(std::move(ig.owned), o);
+        ASSERT_TRUE(s.ok()) << s.status().to_string();
+        const Tensor x = f32(xs, {static_cast<int64_t>(xs.size())});
+        auto out = (*s)->run({{"cond", Tensor::from_vector(std::vector<bool>{c}, {})}, {"x", x}});
+        ASSERT_TRUE(out.ok()) << backend << ": " << out.status().to_string();
+        std::vector<float> want;
+        if (c) {
+          for (size_t i = 0; i < 2; ++i) want.push_back(xs[xs.size() == 1 ? 0 : i] + static_cast<float>(i + 1));
+        } else {
+          want = xs;
+          want.insert(want.end(), xs.begin(), xs.end());
+        }
+        expect_near((*out)[0], want);
+      }
+    }
   }
 }
 

@@ -1,6 +1,6 @@
-// Reference If: runs the chosen branch through the subgraph runner and copies its results into
-// the outputs, which the caller sized from If's inference with the condition known.
-#include <cstring>
+// Reference If: runs the chosen branch through the subgraph runner and hands its results over as
+// the outputs (If allocates its own outputs: OpSchema::kernel_allocates_outputs), after checking
+// them against what inference knows of each output.
 #include <string>
 #include <vector>
 
@@ -28,16 +28,23 @@ Status if_kernel(KernelArgs& a) {
                    std::to_string(a.num_outputs()));
   }
   for (int i = 0; i < a.num_outputs(); ++i) {
-    ir::Tensor& out = a.out(i);
-    if (out.empty()) continue;  // an output nobody reads
-    const ir::Tensor& r = results[static_cast<size_t>(i)];
-    if (r.dtype() != out.dtype() || r.dims() != out.dims()) {
-      return internal_error(a.node.label() + ": branch output " + std::to_string(i) + " is " +
-                            std::string(ir::dtype_name(r.dtype())) + " " + ir::dims_to_string(r.dims()) +
-                            " but inference gave " + std::string(ir::dtype_name(out.dtype())) + " " +
-                            ir::dims_to_string(out.dims()));
+    ir::Tensor& r = results[static_cast<size_t>(i)];
+    const ir::Value* v = a.node.outputs[static_cast<size_t>(i)];
+    if (v != nullptr) {
+      const ir::TensorType& t = v->type;
+      bool fits = t.dtype == ir::DType::kUndefined || t.dtype == r.dtype();
+      if (fits && t.shape.rank_known()) {
+        fits = t.shape.rank() == r.rank();
+        for (int d = 0; fits && d < t.shape.rank(); ++d)
+          fits = !t.shape[d].is_static() || t.shape[d].value == r.dim(d);
+      }
+      if (!fits) {
+        return internal_error(a.node.label() + ": branch output " + std::to_string(i) + " is " +
+                              std::string(ir::dtype_name(r.dtype())) + " " + ir::dims_to_string(r.dims()) +
+                              " but the graph says " + t.to_string());
+      }
     }
-    if (r.bytes()) std::memcpy(out.raw(), r.raw(), r.bytes());
+    a.out(i) = std::move(r);
   }
   return ok_status();
 }

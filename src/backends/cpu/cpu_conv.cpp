@@ -40,6 +40,7 @@ Result<Epilogue> read_epilogue(const ir::Node& node) {
   NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue f, ops::read_fused_epilogue(node));
   e.act = make_activation(f.activation, f.params);
   e.residual = f.residual != nullptr;
+  e.fused_bias = f.bias;
   return e;
 }
 
@@ -271,11 +272,8 @@ Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileCont
   }
   const int64_t group = node.attrs.get_int("group", 1);
   if (group < 1 || w->dim(0) % group != 0 || w->numel() == 0) return std::unique_ptr<CpuOp>();
-  if (ops::has_fused_epilogue(node)) {  // a fused bias (nfuse.bias) is only handled on the ref path
-    NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue f, ops::read_fused_epilogue(node));
-    if (f.bias != nullptr) return std::unique_ptr<CpuOp>();
-  }
   NFUSE_ASSIGN_OR_RETURN(Epilogue e, read_epilogue(node));
+  if (e.fused_bias) return std::unique_ptr<CpuOp>();
   if (group > 1 && w->dim(1) == 1 && w->dim(0) == group) return make_dwconv(node, *w, bias, std::move(e));
   if (use_winograd(node, *w)) return make_winograd_conv(node, *w, bias, std::move(e));
   if (use_pixel_rows(node, *w)) return make_pixel_rows_conv(node, *w, bias, std::move(e));

@@ -267,11 +267,8 @@ Result<std::unique_ptr<CpuOp>> make_conv_transpose(const ir::Node& node, const C
     bias = constant_f32(node.input(2));
     if (!bias || bias->numel() != w->dim(1) * group) return std::unique_ptr<CpuOp>();
   }
-  if (ops::has_fused_epilogue(node)) {
-    NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue f, ops::read_fused_epilogue(node));
-    if (f.bias) return std::unique_ptr<CpuOp>();  // a fused per-last-dim bias: the ref path applies it
-  }
   NFUSE_ASSIGN_OR_RETURN(Epilogue e, read_epilogue(node));
+  if (e.fused_bias) return std::unique_ptr<CpuOp>();
   auto op = std::make_unique<ConvTranspose2d>(node, *w, bias, std::move(e),
                                               static_cast<size_t>(std::max(ctx.threads, 1)));
   if (!op->pack(*w)) return out_of_memory(node.label() + ": packed weights");

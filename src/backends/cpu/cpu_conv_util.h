@@ -39,6 +39,9 @@ class Conv2dGeometryCache {
 struct Epilogue {
   Activation act;
   bool residual = false;
+  // nfuse.bias (fuse_matmul_bias): a bias along the last dim, the last implicit input. Only the
+  // MatMul kernel applies it; other ops return nullptr from their factory so ref runs the node.
+  const ir::Value* fused_bias = nullptr;
 };
 Result<Epilogue> read_epilogue(const ir::Node& node);
 

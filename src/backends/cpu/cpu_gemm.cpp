@@ -183,8 +183,7 @@ Result<std::unique_ptr<CpuOp>> make_gemm(const ir::Node& node, const CompileCont
     const size_t k = static_cast<size_t>(b->dim(0)), n = static_cast<size_t>(b->dim(1));
     std::vector<float> bias;
     if (fused_bias) {  // the last implicit input, broadcast along the rows: needs to be constant
-      NFUSE_ASSIGN_OR_RETURN(const ops::FusedEpilogue f, ops::read_fused_epilogue(node));
-      const ir::Tensor* c = constant_f32(f.bias);
+      const ir::Tensor* c = constant_f32(e.fused_bias);
       if (!c || c->numel() != static_cast<int64_t>(n)) return std::unique_ptr<CpuOp>();
       bias.assign(c->data<float>(), c->data<float>() + n);
     }

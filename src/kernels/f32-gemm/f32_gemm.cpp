@@ -81,7 +81,8 @@ F32GemmTasks f32_gemm_tasks(const F32GemmConfig& cfg, size_t m, size_t n, size_t
   return gemm_tasks(cfg.mr, cfg.nr, m, n, k, threads);
 }
 
-void f32_gemm_task(const F32GemmConfig& cfg, const F32GemmArgs& args, const F32GemmTasks& tasks, size_t index, void* workspace) {
+void f32_gemm_task(const F32GemmConfig& cfg, const F32GemmArgs& args, const F32GemmTasks& tasks, size_t index,
+                   void* workspace) {
   size_t m0, m1, n0, n1;
   tasks.range(index, args.m, args.n, &m0, &m1, &n0, &n1);
   f32_gemm(cfg, args, m0, m1, n0, n1, workspace);

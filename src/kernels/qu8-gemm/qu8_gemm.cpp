@@ -300,7 +300,8 @@ Qu8GemmTasks qu8_gemm_tasks(const Qu8GemmConfig& cfg, size_t m, size_t n, size_t
   return gemm_tasks(cfg.mr, cfg.nr, m, n, k, threads);
 }
 
-void qu8_gemm_task(const Qu8GemmConfig& cfg, const Qu8GemmArgs& args, const Qu8GemmTasks& tasks, size_t index, void* workspace) {
+void qu8_gemm_task(const Qu8GemmConfig& cfg, const Qu8GemmArgs& args, const Qu8GemmTasks& tasks, size_t index,
+                   void* workspace) {
   size_t m0, m1, n0, n1;
   tasks.range(index, args.m, args.n, &m0, &m1, &n0, &n1);
   qu8_gemm(cfg, args, m0, m1, n0, n1, workspace);

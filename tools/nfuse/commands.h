@@ -47,7 +47,7 @@ struct ExportArgs {
 
 struct QuantizeArgs {
   std::string model;
-  std::string calib;   // folder of .npy files, one input tensor each
+  std::string calib;   // folder of .npy files (one input tensor each) or of PNG/JPEG images
   std::string output;  // OUT.onnx (QDQ)
   std::string report;  // REPORT.json
   std::string eval;    // optional folder of .npy files for the report (default: the calibration set)
@@ -56,6 +56,17 @@ struct QuantizeArgs {
   double percentile = 99.99;
   int64_t calib_limit = 0;  // 0: every file
   int threads = 1;
+  std::string html;                  // REPORT.html (self-contained page)
+  std::string precision = "int8";    // int8 | int16 | mixed
+  double target_cosine = 0.99;       // --precision mixed: final-output cosine to reach
+  std::string weights = "int8";      // int8 | int4 (weight-only, MatMul)
+  bool cle = false;                  // cross-layer equalization
+  bool bias_correction = false;
+  // Image folders (--calib / --eval holding PNG/JPEG): preprocessing into the model's input.
+  std::string size;    // "HxW" (or "N" for NxN); default: the model input's static H, W
+  std::string mean;    // "r,g,b" in 0..255 pixel units (default 0,0,0)
+  std::string std_dev;     // "r,g,b" in 0..255 pixel units (default 255,255,255 -> [0,1])
+  std::string layout = "nchw";  // nchw | nhwc
 };
 
 int cmd_inspect(const InspectArgs& args);

@@ -55,7 +55,7 @@ int run_cli(int argc, char** argv) {
   nfuse::cli::QuantizeArgs quantize_args;
   auto* quantize = app.add_subcommand("quantize", "post-training static INT8 quantization to a QDQ ONNX model");
   quantize->add_option("model", quantize_args.model, "ONNX model file (float32)")->required();
-  quantize->add_option("--calib", quantize_args.calib, "folder of .npy calibration inputs")->required();
+  quantize->add_option("--calib", quantize_args.calib, "folder of .npy calibration inputs or PNG/JPEG images")->required();
   quantize->add_option("-o,--output", quantize_args.output, "output QDQ .onnx file")->required();
   quantize->add_option("--report", quantize_args.report, "per-layer error report (JSON)");
   quantize->add_option("--method", quantize_args.method, "minmax|percentile|mse|entropy|sqnr");
@@ -65,6 +65,16 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   quantize->add_option("--eval", quantize_args.eval, "folder of .npy inputs for the report (default: --calib)");
   quantize->add_option("--threads", quantize_args.threads, "cpu threads")->check(CLI::PositiveNumber);
+  quantize->add_option("--html", quantize_args.html, "per-layer report as a self-contained HTML page");
+  quantize->add_option("--precision", quantize_args.precision, "int8|int16|mixed");
+  quantize->add_option("--target-cosine", quantize_args.target_cosine, "--precision mixed: output cosine to reach");
+  quantize->add_option("--weights", quantize_args.weights, "int8|int4 (int4: weight-only, MatMul)");
+  quantize->add_flag("--cle", quantize_args.cle, "cross-layer equalization before calibration");
+  quantize->add_flag("--bias-correction", quantize_args.bias_correction, "correct the bias for weight rounding");
+  quantize->add_option("--size", quantize_args.size, "image folders: HxW to resize to (default: model input)");
+  quantize->add_option("--mean", quantize_args.mean, "image folders: per-channel mean, 0..255 units");
+  quantize->add_option("--std", quantize_args.std_dev, "image folders: per-channel std, 0..255 units");
+  quantize->add_option("--layout", quantize_args.layout, "image folders: nchw|nhwc");
 
   try {
     app.parse(argc, argv);

@@ -35,6 +35,9 @@ models: deps
 	$(PY) scripts/models.py $(MODELS)
 	bash scripts/fetch_ocr_models.sh $(MODELS)
 	$(PY) scripts/make_demo_image.py $(MODELS)
+	$(PY) scripts/make_calib_images.py $(MODELS)
+	$(PY) scripts/make_calib224.py $(MODELS)
+	$(PY) scripts/make_foreign_qdq.py $(MODELS)
 
 test: build models asan test-arm64
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -58,6 +61,7 @@ demo: build
 
 bench: build models
 	bash bench/compare_ort.sh $(BUILD)
+	bash bench/compare_int8.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(BUILD)-arm64

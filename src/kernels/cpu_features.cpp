@@ -28,6 +28,7 @@ CpuFeatures detect() {
   f.x86_avx512bw = cpuinfo_has_x86_avx512bw();
   f.x86_avx512vl = cpuinfo_has_x86_avx512vl();
   f.x86_avx512vnni = cpuinfo_has_x86_avx512vnni();
+  f.x86_avx512vbmi = cpuinfo_has_x86_avx512vbmi();
 #endif
   if (const cpuinfo_cache* c = cpuinfo_get_l1d_cache(0); c != nullptr && c->size > 0) {
     f.l1d_bytes = c->size;

@@ -30,6 +30,7 @@ struct CpuFeatures {
   bool x86_avx512bw = false;    // AVX-512 byte/word (with VL: the integer kernels' masked stores)
   bool x86_avx512vl = false;
   bool x86_avx512vnni = false;  // vpdpbusd: the quantized GEMM's AVX-512 kernels (qu8-gemm)
+  bool x86_avx512vbmi = false;  // vpermi2b / vpermb: the 256-entry byte lookup (x8-lut)
   bool arm_neon = false;
   // Data cache capacity available to one core, in bytes (the shared L3 divided among the cores
   // that share it).

@@ -1,5 +1,11 @@
 // QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear: dtype rules and shape inference.
 // The arithmetic nfuse defines for them is written down in backends/ref/ref_quant_util.h.
+//
+// ONNX allows 16-bit Q/DQ only from opset 21, so ONNX Runtime's quantizer writes 16-bit QDQ
+// models at lower opsets with "com.microsoft" QuantizeLinear / DequantizeLinear: the same inputs,
+// attributes (axis) and arithmetic, storage u8/i8/u16/i16. nfuse registers both domains with one
+// definition (the ref kernel registry keys kernels by op type, so both run the same kernel) and
+// the exporter writes 16-bit ones in "com.microsoft" when the model's opset is below 21.
 #include "ops/op_helpers.h"
 
 namespace nfuse::ops {
@@ -69,6 +75,10 @@ NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QuantizeLinear", .min_inputs = 2, .ma
                                .infer = infer_quantize});
 NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "DequantizeLinear", .min_inputs = 2, .max_inputs = 3,
                                .infer = infer_dequantize});
+NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QuantizeLinear", .min_inputs = 2, .max_inputs = 3,
+                               .infer = infer_quantize, .domain = "com.microsoft"});
+NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "DequantizeLinear", .min_inputs = 2, .max_inputs = 3,
+                               .infer = infer_dequantize, .domain = "com.microsoft"});
 NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "DynamicQuantizeLinear", .min_outputs = 3, .max_outputs = 3,
                                .infer = infer_dynamic_quantize});
 

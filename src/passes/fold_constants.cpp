@@ -24,8 +24,9 @@ bool has_subgraph(const ir::Node& n) {
   return false;
 }
 
-bool foldable(const ir::Node& n) {
-  if (never_folded().count(n.op_type) || has_subgraph(n) || !n.implicit_inputs.empty()) return false;
+bool foldable(const ir::Node& n, bool fold_dequantize) {
+  const bool dequantize = fold_dequantize && n.op_type == "DequantizeLinear" && n.domain.empty();
+  if ((never_folded().count(n.op_type) && !dequantize) || has_subgraph(n) || !n.implicit_inputs.empty()) return false;
   // A graph output keeps its producer: outputs stay computed values, never initializers.
   for (const ir::Value* v : n.outputs)
     if (v && v->is_graph_output) return false;
@@ -77,7 +78,7 @@ Status fold_constants(ir::Graph& graph, const FoldConstantsOptions& options, Pas
   bool changed = false;
   for (const auto& node_ptr : graph.nodes()) {
     ir::Node& n = *node_ptr;
-    if (!foldable(n)) continue;
+    if (!foldable(n, options.fold_dequantize)) continue;
     auto values = inferred_values(n);
     if (!values) values = evaluated_values(n, options);
     if (!values) continue;

@@ -26,6 +26,11 @@ struct FoldConstantsOptions {
   // A node folds when each output has at most this many elements or no more than all its inputs
   // together (folding never grows the model by much: Expand/Tile/ConstantOfShape stay lazy).
   int64_t max_elements = kDefaultFoldMaxElements;
+  // DequantizeLinear of constants folds too. Off in the first stage, where the QDQ fusion passes
+  // must still see quantized weights; on after them, so a weight whose layer stayed in float (a
+  // layer producing a graph output, an op with no integer kernel) becomes a plain f32 constant
+  // that the float kernels take, instead of being dequantized on every run.
+  bool fold_dequantize = false;
 };
 
 // Never fails on a node it cannot evaluate (it stays); fails only on an internal inconsistency.

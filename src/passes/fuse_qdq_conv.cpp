@@ -8,6 +8,7 @@
 
 #include "ops/fused_epilogue.h"
 #include "passes/pass_util.h"
+#include "passes/qdq16_match.h"
 #include "passes/qdq_match.h"
 
 namespace nfuse::passes {
@@ -20,15 +21,17 @@ bool plain_qdq(const ir::Node& n) { return n.attrs.get_int("block_size", 0) == 0
 // The int32 bias for `conv`'s optional input 2 (empty tensor when absent), nullopt when it is
 // neither a DequantizeLinear of an int32 constant nor an f32 constant with one value per channel.
 // *bias_dq: the bias's DequantizeLinear, if any; *as_is: its int32 input is B unchanged.
+// `contrib_ok`: the bias's DequantizeLinear may also be a "com.microsoft" one (16-bit fusions).
 std::optional<ir::Tensor> int32_bias(const ir::Node& conv, float x_scale, const std::vector<float>& w_scales,
-                                     int64_t co, ir::Node** bias_dq, bool* as_is) {
+                                     int64_t co, ir::Node** bias_dq, bool* as_is, bool contrib_ok) {
   *bias_dq = nullptr;
   *as_is = false;
   const ir::Value* b = conv.input(2);
   if (!b) return ir::Tensor();
   auto denom = [&](int64_t c) { return x_scale * w_scales[w_scales.size() == 1 ? 0 : static_cast<size_t>(c)]; };
   std::vector<float> f;
-  if (ir::Node* dq = producer_of(b, "DequantizeLinear")) {
+  ir::Node* dq = contrib_ok ? qdq_producer(b, "DequantizeLinear") : producer_of(b, "DequantizeLinear");
+  if (dq) {
     const ir::Tensor* q = constant(dq->input(0));
     const ir::Tensor* s = constant(dq->input(1));
     const ir::Tensor* z = constant(dq->input(2));
@@ -62,9 +65,15 @@ std::optional<ir::Tensor> int32_bias(const ir::Node& conv, float x_scale, const 
   return out;
 }
 
+// The range of quantized type t (u8, i8, u16, i16).
+int64_t qmin_of(ir::DType t) { return t == ir::DType::kI8 ? -128 : t == ir::DType::kI16 ? -32768 : 0; }
+int64_t qmax_of(ir::DType t) {
+  return t == ir::DType::kU8 ? 255 : t == ir::DType::kI8 ? 127 : t == ir::DType::kU16 ? 65535 : 32767;
+}
+
 // Q(v) for the output quantization, as an integer (saturated to the type).
 int64_t quantize(float v, const QParams& y) {
-  const double lo = y.dtype == ir::DType::kU8 ? 0 : -128, hi = y.dtype == ir::DType::kU8 ? 255 : 127;
+  const auto lo = static_cast<double>(qmin_of(y.dtype)), hi = static_cast<double>(qmax_of(y.dtype));
   const float scaled = v / y.s;
   if (std::isnan(scaled)) return y.zp;
   return static_cast<int64_t>(std::min(std::max(static_cast<double>(std::nearbyint(scaled)) + y.zp, lo), hi));
@@ -73,7 +82,7 @@ int64_t quantize(float v, const QParams& y) {
 // True when the activation `act` (Relu or Clip with constant bounds) changes nothing after the
 // output quantization: Q(lo) is the type minimum and Q(hi) the maximum.
 bool activation_implied(const ir::Node& act, const QParams& y) {
-  const int64_t qmin = y.dtype == ir::DType::kU8 ? 0 : -128, qmax = y.dtype == ir::DType::kU8 ? 255 : 127;
+  const int64_t qmin = qmin_of(y.dtype), qmax = qmax_of(y.dtype);
   float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
   if (act.op_type == "Clip") {
     lo = act.attrs.get_float("min", -std::numeric_limits<float>::infinity());
@@ -95,10 +104,19 @@ bool activation_implied(const ir::Node& act, const QParams& y) {
 //   Conv(x, w, b) -> c [-> Relu | Clip (implied by the output range) -> a] -> QuantizeLinear(y_scale, y_zp) -> y_q
 //     -> QLinearConv(x_q, x_scale, x_zp, w_q, w_scale, w_zp, y_scale, y_zp, b_int32) -> y_q
 // c and a feed only the next node of the chain; x's and w's DequantizeLinear may have other users
-// (then they stay).
+// (then they stay). With 16-bit x_q and y_q (W8A16) the same chain, its Q/DQ of the default
+// domain (opset 21) or "com.microsoft", becomes nfuse.QLinearConv16 (src/ops/qlinear16.cpp);
+// 8-bit chains take default-domain Q/DQ only, as before.
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
-  if (!is_op(&q, "QuantizeLinear") || !q.input(2)) return false;
-  auto y = tensor_params(q, q.input(2)->type.dtype);
+  if (!is_qdq_op(&q, "QuantizeLinear") || !q.input(2)) return false;
+  const ir::DType yt = q.input(2)->type.dtype;
+  const bool wide = is_q16(yt);
+  if (!wide && !q.domain.empty()) return false;
+  auto params = [wide](const ir::Node& n, ir::DType t) { return wide ? tensor_params16(n, t) : tensor_params(n, t); };
+  auto dq_of = [wide](const ir::Value* v) {
+    return wide ? qdq_producer(v, "DequantizeLinear") : producer_of(v, "DequantizeLinear");
+  };
+  auto y = params(q, yt);
   if (!y) return false;
   ir::Node* conv = producer_of(q.input(0));
   ir::Node* act = nullptr;
@@ -110,16 +128,16 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   if (!is_op(conv, "Conv") || ops::has_fused_epilogue(*conv) || !conv->implicit_inputs.empty()) return false;
   if (sole_consumer(conv->output(0)) != (act ? act : &q)) return false;
   if (act && act->input(0) != conv->output(0)) return false;
-  ir::Node* xdq = producer_of(conv->input(0), "DequantizeLinear");
+  ir::Node* xdq = dq_of(conv->input(0));
   if (!xdq || !xdq->input(0) || !xdq->input(2)) return false;
-  auto x = tensor_params(*xdq, xdq->input(0)->type.dtype);
+  auto x = params(*xdq, xdq->input(0)->type.dtype);
   if (!x) return false;
-  auto w = weight_params(producer_of(conv->input(1)), 3, 8, 0);
+  auto w = weight_params(dq_of(conv->input(1)), 3, 8, 0, wide);
   if (!w) return false;
   const int64_t co = w->dq->input(0)->constant->dim(0);
   ir::Node* bias_dq = nullptr;
   bool bias_as_is = false;
-  auto bias = int32_bias(*conv, x->s, w->scales, co, &bias_dq, &bias_as_is);
+  auto bias = int32_bias(*conv, x->s, w->scales, co, &bias_dq, &bias_as_is, wide);
   if (!bias) return false;
 
   // w_zp: the existing (all-zero, s8) input, or a new scalar s8 zero.
@@ -132,8 +150,14 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   }
   ir::Value* out = q.output(0);
   std::string chain = xdq->label() + " -> " + conv->label() + (act ? " -> " + act->label() : "") + " -> " + q.label();
-  ir::Node* ql = graph.add_node("QLinearConv", conv->name, std::move(inputs), {}, conv->attrs);
-  ql->opset = std::max(conv->opset, 10);
+  const char* fused_op = wide ? "QLinearConv16" : "QLinearConv";
+  ir::Node* ql = graph.add_node(fused_op, conv->name, std::move(inputs), {}, conv->attrs);
+  if (wide) {
+    ql->domain = "nfuse";
+    ql->opset = 1;
+  } else {
+    ql->opset = std::max(conv->opset, 10);
+  }
   // Remove the chain, and each DequantizeLinear whose output nothing else reads.
   auto remove_if_only_conv = [&](ir::Node* dq) {
     if (dq && only_used_by(dq->output(0), {conv})) graph.remove_node(dq);
@@ -144,9 +168,9 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   graph.remove_node(conv);
   if (act) graph.remove_node(act);
   graph.remove_node(&q);
-  q.outputs[0] = nullptr;  // `out` has one producer from here on: the QLinearConv
+  q.outputs[0] = nullptr;  // `out` has one producer from here on: the fused node
   ql->outputs = {out};
-  log.add("fused " + chain + " into QLinearConv '" + ql->name + "'" +
+  log.add("fused " + chain + " into " + (wide ? "nfuse." : "") + fused_op + " '" + ql->name + "'" +
           (w->scales.size() > 1 ? " (per-channel weights)" : ""));
   return true;
 }

@@ -14,6 +14,11 @@
 // the activation is a no-op when Q(lo) is the type minimum and Q(hi) the maximum, e.g. Relu with
 // a u8 y_zp of 0); otherwise the pattern stays unfused (no clamp attribute is invented).
 //
+// W8A16: the same chain with 16-bit x_q and y_q (i16/u16; Q/DQ of the default domain, opset 21,
+// or ONNX Runtime's "com.microsoft" ones, which it writes below opset 21) becomes
+// nfuse.QLinearConv16 (src/ops/qlinear16.cpp): the layers mixed-precision quantization promoted
+// to int16 activations run on the int16 x int8 kernels instead of in f32.
+//
 // Numerics: the QDQ graph computes in f32 (dequantized operands, f32 accumulation, f32 bias, one
 // quantize); QLinearConv accumulates exactly in int32 and requantizes with (x_scale * w_scale) /
 // y_scale. The two round differently, so an output can differ by one quantization step where

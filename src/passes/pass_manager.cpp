@@ -8,8 +8,12 @@
 #include "passes/fold_conv_mul_scale.h"
 #include "passes/fuse_activation.h"
 #include "passes/fuse_matmul_bias.h"
+#include "passes/fuse_qdq_binary.h"
+#include "passes/fuse_qdq_concat.h"
 #include "passes/fuse_qdq_conv.h"
+#include "passes/fuse_qdq_lookup.h"
 #include "passes/fuse_qdq_matmul.h"
+#include "passes/fuse_qdq_pool.h"
 #include "passes/fuse_residual_add.h"
 #include "passes/recognize_gelu.h"
 #include "passes/recognize_layer_norm.h"
@@ -62,8 +66,12 @@ Result<PassReport> PassManager::run(ir::Graph& graph, bool verify_each, int max_
 
 std::vector<std::string> pass_names() {
   return {"eliminate_dead_code", "fold_constants", "remove_identity", "recognize_layer_norm",
-          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_matmul_bias", "fuse_residual_add",
+          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_qdq_binary", "fuse_qdq_concat", "fuse_qdq_pool", "fuse_qdq_lookup", "fold_dequantized_weights", "fuse_matmul_bias", "fuse_residual_add",
           "fuse_activation"};
+}
+
+std::vector<std::string> nonstandard_pass_names() {
+  return {"recognize_gelu", "fuse_qdq_lookup", "fuse_matmul_bias", "fuse_residual_add", "fuse_activation"};
 }
 
 PassManager default_pass_manager(const OptimizeOptions& options) {
@@ -95,6 +103,18 @@ PassManager default_pass_manager(const OptimizeOptions& options) {
                true);
   pm.add_stage(keep({{"fuse_qdq_conv", fuse_qdq_conv},
                      {"fuse_qdq_matmul", fuse_qdq_matmul},
+                     {"fuse_qdq_binary", fuse_qdq_binary},
+                     {"fuse_qdq_concat", fuse_qdq_concat},
+                     {"fuse_qdq_pool", fuse_qdq_pool},
+                     {"fuse_qdq_lookup", [evaluator = options.evaluator](ir::Graph& g, PassLog& l) {
+                        return fuse_qdq_lookup(g, evaluator, l);
+                      }},
+                     {"fold_dequantized_weights",
+                      [fold](ir::Graph& g, PassLog& l) {
+                        FoldConstantsOptions f = fold;
+                        f.fold_dequantize = true;
+                        return fold_constants(g, f, l);
+                      }},
                      {"fuse_matmul_bias", fuse_matmul_bias},
                      {"fuse_residual_add", fuse_residual_add},
                      {"fuse_activation", fuse_activation}},

@@ -80,6 +80,9 @@ class PassManager {
 PassManager default_pass_manager(const OptimizeOptions& options);
 // Names of the passes default_pass_manager can run, in pipeline order.
 std::vector<std::string> pass_names();
+// The passes whose results are not standard ONNX (nfuse-domain ops, fused attributes): what
+// `nfuse export --optimize --no-fusions` and the quantizer disable to keep a graph exportable.
+std::vector<std::string> nonstandard_pass_names();
 // Runs the default pipeline; kInvalidArgument for an unknown pass in `disabled` or an unknown
 // output name.
 Result<PassReport> optimize(ir::Graph& graph, const OptimizeOptions& options);

@@ -31,8 +31,9 @@ std::optional<QParams> tensor_params(const ir::Node& n, ir::DType dtype) {
   return p;
 }
 
-std::optional<WeightParams> weight_params(ir::Node* dq, int min_rank, int max_rank, int axis) {
-  if (!dq || dq->op_type != "DequantizeLinear" || !dq->domain.empty() || !plain_qdq(*dq)) return std::nullopt;
+std::optional<WeightParams> weight_params(ir::Node* dq, int min_rank, int max_rank, int axis, bool contrib_ok) {
+  if (!dq || dq->op_type != "DequantizeLinear" || !plain_qdq(*dq)) return std::nullopt;
+  if (!dq->domain.empty() && !(contrib_ok && dq->domain == "com.microsoft")) return std::nullopt;
   const ir::Tensor* w = constant(dq->input(0));
   const ir::Tensor* s = constant(dq->input(1));
   if (!w || w->dtype() != ir::DType::kI8 || w->rank() < min_rank || w->rank() > max_rank || !s ||
@@ -52,6 +53,31 @@ std::optional<WeightParams> weight_params(ir::Node* dq, int min_rank, int max_ra
       if (z->get_int(i) != 0) return std::nullopt;
   }
   return p;
+}
+
+std::optional<QParams> activation_dq_params(const ir::Node* dq) {
+  if (!dq || dq->op_type != "DequantizeLinear" || !dq->domain.empty() || !dq->input(0) || !dq->input(2)) {
+    return std::nullopt;
+  }
+  return tensor_params(*dq, dq->input(0)->type.dtype);
+}
+
+std::optional<QParams> activation_q_params(const ir::Node* q) {
+  if (!q || q->op_type != "QuantizeLinear" || !q->domain.empty() || !q->input(2)) return std::nullopt;
+  return tensor_params(*q, q->input(2)->type.dtype);
+}
+
+bool same_qparams(const QParams& a, const QParams& b) { return a.dtype == b.dtype && a.s == b.s && a.zp == b.zp; }
+
+void finish_qdq_rewrite(ir::Graph& graph, const std::vector<ir::Node*>& dqs, ir::Node* op, ir::Node& q,
+                        ir::Node* fused) {
+  ir::Value* out = q.output(0);
+  for (ir::Node* dq : dqs)
+    if (only_used_by(dq->output(0), {op})) graph.remove_node(dq);  // removing twice is harmless
+  graph.remove_node(op);
+  graph.remove_node(&q);
+  q.outputs[0] = nullptr;  // `out` has one producer from here on: `fused`
+  fused->outputs = {out};
 }
 
 }  // namespace nfuse::passes

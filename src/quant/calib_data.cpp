@@ -86,4 +86,23 @@ Result<std::vector<ir::Tensor>> load_npy_batches(const std::string& dir, int64_t
   return batches;
 }
 
+Result<std::vector<ir::Tensor>> load_calibration(const std::string& dir, int64_t limit, int64_t batch_rows,
+                                                 const ImageOptions& image_options) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return not_found("calibration folder '" + dir + "' does not exist");
+  int64_t npy = 0, images = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    npy += e.path().extension() == ".npy";
+    images += is_image_file(e.path().string());
+  }
+  if (ec) return unavailable("cannot list '" + dir + "': " + ec.message());
+  if (npy > 0 && images > 0) {
+    return invalid_argument("folder '" + dir + "' mixes " + std::to_string(npy) + " .npy files and " +
+                            std::to_string(images) + " images: keep one kind per folder");
+  }
+  if (images > 0) return load_image_batches(dir, limit, batch_rows, image_options);
+  if (npy > 0) return load_npy_batches(dir, limit, batch_rows);
+  return not_found("folder '" + dir + "' holds neither .npy files nor .png / .jpg / .jpeg images");
+}
+
 }  // namespace nfuse::quant

@@ -9,6 +9,7 @@
 
 #include "ir/tensor.h"
 #include "nfuse/status.h"
+#include "quant/image_data.h"
 
 namespace nfuse::quant {
 
@@ -16,6 +17,12 @@ namespace nfuse::quant {
 // along dim 0 in batches of at most `batch_rows` rows. Every file must have the same dtype and
 // the same dims after dim 0. kNotFound when the folder is missing or holds no .npy file.
 Result<std::vector<ir::Tensor>> load_npy_batches(const std::string& dir, int64_t limit, int64_t batch_rows);
+
+// Reads `dir` as load_npy_batches when it holds .npy files, as load_image_batches (with
+// `image_options`) when it holds PNG / JPEG images; a folder with both is an error (which one was
+// meant is unclear), and so is one with neither (kNotFound).
+Result<std::vector<ir::Tensor>> load_calibration(const std::string& dir, int64_t limit, int64_t batch_rows,
+                                                 const ImageOptions& image_options);
 
 // Splits `t` along dim 0 into batches of at most `batch_rows` rows (copies).
 std::vector<ir::Tensor> split_batches(const ir::Tensor& t, int64_t batch_rows);

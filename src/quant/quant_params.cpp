@@ -64,7 +64,7 @@ Result<ir::QuantParams> activation_params(Range range, ActScheme scheme) {
   return per_tensor(scale, 0, storage);
 }
 
-Result<QuantizedTensor> quantize_weights_per_channel(const ir::Tensor& w, int axis) {
+Result<QuantizedTensor> quantize_weights_per_channel(const ir::Tensor& w, int axis, std::span<const float> min_scale) {
   if (w.dtype() != ir::DType::kF32) {
     return unsupported("per-channel weight quantization takes f32 weights, got " + std::string(ir::dtype_name(w.dtype())));
   }
@@ -100,6 +100,7 @@ Result<QuantizedTensor> quantize_weights_per_channel(const ir::Tensor& w, int ax
   p.zero_point.assign(static_cast<size_t>(channels), 0);
   for (size_t c = 0; c < absmax.size(); ++c) {
     float s = absmax[c] / 127.0f;
+    if (c < min_scale.size() && s < min_scale[c]) s = min_scale[c];
     p.scale[c] = usable_scale(s) ? s : 1.0f;
   }
   NFUSE_ASSIGN_OR_RETURN(ir::Tensor q, ir::Tensor::try_allocate(ir::DType::kI8, w.dims()));
@@ -152,6 +153,17 @@ Result<QuantizedBias> quantize_bias(const ir::Tensor& bias, float x_scale, std::
   QuantizedBias out;
   out.tensor = QuantizedTensor{std::move(q), std::move(p)};
   out.saturated = saturated;
+  return out;
+}
+
+std::vector<float> int32_bias_min_weight_scale(std::span<const float> bias, float x_scale, int64_t k) {
+  // Headroom: the accumulator's worst case, and a factor 2 for the bias's own rounding.
+  const double limit = std::max(double{1 << 24}, (std::pow(2.0, 31) - 1.0 - static_cast<double>(k) * 255.0 * 128.0) / 2.0);
+  std::vector<float> out;
+  for (float b : bias) {
+    const double need = std::fabs(static_cast<double>(b)) / (static_cast<double>(x_scale) * limit);
+    out.push_back(static_cast<float>(need));
+  }
   return out;
 }
 

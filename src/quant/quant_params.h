@@ -41,7 +41,18 @@ struct QuantizedTensor {
 // Symmetric int8 per channel along `axis` (negative counts from the end): for each index c of
 // that axis, scale[c] = absmax_c / 127 (1 when that would not be a positive normal f32, e.g. an
 // all-zero channel), zero_point[c] = 0, q clamped to [-127, 127]. `w` must be f32 and finite.
-Result<QuantizedTensor> quantize_weights_per_channel(const ir::Tensor& w, int axis);
+// `min_scale` (empty, or one entry per channel) raises a channel's scale to at least that value
+// (see int32_bias_min_weight_scale).
+Result<QuantizedTensor> quantize_weights_per_channel(const ir::Tensor& w, int axis,
+                                                     std::span<const float> min_scale = {});
+
+// The smallest weight scale per channel that keeps a layer's int32 bias and accumulator exact:
+// the integer kernels need |bias_q| + K * 255 * 128 < 2^31 (K = weight elements per channel),
+// and bias_q = bias / (x_scale * w_scale). A channel whose weights are all near zero but whose
+// bias is not (a pruned channel) would otherwise get a tiny scale and an int32 bias far out of
+// range; raising its scale costs nothing (its weights round to about the same values). ONNX
+// Runtime's quantizer makes the same adjustment.
+std::vector<float> int32_bias_min_weight_scale(std::span<const float> bias, float x_scale, int64_t k);
 
 // int32 bias: bias_scale[c] = x_scale * w_scale[c] (f32 product; w_scale has one entry or one per
 // bias element), q = saturate_i32(round_half_even(b / bias_scale)). `saturated` counts entries

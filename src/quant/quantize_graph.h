@@ -1,24 +1,20 @@
-// Post-training static INT8 quantization of a float ONNX graph into the standard QDQ form
-// (opset 13) that nfuse's fuse_qdq_conv / fuse_qdq_matmul passes turn into integer kernels:
+// Post-training static quantization of a float ONNX graph into the standard QDQ form that
+// nfuse's fuse_qdq_* passes turn into integer kernels, with the per-layer accuracy report and
+// automatic mixed precision of `nfuse quantize`.
 //
-//   activations: x -> QuantizeLinear(scalar scale, explicit zp) -> DequantizeLinear -> consumers
-//   weights:     DequantizeLinear(s8 constant, per-channel scale along the output axis, zp 0)
-//   biases:      left as f32 constants (the fusion passes requantize them)
-//
-// Which tensors: the activation input of every Conv / Gemm / MatMul with a constant weight and
-// its output (with u8 activations, the output of a following Relu when the layer's only
-// consumer is one, so the Relu fuses into the integer op; with s8 the Relu stays apart, as a
-// symmetric range cannot imply it). An input reached from a quantized output only through
-// MaxPool / Flatten / Reshape / Relu shares that output's parameters (their outputs stay on the
-// input's grid, so the second Q/DQ is exact). Graph outputs stay float (nothing downstream needs
-// them in int8): a final Gemm / MatMul producing one therefore runs in float on dequantized
-// operands.
-//
-// Calibration runs the float graph on the cpu backend with every observed tensor made a graph
-// output, feeding each into an Observer (observer.h); the method and activation scheme pick the
-// ranges (calib_method.h, quant_params.h).
+// Pipeline (quantize_static):
+//   1. the non-fusing optimization passes (constant folding, BN folding...; the graph stays
+//      standard ONNX);
+//   2. the plan: which nodes and tensors are quantized (quant_plan.h);
+//   3. calibration: the float graph runs on the cpu backend with every observed tensor made a
+//      graph output, each feeding an Observer (observer.h); the method and activation scheme
+//      pick the 8-bit ranges, and 16-bit ranges are kept for promoted layers;
+//   4. the QDQ graph for the requested precision (qdq_builder.h): int8 everywhere, s16
+//      everywhere (W8A16), or int8 with layers promoted by mixed_precision.h.
+// Graph inputs are calibrated with minmax whatever the method (see QuantizeOptions).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,29 +23,30 @@
 #include "ir/tensor.h"
 #include "nfuse/status.h"
 #include "quant/calib_method.h"
+#include "quant/equalize.h"
 #include "quant/metrics.h"
+#include "quant/qdq_builder.h"
 #include "quant/quant_params.h"
+#include "quant/quant_plan.h"
 
 namespace nfuse::quant {
+
+enum class Precision { kInt8, kInt16, kMixed };
+Result<Precision> parse_precision(std::string_view name);
+const char* precision_name(Precision p);
 
 struct QuantizeOptions {
   Method method = Method::kMinMax;
   MethodOptions method_options;  // symmetric and bits are set from `act`
   ActScheme act = ActScheme::kU8Asymmetric;
+  Precision precision = Precision::kInt8;
   int threads = 1;  // cpu backend threads for calibration and evaluation
   // Calibrate graph inputs with minmax whatever `method` says: an input is preprocessed data
   // whose whole range carries information, often with a large point mass at one end (image
   // background); the threshold searches would clip that mass (entropy folds it into |x|).
   bool minmax_inputs = true;
-};
-
-// One quantized layer (Conv / Gemm / MatMul) and the tensor its error is measured on.
-struct QuantizedLayer {
-  std::string name;    // the node's name (its output's name when unnamed)
-  std::string op;      // Conv, Gemm, MatMul
-  std::string output;  // the float tensor measured: the layer's (or its fused Relu's) output
-  bool output_quantized = false;  // false for graph outputs, left in float
-  std::string qdq_output;         // the same tensor in the QDQ graph (its DequantizeLinear output)
+  bool cle = false;              // cross-layer equalization first (equalize.h)
+  bool bias_correction = false;  // see QdqSelection::bias_correction
 };
 
 struct QuantizedTensorInfo {
@@ -62,37 +59,52 @@ struct QuantizedTensorInfo {
 struct QuantizeResult {
   std::unique_ptr<ir::Graph> fp32;  // the float graph after the non-fusing passes (BN folded)
   std::unique_ptr<ir::Graph> qdq;   // the QDQ graph, standard ONNX, verified
-  std::vector<QuantizedLayer> layers;
-  std::vector<QuantizedTensorInfo> tensors;
+  QuantPlan plan;
+  std::vector<PlannedLayer> layers;  // = plan.layers
+  std::map<std::string, CalibratedTensor> calibrated;
+  QdqSelection selection;                      // what `qdq` quantizes
+  std::map<std::string, std::string> measured;  // layer node_output -> its output tensor in `qdq`
+  std::vector<QuantizedTensorInfo> tensors;     // the quantized tensors of `qdq`
   int weights_quantized = 0;
+  int biases_corrected = 0;
+  int equalized_pairs = 0;  // --cle
+  // Replaces qdq/measured/tensors by the graph for `selection`.
+  Status rebuild(const QdqSelection& selection);
 };
-
-// Copies `g` (through the ONNX exporter and importer; `g` must be standard ONNX).
-Result<std::unique_ptr<ir::Graph>> clone_graph(const ir::Graph& g);
 
 // Runs nfuse's non-fusing optimization passes (constant folding, BN folding...) on `g`: the
 // result stays standard ONNX.
 Status optimize_without_fusions(ir::Graph& g);
 
 // Quantizes `fp32` (single input) calibrated on `batches` (each a tensor for that input).
+// kMixed builds the int8 graph: mixed_precision.h then promotes layers.
 Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<ir::Tensor>& batches,
                                        const QuantizeOptions& options);
 
 // Per-layer error of the QDQ graph (run on the cpu backend, so on the integer kernels where the
 // passes fuse) against the float one over `batches`.
 struct LayerError {
-  QuantizedLayer layer;
+  PlannedLayer layer;
   ErrorSummary error;
 };
 struct QuantizeReport {
   std::vector<LayerError> layers;
-  ErrorSummary output;                 // graph output 0
-  std::string first_below_0_95;        // empty when none
+  ErrorSummary output;           // graph output 0
+  std::string first_below_0_95;  // empty when none
 };
 Result<QuantizeReport> evaluate_quantization(const QuantizeResult& q, const std::vector<ir::Tensor>& batches,
                                              int threads = 1);
 
-// The report as JSON text: {"method","act","layers":[...],"first_below_0_95","output"}.
-std::string report_json(const QuantizeReport& report, const QuantizeOptions& options);
+// Graph output 0 of `g` for each batch, on the cpu backend (`optimize`: with its passes, which
+// fuse QDQ into integer kernels).
+Result<std::vector<ir::Tensor>> run_output0(const ir::Graph& g, const std::vector<ir::Tensor>& batches,
+                                            bool optimize, int threads = 1);
+// The error of `qdq`'s output 0 against `reference` (run_output0 of the float graph).
+Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir::Tensor>& batches,
+                                     const std::vector<ir::Tensor>& reference, int threads = 1);
+
+// Helpers shared with mixed_precision / the report.
+Result<std::unique_ptr<ir::Graph>> with_outputs(const ir::Graph& g, const std::vector<std::string>& names,
+                                                std::map<std::string, size_t>* index);
 
 }  // namespace nfuse::quant

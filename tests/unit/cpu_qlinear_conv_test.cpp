@@ -1,7 +1,7 @@
 // QLinearConv on the cpu backend (cpu_qlinear_conv.cpp, the qu8 GEMM) against the ref kernel:
 // bit for bit on every case (u8/s8 activations and outputs, per-tensor/per-channel scales,
 // zero points at both ends, saturation, strides, pads, dilation, groups, depthwise, batch,
-// threads, every GEMM configuration this CPU runs).
+// threads, every GEMM configuration this CPU runs; the W * X path and the depthwise f32 path).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +24,7 @@ struct QCase {
   bool x_signed = false, y_signed = false, per_channel = false, bias = true;
   int64_t x_zp = 128, y_zp = 128;
   float saturate = 1.0f;  // > 1 shrinks y_scale so that outputs clip at both ends
+  std::vector<int64_t> pads = {};  // ONNX pads (top, left, bottom, right) instead of `pad` on every side
 };
 
 std::string describe(const QCase& c) {
@@ -32,6 +33,7 @@ std::string describe(const QCase& c) {
     << " p" << c.pad << " d" << c.dil << " g" << c.group << (c.x_signed ? " x:s8" : " x:u8")
     << (c.y_signed ? " y:s8" : " y:u8") << (c.per_channel ? " per-channel" : " per-tensor") << " x_zp " << c.x_zp
     << " y_zp " << c.y_zp << (c.bias ? " bias" : "") << " sat " << c.saturate;
+  for (int64_t p : c.pads) s << " pads " << p;
   return s.str();
 }
 
@@ -78,7 +80,7 @@ TypedNode build(const QCase& c, std::mt19937& rng) {
   }
   t.attrs.set("kernel_shape", std::vector<int64_t>{c.k, c.k});
   t.attrs.set("strides", std::vector<int64_t>{c.stride, c.stride});
-  t.attrs.set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
+  t.attrs.set("pads", c.pads.empty() ? std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad} : c.pads);
   t.attrs.set("dilations", std::vector<int64_t>{c.dil, c.dil});
   t.attrs.set("group", c.group);
   return t;
@@ -175,6 +177,45 @@ TEST(CpuQLinearConv, BatchAndThreads) {
   }
 }
 
+// The W * X path (qu8_wxgemm.h, where the CPU has it): several pixel blocks per task (large K
+// shrinks the block), pixel counts off the 32-column tile, asymmetric pads that the padded
+// phase planes must cover, 1x1 with stride and pad, wide stride-2 rows, threads splitting pixels
+// and channels.
+TEST(CpuQLinearConv, PixelBlocksAndAsymmetricPads) {
+  std::mt19937 rng(kSeed + 7);
+  for (int threads : {1, 3}) {
+    check({.c = 256, .h = 12, .w = 12, .co = 24, .k = 3, .pad = 1, .per_channel = true}, rng, threads);
+    check({.c = 64, .h = 40, .w = 41, .co = 16, .k = 1, .x_signed = true, .x_zp = 9}, rng, threads);
+    check({.c = 130, .h = 7, .w = 7, .co = 72, .k = 3, .pad = 1, .y_signed = true, .y_zp = -7}, rng, threads);
+  }
+  // Wide rows: pad_planes' vector split of stride-2 rows into column phases, and its scalar tail.
+  for (int64_t w : {64, 75, 98}) {
+    check({.c = 6, .h = 5, .w = w, .co = 16, .k = 3, .stride = 2, .pad = 1, .x_zp = 77}, rng);
+    check({.c = 3, .h = 4, .w = w, .co = 8, .k = 1, .stride = 2, .x_signed = true, .x_zp = -9}, rng);
+    check({.c = 2, .h = 7, .w = w, .co = 8, .k = 3, .stride = 2, .dil = 2, .pads = {1, 3, 0, 2}}, rng);
+    check({.c = 2, .h = 9, .w = w, .co = 8, .k = 7, .stride = 2, .pad = 3, .y_signed = true, .y_zp = 11}, rng);
+  }
+  for (int64_t s : {1, 2}) {
+    check({.c = 5, .h = 11, .w = 13, .co = 9, .k = 3, .stride = s, .pads = {0, 2, 1, 0}}, rng);
+    check({.c = 6, .h = 9, .w = 10, .co = 12, .k = 5, .stride = s, .dil = 2, .x_signed = true, .pads = {3, 0, 0, 4}},
+          rng);
+    check({.c = 7, .h = 9, .w = 9, .co = 8, .k = 1, .stride = s, .pads = {1, 0, 2, 1}}, rng);
+  }
+}
+
+// Depthwise: the f32-kernel path up to its 514-tap bound (with sums near 2^24), and past it the
+// int32 direct path; asymmetric pads and a channel multiplier.
+TEST(CpuQLinearConv, DepthwiseBigKernels) {
+  std::mt19937 rng(kSeed + 8);
+  for (int64_t k : {21, 23}) {  // 441 taps (f32 path), 529 taps (int32 path)
+    check({.c = 3, .h = 24, .w = 26, .co = 3, .k = k, .pad = k / 2, .group = 3, .x_zp = 0, .saturate = 4.0f}, rng);
+    check({.c = 2, .h = 23, .w = 23, .co = 4, .k = k, .stride = 2, .pad = 3, .group = 2, .x_signed = true,
+           .y_signed = true, .x_zp = -128, .y_zp = 0},
+          rng);
+  }
+  check({.c = 4, .h = 9, .w = 17, .co = 4, .k = 3, .stride = 2, .group = 4, .pads = {0, 1, 2, 0}}, rng);
+}
+
 // Every GEMM configuration this CPU runs (scalar, AVX2, AVX-512 VNNI, NEON) on one sweep.
 TEST(CpuQLinearConv, EveryKernelConfig) {
   for (const kernels::Qu8GemmConfig* cfg : kernels::qu8_gemm_configs()) {
@@ -185,6 +226,13 @@ TEST(CpuQLinearConv, EveryKernelConfig) {
           rng, 2);
     check({.c = 64, .h = 7, .w = 7, .co = 40, .k = 1, .x_signed = true, .y_signed = true, .per_channel = true,
            .x_zp = 127, .y_zp = -128, .saturate = 8.0f},
+          rng);
+    // Depthwise on this ISA's f32 kernels and conversions (plane sizes off the vector width).
+    check({.c = 5, .h = 13, .w = 19, .co = 5, .k = 3, .stride = 2, .pad = 1, .group = 5, .x_signed = true,
+           .per_channel = true, .x_zp = -3, .y_zp = 200},
+          rng, 2);
+    check({.c = 3, .h = 7, .w = 33, .co = 6, .k = 5, .pad = 2, .group = 3, .y_signed = true, .x_zp = 250,
+           .y_zp = -100, .saturate = 8.0f},
           rng);
   }
 }

@@ -1,12 +1,14 @@
 // quantize_static on a tiny Conv-Relu-MaxPool-Conv-Relu-Flatten graph: the QDQ graph verifies,
 // has one Q/DQ pair per activation (the MaxPool output sharing the Relu's parameters), s8
 // per-channel weights, stays close to the float graph, and the cpu backend's passes turn both
-// convolutions into QLinearConv.
+// convolutions into QLinearConv. The report and the mixed-precision promotion run on it too.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "pass_test_util.h"
+#include "quant/mixed_precision.h"
+#include "quant/quant_report.h"
 #include "quant/quantize_graph.h"
 
 namespace nfuse::passes_test {
@@ -54,9 +56,12 @@ TEST(QuantizeGraph, ConvReluConvBecomesFusableQdq) {
   EXPECT_EQ(count_ops(qg, "QuantizeLinear"), 4);
   EXPECT_EQ(count_ops(qg, "DequantizeLinear"), 6);
   EXPECT_EQ(q->weights_quantized, 2);
-  ASSERT_EQ(q->layers.size(), 2u);
+  // conv1 (absorbing relu1), pool1, conv2 (absorbing relu2).
+  ASSERT_EQ(q->layers.size(), 3u);
   EXPECT_EQ(q->layers[0].output, "r1");
-  EXPECT_EQ(q->layers[1].output, "r2");
+  EXPECT_EQ(q->layers[1].op, "MaxPool");
+  EXPECT_EQ(q->layers[1].output, "p1");
+  EXPECT_EQ(q->layers[2].output, "r2");
   bool shared = false;
   for (const auto& t : q->tensors) {
     EXPECT_EQ(t.params.storage, ir::DType::kU8) << t.name;
@@ -87,17 +92,28 @@ TEST(QuantizeGraph, ConvReluConvBecomesFusableQdq) {
   // Close to the float graph on fresh data; the report sees both layers.
   auto report = quant::evaluate_quantization(*q, batches(kSeed + 100, 3));
   ASSERT_TRUE(report.ok()) << report.status().to_string();
-  ASSERT_EQ(report->layers.size(), 2u);
+  ASSERT_EQ(report->layers.size(), 3u);
   EXPECT_GT(report->output.cosine, 0.99);
   for (const auto& l : report->layers) EXPECT_GT(l.error.cosine, 0.99) << l.layer.name;
   EXPECT_TRUE(report->first_below_0_95.empty());
-  auto j = nlohmann::json::parse(quant::report_json(*report, options), nullptr, false);
+  quant::ReportInput ri;
+  ri.model = "conv_relu_conv";
+  ri.options = options;
+  ri.result = &*q;
+  ri.calibration = *report;
+  ri.calibration_samples = 12;
+  auto j = nlohmann::json::parse(quant::report_json(ri), nullptr, false);
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(j["method"], "minmax");
   EXPECT_EQ(j["act"], "u8");
-  EXPECT_EQ(j["layers"].size(), 2u);
+  EXPECT_EQ(j["layers"].size(), 3u);
+  EXPECT_EQ(j["layers"][0]["precision"], "int8");
   EXPECT_TRUE(j["first_below_0_95"].is_null());
   EXPECT_TRUE(j["output"].contains("snr_db"));
+  EXPECT_TRUE(j["evaluation"].is_null());
+  const std::string html = quant::report_html(ri);
+  EXPECT_NE(html.find("conv1"), std::string::npos);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
 
   // The cpu backend's passes fuse both convolutions into QLinearConv.
   auto copy = quant::clone_graph(qg);
@@ -123,11 +139,18 @@ TEST(QuantizeGraph, SymmetricS8AndOtherMethods) {
       EXPECT_EQ(t.params.storage, ir::DType::kI8) << t.name;
       EXPECT_EQ(t.params.zero_point[0], 0) << t.name;
     }
-    // s8: the Conv outputs are quantized (a symmetric range cannot imply the Relu) and the
-    // pooled Relu output shares the first Conv's parameters; both convolutions still fuse.
-    ASSERT_EQ(q->layers.size(), 2u);
+    // s8: the Conv outputs are quantized (a symmetric range cannot imply the Relu), the Relus
+    // are layers of their own sharing their input's parameters, as does the pooled output;
+    // both convolutions still fuse.
+    ASSERT_EQ(q->layers.size(), 5u);
     EXPECT_EQ(q->layers[0].output, "c1");
-    EXPECT_EQ(q->layers[1].output, "c2");
+    EXPECT_EQ(q->layers[1].op, "Relu");
+    EXPECT_EQ(q->layers[3].output, "c2");
+    for (const auto& t : q->tensors) {
+      if (t.name == "r1" || t.name == "p1") {
+        EXPECT_EQ(t.shared_with, "c1") << t.name;
+      }
+    }
     auto copy = quant::clone_graph(*q->qdq);
     ASSERT_TRUE(copy.ok()) << copy.status().to_string();
     runtime::SessionOptions so;
@@ -139,6 +162,46 @@ TEST(QuantizeGraph, SymmetricS8AndOtherMethods) {
     ASSERT_TRUE(report.ok()) << report.status().to_string();
     EXPECT_GT(report->output.cosine, 0.98) << quant::method_name(method);
   }
+}
+
+// Sensitivity ranks layers by the output error each causes alone; promotion to float of every
+// layer reproduces the float graph exactly, and to int16 brings the output much closer.
+TEST(QuantizeGraph, SensitivityAndMixedPrecision) {
+  auto g = conv_relu_conv();
+  ASSERT_TRUE(g);
+  quant::QuantizeOptions options;
+  options.act = quant::ActScheme::kS8Symmetric;
+  auto q = quant::quantize_static(*g, batches(kSeed, 4), options);
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  const auto data = batches(kSeed + 200, 2);
+  auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
+  ASSERT_TRUE(reference.ok()) << reference.status().to_string();
+  auto sens = quant::layer_sensitivity(*q, data, *reference, 1);
+  ASSERT_TRUE(sens.ok()) << sens.status().to_string();
+  ASSERT_EQ(sens->size(), q->layers.size());
+  auto all = quant::evaluate_output(*q->qdq, data, *reference);
+  ASSERT_TRUE(all.ok()) << all.status().to_string();
+  for (const auto& s : *sens) {
+    EXPECT_LT(s.output.cosine, 1.0) << s.node_output;  // every layer alone adds some error
+    EXPECT_GE(s.output.cosine, all->cosine - 1e-9) << s.node_output;  // ... less than all together
+  }
+  // A target no int8 graph meets: every layer ends up promoted to float, which is the float graph.
+  auto to_float = quant::promote_until(*q, *sens, data, *reference, 1.0, quant::PromoteTo::kFloat, 1);
+  ASSERT_TRUE(to_float.ok()) << to_float.status().to_string();
+  EXPECT_EQ(to_float->promotions.size(), q->layers.size());
+  EXPECT_EQ(to_float->after.max_abs_error, 0.0);
+  EXPECT_TRUE(to_float->target_met);
+  EXPECT_EQ(q->weights_quantized, 0);
+  // Promotions follow sensitivity: the first promoted layer is the most sensitive one.
+  double worst = 2.0;
+  std::string worst_layer;
+  for (const auto& s : *sens) {
+    if (s.output.cosine < worst) {
+      worst = s.output.cosine;
+      worst_layer = s.node_output;
+    }
+  }
+  EXPECT_EQ(to_float->promotions[0].node_output, worst_layer);
 }
 
 TEST(QuantizeGraph, RejectsEmptyCalibration) {

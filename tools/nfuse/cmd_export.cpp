@@ -23,7 +23,7 @@ int cmd_export(const ExportArgs& args) {
     };
     if (args.no_fusions) {
       // The passes whose results are not standard ONNX.
-      po.disabled = {"recognize_gelu", "fuse_matmul_bias", "fuse_residual_add", "fuse_activation"};
+      po.disabled = passes::nonstandard_pass_names();
     }
     try {
       auto r = passes::optimize(**graph, po);

@@ -22,7 +22,10 @@ int cmd_ops(bool markdown) {
   }
   for (const std::string& op : ir::OpRegistry::global().op_types()) {
     ir::Node node;
-    node.op_type = op;
+    // The registry names ops of other domains "domain.Op" (nfuse.Gelu, com.microsoft.QLinearAdd).
+    const size_t dot = op.rfind('.');
+    node.domain = dot == std::string::npos ? "" : op.substr(0, dot);
+    node.op_type = dot == std::string::npos ? op : op.substr(dot + 1);
     node.name = op;
     if (markdown) std::printf("| %s |", op.c_str());
     else std::printf("%-28s", op.c_str());

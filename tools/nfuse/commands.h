@@ -59,6 +59,7 @@ struct QuantizeArgs {
   std::string html;                  // REPORT.html (self-contained page)
   std::string precision = "int8";    // int8 | int16 | mixed
   double target_cosine = 0.99;       // --precision mixed: final-output cosine to reach
+  std::string promote = "float";     // --precision mixed: promote to float or int16 (W8A16)
   std::string weights = "int8";      // int8 | int4 (weight-only, MatMul)
   bool cle = false;                  // cross-layer equalization
   bool bias_correction = false;

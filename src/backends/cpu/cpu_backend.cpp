@@ -7,11 +7,18 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/cpu_op.h"
+#include "backends/cpu/cpu_qlinear_ops.h"
 #include "backends/ref/ref_fused_epilogue.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/op_registry.h"
 
 namespace nfuse::backends::cpu {
+
+// W8A16 nfuse.QLinearConv16 / nfuse.QLinearMatMul16 (cpu_qlinear_conv16.cpp, cpu_qlinear_matmul16.cpp).
+Result<std::unique_ptr<CpuOp>> make_qlinear_conv16(const ir::Node& node, const CompileContext& ctx);
+Result<std::unique_ptr<CpuOp>> make_qlinear_matmul16(const ir::Node& node, const CompileContext& ctx);
+// com.microsoft.MatMulNBits: int4 weights dequantized at compile time onto the f32 GEMM (cpu_matmul_nbits.cpp).
+Result<std::unique_ptr<CpuOp>> make_matmul_nbits(const ir::Node& node, const CompileContext& ctx);
 
 bool AlignedFloats::resize(size_t n) {
   data_.reset();
@@ -130,18 +137,29 @@ class CpuPartition final : public CompiledPartition {
 
 // The optimised op for `node`, or nullptr when it has none.
 Result<std::unique_ptr<CpuOp>> make_optimized(const ir::Node& node, const CompileContext& ctx) {
+  if (node.domain == "nfuse" && node.op_type == "QLinearConv16") return make_qlinear_conv16(node, ctx);
+  if (node.domain == "nfuse" && node.op_type == "QLinearMatMul16") return make_qlinear_matmul16(node, ctx);
+  if (node.domain == "nfuse" && node.op_type == "QLinearLookup") return make_qlinear_lookup(node, ctx);
+  if (node.domain == "com.microsoft") {
+    if (node.op_type == "QLinearAdd" || node.op_type == "QLinearMul") return make_qlinear_binary(node, ctx);
+    if (node.op_type == "QLinearConcat") return make_qlinear_concat(node, ctx);
+    if (node.op_type == "QLinearGlobalAveragePool") return make_qlinear_pool(node, ctx);
+    if (node.op_type == "MatMulNBits") return make_matmul_nbits(node, ctx);
+  }
   if (!node.domain.empty()) return std::unique_ptr<CpuOp>();
   const std::string& op = node.op_type;
   if (op == "Conv") return make_conv(node, ctx);
   if (op == "ConvTranspose") return make_conv_transpose(node, ctx);
   if (op == "QLinearConv") return make_qlinear_conv(node, ctx);
   if (op == "QLinearMatMul") return make_qlinear_matmul(node, ctx);
+  if (op == "MaxPool" && !is_f32(node.input(0))) return make_qlinear_pool(node, ctx);  // u8 / i8
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return make_pool(node, ctx);
   if (op == "Gemm" || op == "MatMul") return make_gemm(node, ctx);
   if (op == "Softmax") return make_softmax(node, ctx);
   if (op == "Resize") return make_resize(node, ctx);
   if (op == "LSTM" || op == "GRU") return make_rnn(node, ctx);
   if (op == "Pow") return make_pow(node, ctx);
+  if (op == "QuantizeLinear" || op == "DequantizeLinear") return make_quantize_linear(node, ctx);
   if (op == "LayerNormalization") return make_layer_norm(node, ctx);
   if (op == "Slice") return make_slice(node, ctx);
   if (op == "Concat" || op == "Split" || op == "Transpose" || op == "Reshape" || op == "Flatten" ||
@@ -188,8 +206,13 @@ class CpuBackend final : public Backend {
         "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm", "MatMul", "Softmax", "Add",
         "Sub", "Mul", "Div", "Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Clip",
         "Resize", "Concat", "Split", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace",
-        "SpaceToDepth", "LSTM", "GRU", "Pow", "LayerNormalization", "Slice", "QLinearConv", "QLinearMatMul"};
-    if (!node.domain.empty() || !optimized.count(node.op_type)) {
+        "SpaceToDepth", "LSTM", "GRU", "Pow", "QuantizeLinear", "DequantizeLinear", "LayerNormalization", "Slice", "QLinearConv", "QLinearMatMul"};
+    const bool lookup = node.domain == "nfuse" && (node.op_type == "QLinearLookup" || node.op_type == "QLinearConv16" ||
+                                                   node.op_type == "QLinearMatMul16");
+    static const std::set<std::string> optimized_ms = {"QLinearAdd", "QLinearMul", "QLinearConcat",
+                                                        "QLinearGlobalAveragePool", "MatMulNBits"};
+    const bool ms = node.domain == "com.microsoft" && optimized_ms.count(node.op_type);
+    if (!lookup && !ms && (!node.domain.empty() || !optimized.count(node.op_type))) {
       return Support{true, "reference kernel: no optimized cpu kernel for " + node.op_type, 0.0};
     }
     return Support::yes();

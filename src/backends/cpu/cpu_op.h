@@ -120,6 +120,8 @@ Result<std::unique_ptr<CpuOp>> make_layer_norm(const ir::Node& node, const Compi
 Result<std::unique_ptr<CpuOp>> make_slice(const ir::Node& node, const CompileContext& ctx);
 // LSTM and GRU on f32 with default activations and constant weights (cpu_rnn.cpp).
 Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileContext& ctx);
+// QuantizeLinear / DequantizeLinear, per tensor with constant parameters (cpu_quantize.cpp).
+Result<std::unique_ptr<CpuOp>> make_quantize_linear(const ir::Node& node, const CompileContext& ctx);
 // Pow on f32 with a constant scalar exponent of 2 or 0.5 (cpu_pow.cpp).
 Result<std::unique_ptr<CpuOp>> make_pow(const ir::Node& node, const CompileContext& ctx);
 // ConvTranspose, 2-D f32 NCHW with constant weights, as GEMM + col2im (cpu_conv_transpose.cpp).
@@ -130,6 +132,9 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const Com
 // QLinearMatMul, u8/s8 A times a constant 2-D s8 B with zero b_zp, per-tensor A and output
 // quantization, on the qu8 GEMM (cpu_qlinear_matmul.cpp); bit-exact with ref.
 Result<std::unique_ptr<CpuOp>> make_qlinear_matmul(const ir::Node& node, const CompileContext& ctx);
+// nfuse.QLinearLookup, u8/s8 in and out, on the x8-lut kernels (cpu_qlinear_lookup.cpp); bit-exact
+// with ref.
+Result<std::unique_ptr<CpuOp>> make_qlinear_lookup(const ir::Node& node, const CompileContext& ctx);
 // Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh on f32; nullptr otherwise.
 std::unique_ptr<CpuOp> make_unary(const ir::Node& node);
 // The node's reference kernel (plus its fused epilogue) as a CpuOp; nullptr when it has none.

@@ -1,19 +1,28 @@
 // QLinearConv for depthwise convolutions (one input channel per group, any channel multiplier)
-// on the cpu backend: a direct int32 convolution per channel plane, requantized with ref's own
-// requantization (ref_quant_util.h's requantize_value, computed as the qu8 GEMM computes it), so
-// bit-exact with the ref kernel. The GEMM path of
+// on the cpu backend, bit-exact with the ref kernel (ref_quant_util.h's requantize_value over
+// the exact int32 sum, computed as the qu8 GEMM computes it). The GEMM path of
 // cpu_qlinear_conv.cpp would run these as one N=1 GEMM per channel, padding every column panel
 // to NR (16 or 32) and running ~30x slower than the f32 depthwise kernel.
 //
-// Per output row, 64 output pixels at a time: int32 accumulators on the stack start at the
-// bias, each tap adds (x - x_zp) * w over the pixels whose tap lies inside the input row (a
-// plain loop the compiler vectorises; taps in the padding add (x_zp - x_zp) * w = 0), then
+// Kernels of at most 514 taps (all of MobileNet's) run on the f32 depthwise kernels
+// (f32_dwconv.h, AVX-512 / AVX2 FMA): the plane is converted to f32 (x - x_zp) in per-thread
+// scratch (qu8_vcvt.h), the kernel sums w * (x - x_zp) with zero bias, and one pass adds the
+// int32 bias and requantizes. Exact: every product is an integer of magnitude <= 255 * 128 and
+// every partial sum of at most 514 of them stays below 2^24, so each f32 multiply, add or FMA is
+// exact in any order, and the f32 result converts back to the same int32 sum ref computes.
+//
+// Larger kernels: per output row, 64 output pixels at a time, int32 accumulators on the stack
+// start at the bias, each tap adds (x - x_zp) * w over the pixels whose tap lies inside the input
+// row (a plain loop the compiler vectorises; taps in the padding add (x_zp - x_zp) * w = 0), then
 // requantize.
 // Threads split channel planes. No allocation while running.
 #include <algorithm>
 #include <cstdint>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "kernels/f32-dwconv/f32_dwconv.h"
+#include "kernels/qu8-gemm/qu8_wxgemm.h"
+#include "kernels/qu8-vcvt/qu8_vcvt.h"
 
 namespace nfuse::backends::cpu {
 namespace {
@@ -36,8 +45,21 @@ class QLinearDwConv final : public CpuOp {
     co_ = static_cast<size_t>(w.dim(0));
     taps_ = static_cast<size_t>(w.numel()) / co_;
     w_.assign(w.data<int8_t>(), w.data<int8_t>() + w.numel());
+    wf_.assign(w_.begin(), w_.end());
     bias_.assign(co_, 0);
     if (bias) std::copy(bias, bias + co_, bias_.begin());
+  }
+
+  size_t scratch_floats(const OpTensors& t, size_t) const override {
+    if (taps_ > kMaxF32Taps) return 0;
+    const Conv2dGeometry* g = geo_.cached(t.inputs[0]->dims());
+    Conv2dGeometryCache tmp;
+    if (!g) {
+      auto r = tmp.get(node_.attrs, t.inputs[0]->dims(), w_dims_);
+      if (!r.ok()) return 0;  // run() reports the error
+      g = *r;
+    }
+    return plane_floats(g->h * g->w) + g->ho * g->wo;
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
@@ -46,6 +68,18 @@ class QLinearDwConv final : public CpuOp {
     const void* x = t.inputs[0]->raw();
     void* y = t.outputs[0]->raw();
     const size_t planes = g->n * co_;
+    if (taps_ <= kMaxF32Taps) {
+      if (!fn_ || g != last_) {
+        fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), g->kh, g->kw, g->sh, g->sw, g->dh, g->dw);
+        vcvt_ = kernels::qu8_vcvt_select(kernels::selected_isa());
+        rq_ = kernels::qu8_requant(y_signed_, y_zp_, y_signed_ ? -128 : 0, y_signed_ ? 127 : 255);
+        last_ = g;
+      }
+      rc.pool.run(planes, [&](size_t i, size_t worker) {
+        plane_f32(*g, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), i, rc.scratch.get(worker));
+      });
+      return ok_status();
+    }
     rc.pool.run(planes, [&](size_t i, size_t) {
       if (x_signed_) {
         y_signed_ ? plane<int8_t, int8_t>(*g, x, y, i) : plane<int8_t, uint8_t>(*g, x, y, i);
@@ -57,6 +91,38 @@ class QLinearDwConv final : public CpuOp {
   }
 
  private:
+  // At most this many taps keep every partial sum of the f32 path below 2^24 (header comment).
+  static constexpr size_t kMaxF32Taps = 514;
+  static size_t plane_floats(size_t n) { return (n + 15) / 16 * 16; }
+
+  // Output plane `index` = n * Co + o on the f32 kernel: buf holds the input plane as f32
+  // (x - x_zp), then the kernel's f32 sums.
+  // s8 planes are read as their bits (the kernels flip the sign bit).
+  void plane_f32(const Conv2dGeometry& g, const uint8_t* xv, uint8_t* yv, size_t index, float* buf) const {
+    const size_t n = index / co_, o = index % co_;
+    const size_t c = o / (co_ / g.c);
+    const uint8_t* x = xv + (n * g.c + c) * g.h * g.w;
+    uint8_t* y = yv + index * g.ho * g.wo;
+    const size_t in_plane = g.h * g.w, out_plane = g.ho * g.wo;
+    float* in = buf;
+    float* sums = buf + plane_floats(in_plane);
+    vcvt_.unpack(x, in_plane, x_signed_ ? 0x80 : 0, x_zp_ + (x_signed_ ? 128 : 0), in);
+    kernels::F32DwconvParams p;
+    p.in = in;
+    p.in_stride = g.w;
+    p.in_height = g.h;
+    p.in_width = g.w;
+    p.pad_top = g.pad_top;
+    p.pad_left = g.pad_left;
+    p.w = wf_.data() + o * taps_;
+    p.out = sums;
+    p.out_stride = g.wo;
+    p.out_width = g.wo;
+    p.kh = g.kh, p.kw = g.kw, p.sh = g.sh, p.sw = g.sw, p.dh = g.dh, p.dw = g.dw;
+    fn_(p, 0, g.ho);
+    vcvt_.requant(sums, out_plane, bias_[o], mult_[o], rq_, y);
+  }
+
   // Output plane `index` = n * Co + o, reading input channel o / (Co / C).
   template <typename X, typename Y>
   void plane(const Conv2dGeometry& g, const void* xv, void* yv, size_t index) const {
@@ -117,6 +183,11 @@ class QLinearDwConv final : public CpuOp {
   int32_t x_zp_, y_zp_;
   size_t co_ = 0, taps_ = 0;
   std::vector<int8_t> w_;
+  std::vector<float> wf_;  // w_ as f32, for the f32 kernels
+  kernels::F32DwconvFn fn_ = nullptr;
+  kernels::Qu8VcvtKernels vcvt_{};
+  kernels::Qu8GemmRequant rq_;
+  const Conv2dGeometry* last_ = nullptr;  // the geometry fn_ was selected for
   std::vector<int32_t> bias_;
   Conv2dGeometryCache geo_;
 };

@@ -13,6 +13,31 @@
 //                q = saturate(round_half_even(f32(acc) * multiplier) + y_zero_point) with
 //                multiplier = (x_scale * w_scale) / y_scale evaluated in f32 in that order
 //                (per output channel when w_scale is per channel).
+//   QLinearAdd:  (com.microsoft) with ma = a_scale / y_scale and mb = b_scale / y_scale in f32,
+//                y = saturate(round_half_even(fma(f32(a - a_zp), ma, f32(b - b_zp) * mb)) + y_zp)
+//                where fma is one fused multiply-add (rounded once, std::fma / vfmadd). Written out
+//                so that no compiler can contract a different pair of operations: with plain
+//                `x * ma + t` GCC contracts to an FMA where the target has one (arm64, the -mfma
+//                kernel files) and not elsewhere, and the results would differ by ISA. f32 rather
+//                than a TFLite-style fixed-point multiplier because it stays closest to the QDQ
+//                graph it replaces (dequantize, add in f32, quantize) and the vector kernels need
+//                only cvt/mul/fma/cvt; the integer parts (a - a_zp) are exact in f32.
+//   QLinearMul:  m = (a_scale * b_scale) / y_scale in f32 (requant_multiplier);
+//                y = saturate(round_half_even(f32((a - a_zp) * (b - b_zp)) * m) + y_zp); the
+//                integer product is exact (|p| <= 65536) and there is one rounding, no FMA question.
+//   QLinearConcat: each input element becomes quantize(dequantize(x, x_scale, x_zp), y_scale,
+//                y_zp) (exactly what the DQ -> Concat -> Q graph computes; identity when the
+//                input's parameters equal the output's). Kernels may tabulate it per input.
+//   QLinearAveragePool / QLinearGlobalAveragePool: acc = the exact integer sum of (x - x_zp)
+//                over the window taps inside the input (padding contributes the real value 0, as
+//                in the f32 AveragePool); count = taps inside, plus the padded taps with
+//                count_include_pad;
+//                y = saturate(round_half_even((f32(acc) * m) / f32(count)) + y_zp) with
+//                m = x_scale / y_scale in f32; count 0 gives y_zp. f32(acc) rounds to nearest even
+//                when |acc| > 2^24 (huge windows), identically everywhere.
+//   The f32 intermediate results above can be +-inf only for extreme scale ratios; saturate then
+//   clamps, and NaN (0 * inf) gives the zero point as in quantize. Optimized kernels decline
+//   (fall back to ref) when a multiplier is not finite.
 // Parameters: a scale and zero point per tensor (scalar or one-element inputs) or per axis (1-D
 // inputs, one entry per index of `axis`, default 1, negative counts from the end). An absent
 // zero point is 0 of u8. This is also the meaning of ir::QuantParams on a Value: `scale` and
@@ -56,6 +81,22 @@ inline float requant_multiplier(float x_scale, float w_scale, float y_scale) { r
 template <typename Q>
 inline Q requantize_value(int64_t acc, float multiplier, int64_t zero_point) {
   return quantize_value<Q>(static_cast<float>(acc) * multiplier, 1.0f, zero_point);
+}
+
+// QLinearAdd's f32 value before rounding (see the header comment); a_c = a - a_zp, b_c = b - b_zp.
+inline float qlinear_add_value(int32_t a_c, int32_t b_c, float ma, float mb) {
+  return std::fma(static_cast<float>(a_c), ma, static_cast<float>(b_c) * mb);
+}
+
+// QLinearMul's f32 value before rounding; m = requant_multiplier(a_scale, b_scale, y_scale).
+inline float qlinear_mul_value(int32_t a_c, int32_t b_c, float m) { return static_cast<float>(a_c * b_c) * m; }
+
+// The quantized average of a pooling window: acc = sum of (x - x_zp), m = x_scale / y_scale.
+template <typename Q>
+inline Q qlinear_average_value(int64_t acc, int64_t count, float m, int64_t y_zp) {
+  if (count == 0) return saturate_to<Q>(static_cast<double>(y_zp));
+  const float v = (static_cast<float>(acc) * m) / static_cast<float>(count);
+  return quantize_value<Q>(v, 1.0f, y_zp);
 }
 
 }  // namespace nfuse::backends::ref

@@ -51,6 +51,25 @@ bool is_16bit_qdq(const ir::Node& n) {
   return t == ir::DType::kI16 || t == ir::DType::kU16;
 }
 
+// ONNX Runtime's contrib domain. Its QuantizeLinear / DequantizeLinear take 16-bit storage at any
+// opset (the standard ones only from opset 21); ORT's quantizer writes 16-bit QDQ models with them
+// below opset 21, and so does this exporter. Its only opset version is 1.
+constexpr const char* kMsDomain = "com.microsoft";
+
+// The highest opset default-domain nodes of `g` (and its subgraphs) record, 0 if none.
+int max_default_node_opset(const ir::Graph& g) {
+  int v = 0;
+  for (const auto& n : g.nodes()) {
+    if (n->domain.empty() || n->domain == "ai.onnx") v = std::max(v, n->opset);
+    for (const auto& [name, attr] : n->attrs.all()) {
+      if (const auto* sub = std::get_if<std::shared_ptr<ir::Graph>>(&attr); sub && *sub) {
+        v = std::max(v, max_default_node_opset(**sub));
+      }
+    }
+  }
+  return v;
+}
+
 // ONNX IR version that goes with a default-domain opset (onnx/helper.py VERSION_TABLE).
 int64_t ir_version_for_opset(int opset) {
   if (opset <= 8) return 3;
@@ -130,7 +149,9 @@ void write_type(const ir::TensorType& t, ValueInfoProto* vi) {
 
 class Exporter {
  public:
-  explicit Exporter(const ExportOptions& options) : options_(options) {}
+  // qdq16_as_contrib: write 16-bit default-domain Q/DQ as "com.microsoft" ones (opset < 21).
+  Exporter(const ExportOptions& options, bool qdq16_as_contrib)
+      : options_(options), qdq16_as_contrib_(qdq16_as_contrib) {}
 
   Status export_graph(const ir::Graph& g, GraphProto* gp, const Scope* outer);
 
@@ -146,6 +167,7 @@ class Exporter {
                          const Scope& scope);
 
   const ExportOptions& options_;
+  const bool qdq16_as_contrib_;
   uint64_t tensor_bytes_ = 0;
   std::map<std::string, int> node_opsets_;
   std::string per_axis_qdq_node_;
@@ -310,7 +332,12 @@ Status Exporter::export_graph(const ir::Graph& g, GraphProto* gp, const Scope* o
     NodeProto* p = gp->add_node();
     p->set_name(n.name);
     p->set_op_type(n.op_type);
-    if (!n.domain.empty()) p->set_domain(n.domain);
+    const bool as_contrib = qdq16_as_contrib_ && is_16bit_qdq(n);
+    if (as_contrib) {
+      p->set_domain(kMsDomain);
+    } else if (!n.domain.empty()) {
+      p->set_domain(n.domain);
+    }
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const ir::Value* v = n.inputs[i];
       if (!v) {
@@ -344,14 +371,16 @@ Status Exporter::export_graph(const ir::Graph& g, GraphProto* gp, const Scope* o
       p->add_output(blank ? std::string() : v->name);
       scope.defined.insert(v->name);
     }
-    if (n.opset > 0) {
+    if (as_contrib) {
+      node_opsets_[kMsDomain] = 1;
+    } else if (n.opset > 0) {
       int& op = node_opsets_[n.domain];
       op = std::max(op, n.opset);
     } else {
       node_opsets_.try_emplace(n.domain, 0);
     }
     if (per_axis_qdq_node_.empty() && is_per_axis_qdq(n)) per_axis_qdq_node_ = n.label();
-    if (qdq16_node_.empty() && is_16bit_qdq(n)) qdq16_node_ = n.label();
+    if (qdq16_node_.empty() && is_16bit_qdq(n) && !as_contrib) qdq16_node_ = n.label();
   }
 
   // Graph outputs.
@@ -386,7 +415,14 @@ Result<std::string> export_model_bytes(const ir::Graph& g, const ExportOptions& 
   ::onnx::ModelProto model;
   model.set_producer_name(options.producer_name);
   model.set_producer_version(options.producer_version.empty() ? std::string(NFUSE_VERSION) : options.producer_version);
-  Exporter exporter(options);
+  // The default-domain opset the file will declare, known before the nodes are written so that
+  // 16-bit Q/DQ below opset 21 go out in ORT's contrib domain (as ORT's quantizer writes them).
+  int declared_default = options.default_opset;
+  for (const auto& [domain, version] : g.opsets) {
+    if (domain.empty() || domain == "ai.onnx") declared_default = version;
+  }
+  declared_default = std::max(declared_default, max_default_node_opset(g));
+  Exporter exporter(options, declared_default < 21);
   NFUSE_RETURN_IF_ERROR(exporter.export_graph(g, model.mutable_graph(), nullptr), "exporting ONNX model");
 
   // Opset imports: the graph's, raised where a node records a newer opset for its domain, plus

@@ -1,0 +1,225 @@
+// nfuse.QLinearConv16 (W8A16, src/ops/qlinear16.cpp) on the cpu backend: 2-D NCHW, i16 or u16
+// activations and outputs, s8 weights with zero w_zp (per tensor or per output channel), int32
+// bias, any stride / pad / dilation / group. Bit-exact with the ref kernel.
+//
+// Convolutions with more than one input channel per group run on the qs16 GEMM
+// (src/kernels/qs16-gemm/qs16_gemm.h) as cpu_qlinear_conv.cpp runs the int8 ones: output pixels
+// are GEMM rows and output channels columns (per-column multipliers live in packed B); a 1x1
+// stride-1 unpadded convolution reads the NCHW input in place (column stride H*W); otherwise the
+// group's input is transposed to NHWC and an im2col matrix [pixels x K] (K in (ky, kx, c) order,
+// weights reordered to match at pack time) is built from one C/group run per tap, padding taps
+// holding x_zp. C lands as [pixels x Co] and one pass transposes it into NCHW.
+// Depthwise convolutions (one input channel per group) run a direct loop: int64 accumulator,
+// then ref's requantize_value itself, parallel over (image, channel).
+// Covered only with constant scales, zero points, weights and bias; otherwise nullptr (ref).
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_qlinear16_util.h"
+#include "kernels/qs16-gemm/qs16_gemm.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+class QLinearConv16 final : public CpuOp {
+ public:
+  QLinearConv16(const ir::Node& node, const W8A16Params& p)
+      : node_(node), w_dims_(p.w->dims()), cfg_(kernels::qs16_gemm_config()), p_(p) {
+    co_ = static_cast<size_t>(p.w->dim(0));
+    k_ = static_cast<size_t>(p.w->numel()) / co_;
+  }
+
+  // Weights [Co][K] per group are B (K x Co/group), packed with bias, x_zp correction and the
+  // multipliers.
+  bool pack(const int32_t* bias, size_t group) {
+    group_ = group;
+    const size_t cg = co_ / group;
+    panel_bytes_ = kernels::qs16_gemm_packed_b_size(cfg_, k_, cg);
+    if (!packed_.resize((panel_bytes_ * group + sizeof(float) - 1) / sizeof(float))) return false;
+    const size_t cin_g = static_cast<size_t>(w_dims_[1]), taps = k_ / cin_g;
+    const int8_t* w = p_.w->data<int8_t>();
+    std::vector<int8_t> wr(static_cast<size_t>(p_.w->numel()));  // K in (ky, kx, c) order
+    for (size_t o = 0; o < co_; ++o)
+      for (size_t c = 0; c < cin_g; ++c)
+        for (size_t t = 0; t < taps; ++t) wr[o * k_ + t * cin_g + c] = w[o * k_ + c * taps + t];
+    for (size_t g = 0; g < group; ++g) {
+      kernels::qs16_gemm_pack_b(cfg_, k_, cg, wr.data() + g * cg * k_, 1, k_, bias ? bias + g * cg : nullptr,
+                                p_.mult.data() + g * cg, p_.x_zp, p_.x_unsigned,
+                                reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
+    }
+    return true;
+  }
+
+  size_t scratch_floats(const OpTensors&, size_t) const override {
+    return (kernels::qs16_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
+  }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
+    if (g->group != group_ || g->m != co_) return invalid_model(node_.label() + ": weights do not match the input");
+    const size_t p = g->ho * g->wo, hw = g->h * g->w;
+    const size_t cin_g = g->c / g->group, cg = co_ / g->group;
+    const bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pad_top == 0 &&
+                        g->pad_left == 0 && g->ho == g->h && g->wo == g->w;
+    if (!direct) {
+      cols_.resize(std::max(cols_.size(), p * k_));
+      nhwc_.resize(std::max(nhwc_.size(), hw * cin_g));
+    }
+    product_.resize(std::max(product_.size(), p * co_));
+    const size_t threads = rc.pool.threads();
+    const uint16_t* x_all = static_cast<const uint16_t*>(t.inputs[0]->raw());
+    uint16_t* y_all = static_cast<uint16_t*>(t.outputs[0]->raw());
+    for (size_t n = 0; n < g->n; ++n) {
+      for (size_t gi = 0; gi < g->group; ++gi) {
+        const uint16_t* x = x_all + (n * g->c + gi * cin_g) * hw;
+        kernels::Qs16GemmArgs args;
+        args.m = p, args.n = cg, args.k = k_;
+        if (direct) {
+          args.a = x, args.a_row_stride = 1, args.a_col_stride = hw;
+        } else {
+          const size_t sstep = std::max<size_t>(1, (hw + threads * 4 - 1) / (threads * 4));
+          rc.pool.run((hw + sstep - 1) / sstep, [&](size_t i, size_t) {
+            for (size_t s = i * sstep; s < std::min(hw, (i + 1) * sstep); ++s)
+              for (size_t c = 0; c < cin_g; ++c) nhwc_[s * cin_g + c] = x[c * hw + s];
+          });
+          const size_t pstep = std::max<size_t>(1, (p + threads * 4 - 1) / (threads * 4));
+          rc.pool.run((p + pstep - 1) / pstep,
+                      [&](size_t i, size_t) { im2col(*g, i * pstep, std::min(p, (i + 1) * pstep)); });
+          args.a = cols_.data(), args.a_row_stride = k_, args.a_col_stride = 1;
+        }
+        args.a_unsigned = p_.x_unsigned;
+        args.b_packed = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
+        args.c = product_.data() + gi * cg, args.c_stride = co_;
+        args.c_unsigned = p_.y_unsigned;
+        args.c_zero_point = p_.y_zp;
+        args.qmin = p_.y_unsigned ? 0 : -32768;
+        args.qmax = p_.y_unsigned ? 65535 : 32767;
+        const kernels::GemmTasks tasks = kernels::qs16_gemm_tasks(cfg_, p, cg, k_, threads);
+        rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
+          kernels::qs16_gemm_task(cfg_, args, tasks, i, rc.scratch.get(worker));
+        });
+      }
+      uint16_t* y = y_all + n * co_ * p;  // [P x Co] -> NCHW
+      const size_t cstep = std::max<size_t>(1, (co_ + threads * 4 - 1) / (threads * 4));
+      rc.pool.run((co_ + cstep - 1) / cstep, [&](size_t i, size_t) {
+        for (size_t o = i * cstep; o < std::min(co_, (i + 1) * cstep); ++o)
+          for (size_t q = 0; q < p; ++q) y[o * p + q] = product_[q * co_ + o];
+      });
+    }
+    return ok_status();
+  }
+
+ private:
+  // Rows [p0, p1) of the [P x K] im2col matrix of one group from nhwc_ (taps in the padding get
+  // x_zp, which contributes zero).
+  void im2col(const Conv2dGeometry& g, size_t p0, size_t p1) {
+    const auto pad = static_cast<uint16_t>(p_.x_zp);
+    const size_t cin_g = g.c / g.group;
+    for (size_t pi = p0; pi < p1; ++pi) {
+      const size_t oy = pi / g.wo, ox = pi % g.wo;
+      uint16_t* dst = cols_.data() + pi * k_;
+      for (size_t ky = 0; ky < g.kh; ++ky) {
+        const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
+        for (size_t kx = 0; kx < g.kw; ++kx, dst += cin_g) {
+          const ptrdiff_t ix = static_cast<ptrdiff_t>(ox * g.sw + kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
+          if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h) || ix < 0 || ix >= static_cast<ptrdiff_t>(g.w)) {
+            std::fill(dst, dst + cin_g, pad);
+          } else {
+            std::memcpy(dst, nhwc_.data() + (static_cast<size_t>(iy) * g.w + static_cast<size_t>(ix)) * cin_g,
+                        cin_g * sizeof(uint16_t));
+          }
+        }
+      }
+    }
+  }
+
+  const ir::Node& node_;
+  std::vector<int64_t> w_dims_;
+  const kernels::Qs16GemmConfig& cfg_;
+  W8A16Params p_;
+  size_t co_ = 0, k_ = 0, group_ = 1, panel_bytes_ = 0;
+  AlignedFloats packed_;
+  std::vector<uint16_t> nhwc_, cols_, product_;  // grow only
+  Conv2dGeometryCache geo_;
+};
+
+// Depthwise (C groups of one input channel, M = C * multiplier): direct int64 loop.
+class QLinearDwConv16 final : public CpuOp {
+ public:
+  QLinearDwConv16(const ir::Node& node, const W8A16Params& p, const int32_t* bias)
+      : node_(node), w_dims_(p.w->dims()), p_(p) {
+    if (bias) bias_.assign(bias, bias + w_dims_[0]);
+    else bias_.assign(static_cast<size_t>(w_dims_[0]), 0);
+  }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
+    if (g->m != static_cast<size_t>(w_dims_[0])) {
+      return invalid_model(node_.label() + ": weights do not match the input");
+    }
+    const uint16_t* x = static_cast<const uint16_t*>(t.inputs[0]->raw());
+    uint16_t* y = static_cast<uint16_t*>(t.outputs[0]->raw());
+    const size_t per_group = g->m / g->group;
+    rc.pool.run(g->n * g->m, [&](size_t i, size_t) {
+      const size_t n = i / g->m, m = i % g->m, c = m / per_group;
+      channel(*g, x + (n * g->c + c) * g->h * g->w, m, y + i * g->ho * g->wo);
+    });
+    return ok_status();
+  }
+
+ private:
+  void channel(const Conv2dGeometry& g, const uint16_t* x, size_t m, uint16_t* y) const {
+    const int8_t* w = p_.w->data<int8_t>() + m * g.kh * g.kw;
+    const int64_t xzp = p_.x_zp;
+    const float mult = p_.mult[m];
+    for (size_t oy = 0; oy < g.ho; ++oy) {
+      for (size_t ox = 0; ox < g.wo; ++ox) {
+        int64_t acc = bias_[m];
+        for (size_t ky = 0; ky < g.kh; ++ky) {
+          const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
+          if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) continue;
+          for (size_t kx = 0; kx < g.kw; ++kx) {
+            const ptrdiff_t ix = static_cast<ptrdiff_t>(ox * g.sw + kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
+            if (ix < 0 || ix >= static_cast<ptrdiff_t>(g.w)) continue;
+            const uint16_t bits = x[static_cast<size_t>(iy) * g.w + static_cast<size_t>(ix)];
+            const int64_t xv = p_.x_unsigned ? int64_t{bits} : int64_t{static_cast<int16_t>(bits)};
+            acc += (xv - xzp) * w[ky * g.kw + kx];
+          }
+        }
+        y[oy * g.wo + ox] = p_.y_unsigned ? ref::requantize_value<uint16_t>(acc, mult, p_.y_zp)
+                                          : static_cast<uint16_t>(ref::requantize_value<int16_t>(acc, mult, p_.y_zp));
+      }
+    }
+  }
+
+  const ir::Node& node_;
+  std::vector<int64_t> w_dims_;
+  W8A16Params p_;
+  std::vector<int64_t> bias_;
+  Conv2dGeometryCache geo_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_qlinear_conv16(const ir::Node& node, const CompileContext&) {
+  auto none = [] { return std::unique_ptr<CpuOp>(); };
+  if (ops::has_fused_epilogue(node)) return none();
+  auto p = read_w8a16_params(node, 0);
+  if (!p || p->w->rank() != 4) return none();
+  const ir::Value* bv = node.input(8);
+  const ir::Tensor* b = bv && bv->constant ? &*bv->constant : nullptr;
+  const int64_t co = p->w->dim(0);
+  if ((bv && !b) || (b && (b->dtype() != ir::DType::kI32 || b->numel() != co))) return none();
+  const int64_t group = node.attrs.get_int("group", 1);
+  if (group < 1 || co % group != 0) return none();
+  // The GEMM's int64 -> f32 conversion is exact for K <= 2^26 (qs16_gemm.h).
+  if (p->w->numel() / co > (int64_t{1} << 26)) return none();
+  const int32_t* bias = b ? b->data<int32_t>() : nullptr;
+  if (p->w->dim(1) == 1 && group > 1) return std::unique_ptr<CpuOp>(std::make_unique<QLinearDwConv16>(node, *p, bias));
+  auto op = std::make_unique<QLinearConv16>(node, *p);
+  if (!op->pack(bias, static_cast<size_t>(group))) return out_of_memory(node.label() + ": packed weights");
+  return std::unique_ptr<CpuOp>(std::move(op));
+}
+
+}  // namespace nfuse::backends::cpu

@@ -1,0 +1,70 @@
+// nfuse.QLinearLookup on the x8-lut kernels: one byte lookup per element, bit-exact with the
+// reference kernel (it is pure selection). s8 inputs index the table with x + 128, which for the
+// raw byte b of x is b ^ 0x80; the op rotates the table by 128 once per run (256 bytes) so the
+// kernel reads raw bytes as indices. Large tensors are split over the intra-op pool.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/cpu_op.h"
+#include "kernels/x8-lut/x8_lut.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
+
+// Below this many bytes one thread finishes before the pool would hand out the work.
+constexpr size_t kParallelMinBytes = size_t{128} << 10;
+constexpr size_t kMinTaskBytes = size_t{32} << 10;
+
+class QLinearLookupOp final : public CpuOp {
+ public:
+  explicit QLinearLookupOp(kernels::X8LutFn fn) : fn_(fn) {}
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const ir::Tensor& x = *t.inputs[0];
+    const ir::Tensor& table = *t.inputs[1];
+    ir::Tensor& y = *t.outputs[0];
+    if (table.numel() != 256) return invalid_model("QLinearLookup: table must have 256 elements");
+    alignas(64) uint8_t tab[256];
+    const auto* src = static_cast<const uint8_t*>(table.raw());
+    if (x.dtype() == ir::DType::kI8) {
+      for (size_t b = 0; b < 256; ++b) tab[b] = src[b ^ 0x80];
+    } else {
+      std::memcpy(tab, src, 256);
+    }
+    const auto* in = static_cast<const uint8_t*>(x.raw());
+    auto* out = static_cast<uint8_t*>(y.raw());
+    const size_t n = static_cast<size_t>(x.numel());
+    const size_t threads = rc.pool.threads();
+    if (n < kParallelMinBytes || threads <= 1) {
+      fn_(in, out, n, tab);
+      return ok_status();
+    }
+    // About four tasks per thread for balance, each a whole number of 64-byte vectors.
+    size_t chunk = std::max(kMinTaskBytes, n / (threads * 4));
+    chunk = (chunk + 63) / 64 * 64;
+    const size_t tasks = (n + chunk - 1) / chunk;
+    rc.pool.run(tasks, [&](size_t task, size_t) {
+      const size_t begin = task * chunk;
+      fn_(in + begin, out + begin, std::min(chunk, n - begin), tab);
+    });
+    return ok_status();
+  }
+
+ private:
+  kernels::X8LutFn fn_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_qlinear_lookup(const ir::Node& node, const CompileContext&) {
+  if (node.num_inputs() != 2 || !node.input(0) || !node.input(1) || !node.output(0)) return std::unique_ptr<CpuOp>();
+  const ir::DType x = node.input(0)->type.dtype, table = node.input(1)->type.dtype;
+  if (!is_q8(x) || !is_q8(table) || node.output(0)->type.dtype != table) return std::unique_ptr<CpuOp>();
+  if (ops::has_fused_epilogue(node)) return std::unique_ptr<CpuOp>();
+  return std::unique_ptr<CpuOp>(
+      std::make_unique<QLinearLookupOp>(kernels::x8_lut_kernel(kernels::selected_isa())));
+}
+
+}  // namespace nfuse::backends::cpu

@@ -1,0 +1,160 @@
+// QLinearGlobalAveragePool (com.microsoft, channels_last = 0) on the cpu backend: one q8-rsum
+// row sum per (n, c) plane, then ref_quant_util.h's qlinear_average_value, so the result is
+// bit-exact with ref_qlinear_pool.cpp (integer sums are exact in any order). Also MaxPool on u8 /
+// i8 (what fuse_qdq_pool leaves of DQ -> MaxPool -> Q): a direct 2-D loop over clipped windows,
+// exact like any maximum.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "backends/cpu/cpu_qlinear_ops.h"
+#include "backends/ref/ref_quant_util.h"
+#include "kernels/q8-rsum/q8_rsum.h"
+#include "ops/conv_geometry.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+constexpr size_t kPlanesPerTask = 16;
+
+template <typename T>
+class QLinearGlobalAveragePoolOp final : public CpuOp {
+ public:
+  QLinearGlobalAveragePoolOp(int64_t x_zp, int64_t y_zp, float m) : x_zp_(x_zp), y_zp_(y_zp), m_(m) {}
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const ir::Tensor& x = *t.inputs[0];
+    if (x.rank() < 2) return internal_error("QLinearGlobalAveragePool: input rank < 2 at run time");
+    const size_t planes = static_cast<size_t>(x.dim(0) * x.dim(1));
+    if (planes == 0) return ok_status();
+    const size_t size = static_cast<size_t>(x.numel()) / planes;
+    const T* in = x.data<T>();
+    T* y = t.outputs[0]->data<T>();
+    const auto& cfg = kernels::q8_rsum_config(kernels::selected_isa());
+    rc.pool.run((planes + kPlanesPerTask - 1) / kPlanesPerTask, [&](size_t task, size_t) {
+      const size_t end = std::min(planes, (task + 1) * kPlanesPerTask);
+      for (size_t p = task * kPlanesPerTask; p < end; ++p) {
+        int64_t s;
+        if constexpr (std::is_same_v<T, uint8_t>) s = cfg.u8(in + p * size, size);
+        else s = cfg.s8(in + p * size, size);
+        const int64_t count = static_cast<int64_t>(size);
+        y[p] = ref::qlinear_average_value<T>(s - count * x_zp_, count, m_, y_zp_);
+      }
+    });
+    return ok_status();
+  }
+
+ private:
+  int64_t x_zp_, y_zp_;
+  float m_;
+};
+
+// Taps t in [*lo, *hi) of a k-tap window with dilation d starting at `origin` that fall inside
+// [0, size): the clipping is done once per window instead of once per tap.
+inline void tap_range(int64_t origin, int64_t k, int64_t d, int64_t size, int64_t* lo, int64_t* hi) {
+  *lo = origin >= 0 ? 0 : std::min(k, (-origin + d - 1) / d);
+  *hi = origin > size - 1 ? 0 : std::min(k, (size - 1 - origin) / d + 1);
+  *hi = std::max(*hi, *lo);
+}
+
+// MaxPool of a 4-D NCHW u8 / i8 tensor, separably: per output row, the vertical maximum of the
+// window's input rows goes into a padded row buffer (per-thread scratch; padding and rows
+// outside the input hold the type's lowest value, which never wins against a real tap), then
+// each output is the maximum of kw buffer entries. A window wholly in the padding (possible with
+// dilations) gives the lowest value, as ref does. Exact like any maximum.
+template <typename T>
+class MaxPool2dOp final : public CpuOp {
+ public:
+  explicit MaxPool2dOp(const ir::Node& node) : node_(node) {}
+
+  size_t scratch_floats(const OpTensors& t, size_t) const override {
+    auto g = ops::resolve_pool(node_.attrs, t.inputs[0]->dims());
+    return g.ok() ? (row_width(*g) * sizeof(T) + sizeof(float) - 1) / sizeof(float) : 0;
+  }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_pool(node_.attrs, t.inputs[0]->dims()));
+    const int64_t h = g.in[0], w = g.in[1], oh = g.out[0], ow = g.out[1];
+    const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
+    const int64_t dh = g.dilations[0], dw = g.dilations[1], pt = g.pad_begin[0], pl = g.pad_begin[1];
+    const int64_t width = static_cast<int64_t>(row_width(g));
+    const T* x = t.inputs[0]->data<T>();
+    T* y = t.outputs[0]->data<T>();
+    const size_t planes = static_cast<size_t>(g.batch * g.in_channels);
+    if (planes == 0 || oh == 0 || ow == 0) return ok_status();
+    constexpr T kLowest = std::numeric_limits<T>::lowest();
+    // Buffer entries [c0, c1) map to input columns [0, w); the rest is padding.
+    const int64_t c0 = std::min(pl, width), c1 = std::min(pl + w, width);
+    rc.pool.run(planes, [&](size_t p, size_t worker) {
+      T* buf = reinterpret_cast<T*>(rc.scratch.get(worker));
+      const T* xp = x + static_cast<int64_t>(p) * h * w;
+      T* yp = y + static_cast<int64_t>(p) * oh * ow;
+      std::fill(buf, buf + c0, kLowest);
+      std::fill(buf + c1, buf + width, kLowest);
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        const int64_t y0 = oy * sh - pt;
+        int64_t ky0, ky1;
+        tap_range(y0, kh, dh, h, &ky0, &ky1);
+        std::fill(buf + c0, buf + c1, kLowest);
+        for (int64_t ky = ky0; ky < ky1; ++ky) {
+          const T* row = xp + (y0 + ky * dh) * w;
+          for (int64_t c = c0; c < c1; ++c) buf[c] = std::max(buf[c], row[c - pl]);
+        }
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const T* b = buf + ox * sw;
+          T best = b[0];
+          for (int64_t kx = 1; kx < kw; ++kx) best = std::max(best, b[kx * dw]);
+          yp[oy * ow + ox] = best;
+        }
+      }
+    });
+    return ok_status();
+  }
+
+ private:
+  // Buffer entries one output row reads: from input column -pad_begin to the last tap.
+  static size_t row_width(const ops::ConvGeometry& g) {
+    return static_cast<size_t>(std::max<int64_t>(0, (g.out[1] - 1) * g.strides[1] + (g.kernel[1] - 1) * g.dilations[1] + 1));
+  }
+
+  const ir::Node& node_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_qlinear_pool(const ir::Node& node, const CompileContext&) {
+  if (node.op_type == "MaxPool" && node.domain.empty()) {
+    const ir::Value* x = node.input(0);
+    if (!x || x->type.shape.rank() != 4 || node.attrs.get_int("storage_order", 0) != 0 ||
+        (node.outputs.size() > 1 && node.outputs[1])) {
+      return std::unique_ptr<CpuOp>();
+    }
+    if (x->type.dtype == ir::DType::kU8) return std::unique_ptr<CpuOp>(std::make_unique<MaxPool2dOp<uint8_t>>(node));
+    if (x->type.dtype == ir::DType::kI8) return std::unique_ptr<CpuOp>(std::make_unique<MaxPool2dOp<int8_t>>(node));
+    return std::unique_ptr<CpuOp>();
+  }
+  if (node.op_type != "QLinearGlobalAveragePool" || node.attrs.get_int("channels_last", 0) != 0) {
+    return std::unique_ptr<CpuOp>();
+  }
+  const ir::Value* x = node.input(0);
+  if (!x) return std::unique_ptr<CpuOp>();
+  const ir::DType t = x->type.dtype;
+  if (t != ir::DType::kU8 && t != ir::DType::kI8) return std::unique_ptr<CpuOp>();
+  auto scalar = [](const ir::Value* v) -> const ir::Tensor* {
+    return v && v->constant && v->constant->numel() == 1 ? &*v->constant : nullptr;
+  };
+  const ir::Tensor *xs = scalar(node.input(1)), *xz = scalar(node.input(2));
+  const ir::Tensor *ys = scalar(node.input(3)), *yz = scalar(node.input(4));
+  if (!xs || !xz || !ys || !yz || xs->dtype() != ir::DType::kF32 || ys->dtype() != ir::DType::kF32 ||
+      xz->dtype() != t || yz->dtype() != t) {
+    return std::unique_ptr<CpuOp>();
+  }
+  const float m = xs->data<float>()[0] / ys->data<float>()[0];  // as ref_qlinear_pool.cpp
+  if (!std::isfinite(m)) return std::unique_ptr<CpuOp>();
+  if (t == ir::DType::kU8) {
+    return std::unique_ptr<CpuOp>(std::make_unique<QLinearGlobalAveragePoolOp<uint8_t>>(xz->get_int(0), yz->get_int(0), m));
+  }
+  return std::unique_ptr<CpuOp>(std::make_unique<QLinearGlobalAveragePoolOp<int8_t>>(xz->get_int(0), yz->get_int(0), m));
+}
+
+}  // namespace nfuse::backends::cpu

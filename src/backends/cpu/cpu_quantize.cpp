@@ -1,0 +1,120 @@
+// QuantizeLinear / DequantizeLinear on the cpu backend for the per-tensor case QDQ graphs carry
+// at their float boundaries (graph input, the tensors a float op reads or writes): f32 <-> u8 /
+// s8 / s16 with a constant one-element scale and zero point. Per-axis and blocked forms, and
+// non-constant parameters, run on the reference kernel.
+// Bit-exact with ref_quant_util.h, in a loop the compiler vectorises:
+//   quantize:   v = x / scale (an f32 division, as the reference: a multiply by the reciprocal
+//               would round differently), clamped to [qmin - zp, qmax - zp] (integers, so
+//               clamping before rounding equals saturating after it), rounded half to even by
+//               adding and subtracting 1.5 * 2^23 (exact for |v| <= 2^22, which the clamp
+//               guarantees), plus zp; NaN becomes 0 before the clamp, so it quantizes to zp.
+//   dequantize: f32(q - zp) * scale.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "backends/cpu/cpu_op.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+constexpr size_t kTaskElems = 32768;
+
+template <typename Q>
+class QuantizeOp final : public CpuOp {
+ public:
+  QuantizeOp(float scale, int32_t zp) : scale_(scale), zp_(zp) {}
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const size_t n = static_cast<size_t>(t.inputs[0]->numel());
+    const float* x = t.inputs[0]->data<float>();
+    Q* y = t.outputs[0]->data<Q>();
+    const float lo = static_cast<float>(std::numeric_limits<Q>::lowest() - zp_);
+    const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp_);
+    const float scale = scale_;
+    const float zp = static_cast<float>(zp_);
+    auto task = [&](size_t i, size_t) {
+      const size_t b0 = i * kTaskElems, b1 = std::min(n, b0 + kTaskElems);
+      constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+      // Two loops per block (float -> int32, then int32 -> Q): fused, GCC does not vectorise
+      // the narrowing to bytes.
+      constexpr size_t kBlock = 256;
+      alignas(64) int32_t q[kBlock];
+      for (size_t j0 = b0; j0 < b1; j0 += kBlock) {
+        const size_t m = std::min(kBlock, b1 - j0);
+        for (size_t j = 0; j < m; ++j) {
+          float v = x[j0 + j] / scale;
+          v = v == v ? v : 0.0f;
+          v = std::min(std::max(v, lo), hi);
+          v = (v + kMagic) - kMagic;
+          q[j] = static_cast<int32_t>(v + zp);
+        }
+        for (size_t j = 0; j < m; ++j) y[j0 + j] = static_cast<Q>(q[j]);
+      }
+    };
+    rc.pool.run((n + kTaskElems - 1) / kTaskElems, task);
+    return ok_status();
+  }
+
+ private:
+  float scale_;
+  int32_t zp_;
+};
+
+template <typename Q>
+class DequantizeOp final : public CpuOp {
+ public:
+  DequantizeOp(float scale, int32_t zp) : scale_(scale), zp_(zp) {}
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const size_t n = static_cast<size_t>(t.inputs[0]->numel());
+    const Q* x = t.inputs[0]->data<Q>();
+    float* y = t.outputs[0]->data<float>();
+    const float scale = scale_;
+    const int32_t zp = zp_;
+    auto task = [&](size_t i, size_t) {
+      const size_t b0 = i * kTaskElems, b1 = std::min(n, b0 + kTaskElems);
+      for (size_t j = b0; j < b1; ++j) y[j] = static_cast<float>(static_cast<int32_t>(x[j]) - zp) * scale;
+    };
+    rc.pool.run((n + kTaskElems - 1) / kTaskElems, task);
+    return ok_status();
+  }
+
+ private:
+  float scale_;
+  int32_t zp_;
+};
+
+const ir::Tensor* scalar_constant(const ir::Value* v) {
+  return v && v->constant && v->constant->numel() == 1 ? &*v->constant : nullptr;
+}
+
+template <template <typename> class Op>
+std::unique_ptr<CpuOp> make_typed(ir::DType q, float scale, int32_t zp) {
+  switch (q) {
+    case ir::DType::kU8: return std::make_unique<Op<uint8_t>>(scale, zp);
+    case ir::DType::kI8: return std::make_unique<Op<int8_t>>(scale, zp);
+    case ir::DType::kI16: return std::make_unique<Op<int16_t>>(scale, zp);
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_quantize_linear(const ir::Node& node, const CompileContext&) {
+  const bool quantize = node.op_type == "QuantizeLinear";
+  if (node.attrs.get_int("block_size", 0) != 0 || node.num_outputs() != 1) return std::unique_ptr<CpuOp>();
+  const ir::Tensor* s = scalar_constant(node.input(1));
+  const ir::Tensor* z = scalar_constant(node.input(2));
+  if (!node.input(0) || !s || s->dtype() != ir::DType::kF32 || !z) return std::unique_ptr<CpuOp>();
+  const float scale = s->data<float>()[0];
+  if (!(scale > 0.0f) || scale == std::numeric_limits<float>::infinity()) return std::unique_ptr<CpuOp>();
+  const ir::DType q = z->dtype();
+  // The output dtype follows from the zero point's (the schema's rule); the input's must match.
+  const ir::DType in = node.input(0)->type.dtype;
+  if (quantize ? in != ir::DType::kF32 : in != q) return std::unique_ptr<CpuOp>();
+  const auto zp = static_cast<int32_t>(z->get_int(0));
+  return quantize ? make_typed<QuantizeOp>(q, scale, zp) : make_typed<DequantizeOp>(q, scale, zp);
+}
+
+}  // namespace nfuse::backends::cpu

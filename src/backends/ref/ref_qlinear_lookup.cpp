@@ -1,0 +1,31 @@
+// Reference nfuse.QLinearLookup (ops/qlinear_lookup.cpp): Y[i] = table[X[i]] for u8 X,
+// table[X[i] + 128] for s8 X.
+#include <cstdint>
+
+#include "backends/ref/ref_kernel.h"
+
+namespace nfuse::backends::ref {
+namespace {
+
+bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
+
+Status qlinear_lookup(KernelArgs& a) {
+  const ir::Tensor& x = a.in(0);
+  const ir::Tensor& table = a.in(1);
+  ir::Tensor& y = a.out(0);
+  if (!is_q8(x.dtype()) || !is_q8(table.dtype()) || y.dtype() != table.dtype()) {
+    return a.error("X and table must be u8 or s8, Y of the table's dtype");
+  }
+  if (table.numel() != 256) return a.error("table must have 256 elements, got " + std::to_string(table.numel()));
+  const int64_t offset = x.dtype() == ir::DType::kI8 ? 128 : 0;
+  const auto* t = static_cast<const uint8_t*>(table.raw());  // u8 and s8 entries copy as bytes
+  auto* out = static_cast<uint8_t*>(y.raw());
+  for (int64_t i = 0; i < x.numel(); ++i) out[i] = t[x.get_int(i) + offset];
+  return ok_status();
+}
+
+}  // namespace
+
+NFUSE_REF_KERNEL("QLinearLookup", qlinear_lookup);
+
+}  // namespace nfuse::backends::ref

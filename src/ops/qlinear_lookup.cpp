@@ -1,0 +1,38 @@
+// QLinearLookup, in nfuse's own domain "nfuse": an element-wise function of an 8-bit quantized
+// tensor as a 256-entry table.
+//
+//   QLinearLookup(X, table) -> Y        Y[i] = table[index(X[i])]
+//     X      u8 or s8, any shape
+//     table  1-D, 256 elements, u8 or s8 (Y's dtype); in practice a constant
+//     index  X[i] for u8 (0..255); X[i] + 128 for s8 (-128 -> 0, 0 -> 128, 127 -> 255)
+//     Y      X's shape, table's dtype
+//
+// fuse_qdq_lookup mints it from DequantizeLinear -> element-wise float ops -> QuantizeLinear,
+// filling the table by running that chain on the 256 dequantized values, so it equals the QDQ
+// graph bit for bit; fuse_qlinear_contrib_lookup mints it from ONNX Runtime's QLinearSigmoid /
+// QLinearLeakyRelu. Kept out of the default domain so a model file can never name it by accident.
+#include "ops/elementwise_util.h"
+#include "ops/op_helpers.h"
+
+namespace nfuse::ops {
+namespace {
+
+constexpr uint32_t kQ8 = dtype_bit(ir::DType::kU8) | dtype_bit(ir::DType::kI8);
+
+Status infer_qlinear_lookup(ir::InferContext& ctx) {
+  NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 0, kQ8));
+  NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 1, kQ8));
+  const ir::Shape& t = ctx.shape(1);
+  if (t.rank_known() && (t.rank() != 1 || (t[0].is_static() && t[0].value != 256))) {
+    return ctx.error("table must be 1-D with 256 elements, got " + t.to_string());
+  }
+  ctx.output(0) = {ctx.dtype(1), ctx.shape(0)};
+  return ok_status();
+}
+
+}  // namespace
+
+NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearLookup", .min_inputs = 2, .max_inputs = 2,
+                               .infer = infer_qlinear_lookup, .domain = "nfuse"});
+
+}  // namespace nfuse::ops

@@ -1,0 +1,27 @@
+// fuse_qdq_binary: turns the QDQ form of an element-wise Add or Mul into ONNX Runtime's
+// com.microsoft QLinearAdd / QLinearMul, so residual joins stay in int8 between quantized layers:
+//
+//   DequantizeLinear(a_q, a_scale, a_zp) -> a, DequantizeLinear(b_q, b_scale, b_zp) -> b
+//   Add | Mul(a, b) -> c -> QuantizeLinear(c_scale, c_zp) -> c_q
+//     -> QLinearAdd | QLinearMul(a_q, a_scale, a_zp, b_q, b_scale, b_zp, c_scale, c_zp) -> c_q
+//
+// All three quantizations are per tensor with constant scales and zero points of one dtype (u8
+// or i8, as ORT's kernels require); numpy broadcasting carries over (not the pre-opset-7 broadcast attribute). c must
+// feed only the QuantizeLinear and not be a graph output; a DequantizeLinear with other readers
+// stays for them.
+//
+// Numerics: the QDQ graph dequantizes, adds (multiplies) in f32 and quantizes c / c_scale; the
+// fused op computes (a - a_zp) * (a_scale / c_scale) + (b - b_zp) * (b_scale / c_scale) with one
+// FMA (ref_quant_util.h). The two differ only in f32 rounding, so an output can move by one step
+// where the value lies within rounding error of a .5 boundary.
+#pragma once
+
+#include "ir/graph.h"
+#include "nfuse/status.h"
+#include "passes/pass_log.h"
+
+namespace nfuse::passes {
+
+Status fuse_qdq_binary(ir::Graph& graph, PassLog& log);
+
+}  // namespace nfuse::passes

@@ -1,0 +1,60 @@
+// Which nodes of a float graph get quantized and which activation tensors carry Q/DQ pairs: the
+// analysis half of `nfuse quantize`, apart from calibration (quantize_graph.h) and from building
+// the QDQ graph (qdq_builder.h).
+//
+// Quantized nodes ("layers" in the report), each of which then runs on an integer kernel when
+// the cpu backend's fuse_qdq_* passes recognise its DQ -> op -> Q pattern:
+//   weighted   Conv / Gemm / MatMul with a constant float weight (per-channel s8 weight)
+//   elementwise Add / Mul with two activation inputs, Concat of activations
+//   pools      GlobalAveragePool, AveragePool, MaxPool
+//   lookups    single-input element-wise activations (Sigmoid, Tanh, HardSwish, HardSigmoid,
+//              LeakyRelu, Elu, Softplus, and Relu / Clip not absorbed by a layer)
+// Every float, non-constant data input of a quantized node and its first output become
+// quantized tensors (one Q -> DQ pair per tensor, all consumers read the DQ). Graph outputs stay
+// float. With u8 activations a weighted layer whose only consumer is Relu or Clip absorbs it:
+// the activation's output is the quantized tensor, and its [0, max] range implies the clamp.
+// Value-moving ops (MaxPool, Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity, Relu
+// when not absorbed) pass a quantized input's parameters on to their output ("shared"), since
+// every value they output already lies on the input's grid: the second Q/DQ is then exact and
+// int8 MaxPool needs no requantization.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "nfuse/status.h"
+#include "quant/quant_params.h"
+
+namespace nfuse::quant {
+
+enum class LayerKind { kWeighted, kElementwise, kPool, kLookup };
+const char* layer_kind_name(LayerKind kind);
+
+struct PlannedLayer {
+  std::string node_output;  // the node's first output: names the node in any copy of the graph
+  std::string name;    // for reports: the node's name, or its output's when unnamed
+  std::string op;      // op type
+  LayerKind kind = LayerKind::kWeighted;
+  int weight_axis = -1;               // kWeighted: the per-channel axis of input 1
+  std::vector<std::string> inputs;    // quantized activation inputs
+  std::string output;                 // the tensor measured (the absorbed activation's output)
+  bool output_quantized = false;      // false for graph outputs, left in float
+};
+
+struct QuantPlan {
+  std::vector<PlannedLayer> layers;          // graph order
+  std::vector<std::string> tensors;          // every quantized activation tensor, first-seen order
+  std::map<std::string, std::string> shared;  // tensor -> the tensor whose parameters it takes
+  // The tensors to calibrate: `tensors` minus the shared ones.
+  std::vector<std::string> observed() const;
+};
+
+// Analyses `g` (float, optimized, relinked). Fails when nothing can be quantized.
+Result<QuantPlan> plan_quantization(const ir::Graph& g, ActScheme act);
+
+// The node producing `layer.node_output` in `g` (a copy of the planned graph), or nullptr.
+ir::Node* find_layer_node(const ir::Graph& g, const PlannedLayer& layer);
+
+}  // namespace nfuse::quant

@@ -1,0 +1,38 @@
+// The per-layer accuracy report of `nfuse quantize`: JSON for tools, and a self-contained HTML
+// page (no scripts, no external files) with a bar chart per layer, for people.
+//
+// For every quantized layer: its precision in the final graph, the error of its output against
+// the float graph (the quantized graph's activation vs the float graph's, so errors accumulate
+// along the graph) on the calibration set and on the held-out evaluation set, and the final
+// output's error with that layer quantized alone (sensitivity); the first layer whose cosine
+// drops below 0.95; the final output's metrics; which layers were promoted and why; and the
+// measured speed cost of the promotions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "quant/mixed_precision.h"
+#include "quant/quantize_graph.h"
+
+namespace nfuse::quant {
+
+struct ReportInput {
+  std::string model;
+  QuantizeOptions options;
+  const QuantizeResult* result = nullptr;
+  int64_t calibration_samples = 0;
+  QuantizeReport calibration;
+  int64_t evaluation_samples = 0;           // 0: no held-out set
+  std::optional<QuantizeReport> evaluation;
+  std::vector<LayerSensitivity> sensitivity;  // empty when not measured
+  std::optional<MixedPrecisionResult> mixed;
+  double int8_ms = 0.0;   // measured only with mixed precision (0: not measured)
+  double final_ms = 0.0;
+};
+
+std::string report_json(const ReportInput& in);
+std::string report_html(const ReportInput& in);
+
+}  // namespace nfuse::quant

@@ -1,0 +1,145 @@
+// The W * X quantized GEMM (src/kernels/qu8-gemm/qu8_wxgemm.h) against the definition: an int64
+// accumulator of W * (X - x_zp) + bias per row, requantized by ref::requantize_value with the
+// row's multiplier and clamped. Bit-exact, every configuration this CPU runs (scalar always),
+// over every mr x nc edge of the 8x32 tile, K tails (K % 4 != 0, K = 1), u8/s8 activations and
+// outputs, zero points at both ends, extreme operands (255 x 127 / 0 x -128 over a long K), big
+// biases, tiny / huge multipliers and exact .5 ties. Guard bytes catch writes outside the tile.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/ref/ref_quant_util.h"
+#include "kernels/cpu_features.h"
+#include "kernels/qu8-gemm/qu8_wxgemm.h"
+
+namespace nfuse::kernels {
+namespace {
+
+constexpr uint8_t kGuard = 0xA5;
+
+struct WxCase {
+  size_t m = 8, n = 32, k = 16;
+  bool x_signed = false, c_signed = false;
+  int32_t x_zp = 0, c_zp = 0;
+  int fill = 0;    // 0 random, 1 extreme (x max, w alternating 127 / -128), 2 small (+-2 around x_zp)
+  int mult = 0;    // 0 spread, 1 tiny, 2 huge, 3 halves (exact .5 ties with small values)
+  bool big_bias = false;
+  size_t c_pad = 3;  // extra bytes per C row (guarded)
+};
+
+std::string describe(const Qu8WxConfig& cfg, const WxCase& c) {
+  char buf[300];
+  std::snprintf(buf, sizeof buf, "%s M=%zu N=%zu K=%zu x_s=%d c_s=%d x_zp=%d c_zp=%d fill=%d mult=%d big_bias=%d",
+                cfg.name, c.m, c.n, c.k, c.x_signed, c.c_signed, c.x_zp, c.c_zp, c.fill, c.mult, c.big_bias);
+  return buf;
+}
+
+void check(const Qu8WxConfig& cfg, const WxCase& c, std::mt19937& rng) {
+  std::uniform_int_distribution<int> byte(0, 255), delta(-2, 2);
+  std::vector<uint8_t> x(c.k * c.n);  // [K x N] row-major, bits of u8 or s8
+  for (uint8_t& v : x) {
+    v = static_cast<uint8_t>(byte(rng));
+    if (c.fill == 1) v = c.x_signed ? 0x7F : 0xFF;
+    if (c.fill == 2) {
+      const int lo = c.x_signed ? -128 : 0;
+      v = static_cast<uint8_t>(std::min(lo + 255, std::max(lo, c.x_zp + delta(rng))));
+    }
+  }
+  std::vector<int8_t> w(c.m * c.k);
+  for (size_t i = 0; i < w.size(); ++i) {
+    w[i] = static_cast<int8_t>(c.fill == 1 ? ((i / c.k) % 2 == 0 ? 127 : -128) : byte(rng) - 128);
+  }
+  std::vector<int32_t> bias(c.m);
+  std::uniform_int_distribution<int32_t> small_bias(-20000, 20000), big(-(1 << 30), 1 << 30);
+  for (int32_t& b : bias) b = c.big_bias ? big(rng) : (c.fill == 2 ? small_bias(rng) % 51 : small_bias(rng));
+  std::vector<float> mult(c.m);
+  std::uniform_real_distribution<float> u(0.5f, 2.0f);
+  const float spread = 40.0f / (128.0f * 128.0f * std::sqrt(static_cast<float>(c.k)));
+  for (float& v : mult) v = c.mult == 0 ? spread * u(rng) : c.mult == 1 ? 1e-12f * u(rng) : c.mult == 2 ? 1e6f * u(rng) : 0.5f;
+
+  std::vector<uint8_t> packed_w(qu8_wxgemm_packed_w_size(cfg, c.m, c.k));
+  qu8_wxgemm_pack_w(cfg, c.m, c.k, w.data(), bias.data(), mult.data(), c.x_zp, c.x_signed, packed_w.data());
+  const size_t kpad = (c.k + 3) / 4 * 4;
+  const size_t ldc = c.n + c.c_pad;
+  std::vector<uint8_t> out(c.m * ldc, kGuard);
+  std::vector<uint8_t> panel(kpad * cfg.nr);
+  const size_t w_panel = qu8_wxgemm_packed_w_size(cfg, cfg.mr, c.k);
+  const Qu8GemmRequant rq = qu8_requant(c.c_signed, c.c_zp, c.c_signed ? -128 : 0, c.c_signed ? 127 : 255);
+  for (size_t j = 0; j < c.n; j += cfg.nr) {
+    const size_t nc = std::min(cfg.nr, c.n - j);
+    std::fill(panel.begin(), panel.end(), kGuard);  // the pack must write every byte it owns
+    qu8_wxgemm_pack_x(cfg, c.k, nc, x.data() + j, c.n, c.x_signed, panel.data());
+    for (size_t i = 0; i < c.m; i += cfg.mr) {
+      cfg.ukernel(std::min(cfg.mr, c.m - i), nc, kpad, packed_w.data() + i / cfg.mr * w_panel, panel.data(),
+                  out.data() + i * ldc + j, ldc, rq);
+    }
+  }
+  for (size_t i = 0; i < c.m; ++i) {
+    for (size_t j = 0; j < ldc; ++j) {
+      const uint8_t got = out[i * ldc + j];
+      if (j >= c.n) {
+        ASSERT_EQ(got, kGuard) << describe(cfg, c) << " write outside C at " << i << "," << j;
+        continue;
+      }
+      int64_t acc = bias[i];
+      for (size_t kk = 0; kk < c.k; ++kk) {
+        const int64_t xv = c.x_signed ? static_cast<int8_t>(x[kk * c.n + j]) : x[kk * c.n + j];
+        acc += (xv - c.x_zp) * w[i * c.k + kk];
+      }
+      const int32_t q = c.c_signed ? backends::ref::requantize_value<int8_t>(acc, mult[i], c.c_zp)
+                                   : backends::ref::requantize_value<uint8_t>(acc, mult[i], c.c_zp);
+      ASSERT_EQ(got, static_cast<uint8_t>(q)) << describe(cfg, c) << " at " << i << "," << j << " acc " << acc;
+    }
+  }
+}
+
+TEST(Qu8WxGemm, TileEdgesAndKTails) {
+  std::mt19937 rng(20261129);
+  for (const Qu8WxConfig* cfg : qu8_wxgemm_configs()) {
+    for (size_t m : {1, 3, 7, 8, 9, 16, 23}) {
+      for (size_t n : {1, 5, 15, 16, 17, 31, 32, 33, 49, 64, 70}) {
+        for (size_t k : {1, 2, 3, 4, 5, 9, 16, 27, 64}) {
+          WxCase c;
+          c.m = m, c.n = n, c.k = k;
+          c.x_zp = static_cast<int32_t>((m * 31 + n * 7 + k) % 256);
+          c.c_zp = static_cast<int32_t>((m * 13 + n + k * 5) % 256);
+          check(*cfg, c, rng);
+        }
+      }
+    }
+  }
+}
+
+TEST(Qu8WxGemm, SignsZeroPointsAndExtremes) {
+  std::mt19937 rng(7);
+  for (const Qu8WxConfig* cfg : qu8_wxgemm_configs()) {
+    for (int xs = 0; xs < 2; ++xs) {
+      for (int cs = 0; cs < 2; ++cs) {
+        for (int fill = 0; fill < 3; ++fill) {
+          for (int mult = 0; mult < 4; ++mult) {
+            if (mult == 3 && fill != 2) continue;  // halves only tie with small accumulators
+            for (int32_t zp : {-128, 0, 127, 255}) {
+              WxCase c;
+              c.m = 13, c.n = 45, c.k = fill == 1 ? 1155 : 37;
+              c.x_signed = xs, c.c_signed = cs;
+              c.x_zp = xs ? std::max(-128, std::min(127, zp)) : std::max(0, zp);
+              c.c_zp = cs ? std::max(-128, std::min(127, -zp / 2)) : std::max(0, 255 - std::max(0, zp));
+              c.fill = fill, c.mult = mult;
+              c.big_bias = fill == 0 && mult == 0 && zp == 0;
+              check(*cfg, c, rng);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nfuse::kernels

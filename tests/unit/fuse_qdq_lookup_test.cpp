@@ -1,0 +1,404 @@
+// fuse_qdq_lookup: DequantizeLinear -> element-wise float ops -> QuantizeLinear regions become
+// nfuse.QLinearLookup. The oracle is the unfused QDQ graph on the ref interpreter: over all 256
+// input codes the fused graph must give the same bytes. Also: the declines, the cpu backend
+// (x8-lut kernels, threaded on large tensors) against the unfused graph on ref, and the pass in
+// the default pipeline of a Session.
+#include "passes/fuse_qdq_lookup.h"
+
+#include <cstring>
+#include <functional>
+
+#include "pass_test_util.h"
+
+namespace nfuse::passes_test {
+namespace {
+
+constexpr int kU8 = ::onnx::TensorProto::UINT8;
+constexpr int kI8 = ::onnx::TensorProto::INT8;
+
+struct Spec {
+  bool x_signed = false;
+  bool y_signed = false;
+  float x_scale = 0.05f;
+  int64_t x_zp = 128;  // in x's type (clamped for s8)
+  float y_scale = 1.0f / 128;
+  int64_t y_zp = 0;
+  std::vector<int64_t> dims = {256};
+  bool dq_output_used_elsewhere = false;
+};
+
+using Body = std::function<std::string(OnnxBuilder&, const std::string& x)>;  // returns f(x)'s name
+
+// x_q -> DequantizeLinear -> body -> QuantizeLinear -> y_q (both graph input/output 8-bit).
+OnnxBuilder build(const Spec& s, const Body& body) {
+  OnnxBuilder b(17);
+  auto* op = b.model().add_opset_import();
+  op->set_domain("nfuse");
+  op->set_version(1);
+  const int xt = s.x_signed ? kI8 : kU8, yt = s.y_signed ? kI8 : kU8;
+  b.input("x_q", xt, s.dims);
+  b.initializer("x_scale", {}, {s.x_scale});
+  int_initializer(b, "x_zp", xt, {}, {s.x_signed ? s.x_zp - 128 : s.x_zp});
+  b.node("DequantizeLinear", {"x_q", "x_scale", "x_zp"}, {"x"}, "dq");
+  const std::string fx = body(b, "x");
+  b.initializer("y_scale", {}, {s.y_scale});
+  int_initializer(b, "y_zp", yt, {}, {s.y_zp});
+  b.node("QuantizeLinear", {fx, "y_scale", "y_zp"}, {"y_q"}, "q");
+  b.output("y_q", yt, s.dims);
+  if (s.dq_output_used_elsewhere) {
+    b.node("Relu", {"x"}, {"side"}, "side");
+    out(b, "side");
+  }
+  return b;
+}
+
+Body unary(const std::string& op, const std::function<void(::onnx::NodeProto&)>& attrs = {}) {
+  return [op, attrs](OnnxBuilder& b, const std::string& x) {
+    auto& n = b.node(op, {x}, {"f"}, "act");
+    if (attrs) attrs(n);
+    return std::string("f");
+  };
+}
+
+// Every input code (repeated to fill the shape), as the input's 8-bit type.
+ir::Tensor all_codes(const ir::Value& x) {
+  std::vector<int64_t> dims;
+  for (const ir::Dim& d : x.type.shape.dims()) dims.push_back(d.value);
+  ir::Tensor t = ir::Tensor::allocate(x.type.dtype, dims);
+  auto* p = static_cast<uint8_t*>(t.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<uint8_t>((i * 181 + 7) & 0xFF);  // every byte per 256
+  return t;
+}
+
+bool same_bytes(const ir::Tensor& a, const ir::Tensor& b) {
+  return a.dtype() == b.dtype() && a.dims() == b.dims() && std::memcmp(a.raw(), b.raw(), a.bytes()) == 0;
+}
+
+// Runs the pass; expects `fused` rewrites and the fused graph byte-identical with the QDQ one on
+// ref over all input codes. Returns the rewritten graph.
+std::unique_ptr<ir::Graph> check(const Spec& s, const Body& body, bool fused, const std::string& what,
+                                 bool with_evaluator = true) {
+  SCOPED_TRACE(what);
+  const OnnxBuilder b = build(s, body);
+  auto before = load(b);
+  auto after = load(b);
+  if (!before || !after) return nullptr;
+  PassLog log;
+  Status st = fuse_qdq_lookup(*after, with_evaluator ? ref_evaluator() : NodeEvaluator(), log);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  Status v = after->verify();
+  EXPECT_TRUE(v.ok()) << v.to_string();
+  EXPECT_EQ(count_ops(*after, "QLinearLookup"), fused ? 1 : 0);
+  EXPECT_EQ(count_ops(*after, "QuantizeLinear"), fused ? 0 : 1);
+  EXPECT_EQ(log.size(), fused ? 1u : 0u);
+  EXPECT_EQ(count_ops(*after, "DequantizeLinear"), fused && !s.dq_output_used_elsewhere ? 0 : 1);
+  std::vector<ir::Tensor> inputs = {all_codes(*before->inputs()[0])};
+  for (size_t i = 1; i < before->inputs().size(); ++i) {  // extra float inputs of the decline cases
+    ir::Tensor t = ir::Tensor::allocate(ir::DType::kF32, before->inputs()[i]->type.shape.static_dims().value());
+    std::fill(t.data<float>(), t.data<float>() + t.numel(), 0.5f);
+    inputs.push_back(t);
+  }
+  auto expected = backends::ref::interpret_graph(*before, inputs);
+  auto got = backends::ref::interpret_graph(*after, inputs);
+  EXPECT_TRUE(expected.ok() && got.ok()) << (got.ok() ? "" : got.status().to_string());
+  if (!expected.ok() || !got.ok()) return nullptr;
+  for (size_t o = 0; o < expected->size(); ++o) {
+    EXPECT_TRUE(same_bytes((*expected)[o], (*got)[o])) << "output " << o << " differs from the QDQ graph";
+  }
+  return after;
+}
+
+struct Case {
+  std::string name;
+  Body body;
+};
+
+std::vector<Case> activations() {
+  auto f_attr = [](const std::string& n, float v) { return [n, v](::onnx::NodeProto& p) { set_float_attr(p, n, v); }; };
+  std::vector<Case> c = {
+      {"Sigmoid", unary("Sigmoid")},
+      {"Tanh", unary("Tanh")},
+      {"HardSwish", unary("HardSwish")},
+      {"HardSigmoid", unary("HardSigmoid", [](::onnx::NodeProto& p) {
+         set_float_attr(p, "alpha", 0.25f);
+         set_float_attr(p, "beta", 0.4f);
+       })},
+      {"LeakyRelu", unary("LeakyRelu", f_attr("alpha", 0.1f))},
+      {"Relu", unary("Relu")},
+      {"Elu", unary("Elu", f_attr("alpha", 0.7f))},
+      {"Softplus", unary("Softplus")},
+      {"Exp", unary("Exp")},
+      {"Neg", unary("Neg")},
+      {"Abs", unary("Abs")},
+      {"Erf", unary("Erf")},
+      {"Gelu", [](OnnxBuilder& b, const std::string& x) {
+         b.node("Gelu", {x}, {"f"}, "act").set_domain("nfuse");
+         return std::string("f");
+       }},
+      {"Clip", [](OnnxBuilder& b, const std::string& x) {
+         b.initializer("lo", {}, {-1.5f});
+         b.initializer("hi", {}, {2.25f});
+         b.node("Clip", {x, "lo", "hi"}, {"f"}, "act");
+         return std::string("f");
+       }},
+      {"SiLU", [](OnnxBuilder& b, const std::string& x) {
+         b.node("Sigmoid", {x}, {"s"}, "sig");
+         b.node("Mul", {x, "s"}, {"f"}, "mul");
+         return std::string("f");
+       }},
+      {"Mish (x * tanh(softplus(x)))", [](OnnxBuilder& b, const std::string& x) {
+         b.node("Softplus", {x}, {"sp"}, "sp");
+         b.node("Tanh", {"sp"}, {"th"}, "th");
+         b.node("Mul", {"th", x}, {"f"}, "mul");
+         return std::string("f");
+       }},
+      {"HardSwish as x * clip(x + 3, 0, 6) / 6", [](OnnxBuilder& b, const std::string& x) {
+         b.initializer("three", {}, {3.0f});
+         b.initializer("zero", {}, {0.0f});
+         b.initializer("six", {}, {6.0f});
+         b.node("Add", {x, "three"}, {"a"}, "add");
+         b.node("Clip", {"a", "zero", "six"}, {"c"}, "clip");
+         b.node("Mul", {x, "c"}, {"m"}, "mul");
+         b.node("Div", {"m", "six"}, {"f"}, "div");
+         return std::string("f");
+       }},
+      {"Tanh(LeakyRelu)", [](OnnxBuilder& b, const std::string& x) {
+         auto& l = b.node("LeakyRelu", {x}, {"l"}, "leaky");
+         set_float_attr(l, "alpha", 0.2f);
+         b.node("Tanh", {"l"}, {"f"}, "tanh");
+         return std::string("f");
+       }},
+  };
+  return c;
+}
+
+TEST(FuseQdqLookup, EveryActivationBitExactOverAllCodes) {
+  for (const Case& c : activations()) {
+    for (int types = 0; types < 4; ++types) {
+      Spec s;
+      s.x_signed = types & 1;
+      s.y_signed = types & 2;
+      s.y_zp = s.y_signed ? -3 : 100;
+      if (c.name == "Exp") s.x_scale = 0.01f;  // keep exp(x) mostly within y's range
+      check(s, c.body, true, c.name + (s.x_signed ? " s8" : " u8") + (s.y_signed ? "->s8" : "->u8"));
+    }
+  }
+}
+
+TEST(FuseQdqLookup, TableValuesAndIndexing) {
+  // y = Neg(x) with identical scales: table[i] for u8 codes is saturate(zp_y - (i - zp_x)).
+  Spec s;
+  s.x_scale = s.y_scale = 0.5f;
+  s.x_zp = 100;
+  s.y_zp = 50;
+  auto g = check(s, unary("Neg"), true, "Neg u8");
+  ASSERT_NE(g, nullptr);
+  const ir::Node* l = find_op(*g, "QLinearLookup");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->domain, "nfuse");
+  const ir::Tensor& t = *l->input(1)->constant;
+  ASSERT_EQ(t.dims(), std::vector<int64_t>{256});
+  for (int64_t i = 0; i < 256; ++i) EXPECT_EQ(t.get_int(i), std::clamp<int64_t>(50 - (i - 100), 0, 255)) << i;
+  // s8 input: table index = x + 128.
+  s.x_signed = true;
+  g = check(s, unary("Neg"), true, "Neg s8");
+  ASSERT_NE(g, nullptr);
+  const ir::Tensor& ts = *find_op(*g, "QLinearLookup")->input(1)->constant;
+  for (int64_t i = 0; i < 256; ++i) {
+    EXPECT_EQ(ts.get_int(i), std::clamp<int64_t>(50 - ((i - 128) - (100 - 128)), 0, 255)) << i;
+  }
+}
+
+TEST(FuseQdqLookup, KeepsADequantizeLinearUsedElsewhere) {
+  Spec s;
+  s.dq_output_used_elsewhere = true;
+  check(s, unary("Sigmoid"), true, "x also feeds a Relu");
+}
+
+TEST(FuseQdqLookup, Declines) {
+  check({}, unary("Sigmoid"), false, "no evaluator", /*with_evaluator=*/false);
+  // An intermediate that is a graph output, or feeds a node outside the region.
+  check({}, [](OnnxBuilder& b, const std::string& x) {
+    b.node("Sigmoid", {x}, {"s"}, "sig");
+    out(b, "s");
+    b.node("Mul", {x, "s"}, {"f"}, "mul");
+    return std::string("f");
+  }, false, "intermediate is a graph output");
+  check({}, [](OnnxBuilder& b, const std::string& x) {
+    b.node("Sigmoid", {x}, {"s"}, "sig");
+    b.node("Tanh", {"s"}, {"side"}, "side");
+    out(b, "side");
+    b.node("Neg", {"s"}, {"f"}, "neg");
+    return std::string("f");
+  }, false, "intermediate feeds a node outside");
+  // Not element-wise / not a one-element constant operand.
+  check({.dims = {2, 128}}, [](OnnxBuilder& b, const std::string& x) {
+    set_int_attr(b.node("Softmax", {x}, {"f"}, "softmax"), "axis", 1);
+    return std::string("f");
+  }, false, "Softmax");
+  check({.dims = {2, 128}}, [](OnnxBuilder& b, const std::string& x) {
+    b.initializer("bias", {128}, std::vector<float>(128, 0.5f));
+    b.node("Add", {x, "bias"}, {"f"}, "add");
+    return std::string("f");
+  }, false, "Add of a tensor constant");
+  // A second non-constant input (a graph input) in the region.
+  check({}, [](OnnxBuilder& b, const std::string& x) {
+    b.input("other", kF, {256});
+    b.node("Add", {x, "other"}, {"f"}, "add");
+    return std::string("f");
+  }, false, "two data inputs");
+  // A plain DQ -> Q requantization has no op to fold.
+  check({}, [](OnnxBuilder&, const std::string& x) { return x; }, false, "DQ -> Q");
+}
+
+TEST(FuseQdqLookup, DeclinesPerAxisAndNonConstantParameters) {
+  {
+    OnnxBuilder b(17);
+    b.input("x_q", kU8, {2, 128});
+    b.initializer("x_scale", {}, {0.05f});
+    int_initializer(b, "x_zp", kU8, {}, {128});
+    b.node("DequantizeLinear", {"x_q", "x_scale", "x_zp"}, {"x"}, "dq");
+    b.node("Sigmoid", {"x"}, {"f"}, "act");
+    b.initializer("y_scale", {2}, {0.01f, 0.02f});
+    int_initializer(b, "y_zp", kU8, {2}, {0, 0});
+    set_int_attr(b.node("QuantizeLinear", {"f", "y_scale", "y_zp"}, {"y_q"}, "q"), "axis", 0);
+    b.output("y_q", kU8, {2, 128});
+    auto g = load(b);
+    ASSERT_NE(g, nullptr);
+    PassLog log;
+    ASSERT_TRUE(fuse_qdq_lookup(*g, ref_evaluator(), log).ok());
+    EXPECT_EQ(count_ops(*g, "QLinearLookup"), 0) << "per-axis output quantization";
+  }
+  {
+    OnnxBuilder b(17);
+    b.input("x_q", kU8, {256});
+    b.input("x_scale", kF, {});
+    int_initializer(b, "x_zp", kU8, {}, {128});
+    b.node("DequantizeLinear", {"x_q", "x_scale", "x_zp"}, {"x"}, "dq");
+    b.node("Sigmoid", {"x"}, {"f"}, "act");
+    b.initializer("y_scale", {}, {0.01f});
+    int_initializer(b, "y_zp", kU8, {}, {0});
+    b.node("QuantizeLinear", {"f", "y_scale", "y_zp"}, {"y_q"}, "q");
+    b.output("y_q", kU8, {256});
+    auto g = load(b);
+    ASSERT_NE(g, nullptr);
+    PassLog log;
+    ASSERT_TRUE(fuse_qdq_lookup(*g, ref_evaluator(), log).ok());
+    EXPECT_EQ(count_ops(*g, "QLinearLookup"), 0) << "scale is a graph input";
+  }
+}
+
+// The default pipeline of a cpu Session (fuse_qdq_lookup, then the x8-lut kernels, threaded for
+// large tensors) against the unfused QDQ graph on ref: the same bytes.
+TEST(FuseQdqLookup, CpuSessionMatchesUnfusedRef) {
+  for (const Case& c : activations()) {
+    // The threaded size (above the op's 128 KiB split) for a few ops only: ref is slow there.
+    const bool large = c.name == "Sigmoid" || c.name == "SiLU";
+    std::vector<std::vector<int64_t>> shapes = {{256}, {3, 7, 61}};
+    if (large) shapes.push_back({2, 256, 301});  // 154,112 bytes
+    for (const std::vector<int64_t>& dims : shapes) {
+      for (int types = 0; types < 4; ++types) {
+        if (dims.size() == 3 && dims[0] == 2 && (types == 1 || types == 2)) continue;  // u8->u8, s8->s8 suffice
+        Spec s;
+        s.x_signed = types & 1;
+        s.y_signed = types & 2;
+        s.dims = dims;
+        if (c.name == "Exp") s.x_scale = 0.01f;
+        const std::string what = c.name + " " + ir::dims_to_string(dims) + " types " + std::to_string(types);
+        SCOPED_TRACE(what);
+        const OnnxBuilder b = build(s, c.body);
+        auto ref_graph = load(b);
+        auto cpu_graph = load(b);
+        ASSERT_TRUE(ref_graph && cpu_graph);
+        const ir::Tensor codes = all_codes(*ref_graph->inputs()[0]);
+        runtime::SessionOptions ref_opt;
+        ref_opt.optimize = false;
+        auto ref = runtime::Session::create(std::move(ref_graph), ref_opt);
+        ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+        runtime::SessionOptions cpu_opt;
+        cpu_opt.backend = "cpu";
+        cpu_opt.threads = dims.size() == 3 && dims[0] == 2 ? 4 : 1;
+        auto cpu = runtime::Session::create(std::move(cpu_graph), cpu_opt);
+        ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+        EXPECT_EQ((*cpu)->pass_report().num_changes("fuse_qdq_lookup"), 1u);
+        EXPECT_EQ(count_ops((*cpu)->graph(), "QLinearLookup"), 1);
+        auto e = (*ref)->run({{"x_q", codes}});
+        auto g = (*cpu)->run({{"x_q", codes}});
+        ASSERT_TRUE(e.ok() && g.ok()) << (g.ok() ? e.status().to_string() : g.status().to_string());
+        EXPECT_TRUE(same_bytes((*e)[0], (*g)[0]));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nfuse::passes_test
+
+namespace nfuse::passes_test {
+namespace {
+
+// x_q -> com.microsoft QLinearSigmoid / QLinearLeakyRelu -> y_q, or the same as DQ -> op -> Q.
+OnnxBuilder contrib(const std::string& op, bool x_signed, bool as_qdq, std::vector<int64_t> dims = {256}) {
+  OnnxBuilder b(17);
+  auto* imp = b.model().add_opset_import();
+  imp->set_domain("com.microsoft");
+  imp->set_version(1);
+  const int t = x_signed ? kI8 : kU8;
+  b.input("x_q", t, dims);
+  b.initializer("x_scale", {}, {0.043f});
+  int_initializer(b, "x_zp", t, {}, {x_signed ? -9 : 119});
+  b.initializer("y_scale", {}, {op == "QLinearSigmoid" ? 1.0f / 256 : 0.039f});
+  int_initializer(b, "y_zp", t, {}, {x_signed ? -128 : (op == "QLinearSigmoid" ? 0 : 100)});
+  ::onnx::NodeProto* n = nullptr;
+  if (as_qdq) {
+    b.node("DequantizeLinear", {"x_q", "x_scale", "x_zp"}, {"x"}, "dq");
+    n = &b.node(op == "QLinearSigmoid" ? "Sigmoid" : "LeakyRelu", {"x"}, {"f"}, "act");
+    b.node("QuantizeLinear", {"f", "y_scale", "y_zp"}, {"y_q"}, "q");
+  } else {
+    n = &b.node(op, {"x_q", "x_scale", "x_zp", "y_scale", "y_zp"}, {"y_q"}, "act");
+    n->set_domain("com.microsoft");
+  }
+  if (op == "QLinearLeakyRelu") set_float_attr(*n, "alpha", 0.15f);
+  b.output("y_q", t, dims);
+  return b;
+}
+
+TEST(FuseQdqLookup, ContribOpsBecomeLookupsBitExact) {
+  for (const std::string op : {"QLinearSigmoid", "QLinearLeakyRelu"}) {
+    for (bool x_signed : {false, true}) {
+      SCOPED_TRACE(op + (x_signed ? " s8" : " u8"));
+      auto contrib_graph = load(contrib(op, x_signed, false));
+      auto fused = load(contrib(op, x_signed, false));
+      auto qdq = load(contrib(op, x_signed, true));
+      ASSERT_TRUE(contrib_graph && fused && qdq);
+      PassLog log;
+      ASSERT_TRUE(fuse_qdq_lookup(*fused, ref_evaluator(), log).ok());
+      ASSERT_TRUE(fused->verify().ok());
+      EXPECT_EQ(count_ops(*fused, "QLinearLookup"), 1);
+      EXPECT_EQ(count_ops(*fused, op), 0);
+      const std::vector<ir::Tensor> in = {all_codes(*qdq->inputs()[0])};
+      auto a = backends::ref::interpret_graph(*contrib_graph, in);
+      auto b = backends::ref::interpret_graph(*fused, in);
+      auto c = backends::ref::interpret_graph(*qdq, in);
+      ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+      // The contrib op's ref kernel is the QDQ graph's arithmetic, and the lookup reproduces it.
+      EXPECT_TRUE(same_bytes((*c)[0], (*a)[0])) << "contrib ref kernel vs DQ -> op -> Q";
+      EXPECT_TRUE(same_bytes((*a)[0], (*b)[0])) << "lookup vs contrib op";
+      // On a cpu Session (default pipeline) too.
+      runtime::SessionOptions opt;
+      opt.backend = "cpu";
+      auto s = runtime::Session::create(load(contrib(op, x_signed, false, {5, 1000})), opt);
+      ASSERT_TRUE(s.ok()) << s.status().to_string();
+      EXPECT_EQ(count_ops((*s)->graph(), "QLinearLookup"), 1);
+      auto ref_graph = load(contrib(op, x_signed, false, {5, 1000}));
+      const ir::Tensor codes = all_codes(*ref_graph->inputs()[0]);
+      auto e = backends::ref::interpret_graph(*ref_graph, {codes});
+      auto g = (*s)->run({{"x_q", codes}});
+      ASSERT_TRUE(e.ok() && g.ok());
+      EXPECT_TRUE(same_bytes((*e)[0], (*g)[0]));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nfuse::passes_test

@@ -11,6 +11,7 @@
 #include "passes/fuse_qdq_binary.h"
 #include "passes/fuse_qdq_concat.h"
 #include "passes/fuse_qdq_conv.h"
+#include "passes/shape_through_quantize.h"
 #include "passes/fuse_qdq_lookup.h"
 #include "passes/fuse_qdq_matmul.h"
 #include "passes/fuse_qdq_pool.h"
@@ -66,7 +67,7 @@ Result<PassReport> PassManager::run(ir::Graph& graph, bool verify_each, int max_
 
 std::vector<std::string> pass_names() {
   return {"eliminate_dead_code", "fold_constants", "remove_identity", "recognize_layer_norm",
-          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_qdq_binary", "fuse_qdq_concat", "fuse_qdq_pool", "fuse_qdq_lookup", "fold_dequantized_weights", "fuse_matmul_bias", "fuse_residual_add",
+          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "shape_through_quantize", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_qdq_binary", "fuse_qdq_concat", "fuse_qdq_pool", "fuse_qdq_lookup", "fold_dequantized_weights", "fuse_matmul_bias", "fuse_residual_add",
           "fuse_activation"};
 }
 
@@ -101,7 +102,8 @@ PassManager default_pass_manager(const OptimizeOptions& options) {
                       [](ir::Graph& g, PassLog& l) { return eliminate_dead_code(g, {}, l); }}},
                     enabled),
                true);
-  pm.add_stage(keep({{"fuse_qdq_conv", fuse_qdq_conv},
+  pm.add_stage(keep({{"shape_through_quantize", shape_through_quantize},
+                     {"fuse_qdq_conv", fuse_qdq_conv},
                      {"fuse_qdq_matmul", fuse_qdq_matmul},
                      {"fuse_qdq_binary", fuse_qdq_binary},
                      {"fuse_qdq_concat", fuse_qdq_concat},

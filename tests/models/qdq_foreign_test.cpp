@@ -8,10 +8,8 @@
 // time, and match within one output quantization step both goldens written with the model:
 // ONNX Runtime's outputs (when it was installed at `make models` time) and a numpy simulation of
 // the QDQ graph. model_float_shape.onnx is the same model with its Shape nodes reading the float
-// tensors before QuantizeLinear (fake-quant-on-inputs exporters): same goldens. Today the last
-// Conv (its Relu's output also feeds Shapes) and the Add after it (likewise) stay float: the
-// fusions want the QuantizeLinear to be the only consumer, so of this variant only correctness,
-// plan-time folding and the first two fusions are required.
+// tensors before QuantizeLinear (fake-quant-on-inputs exporters): same goldens, and the same
+// fusions (the shape_through_quantize pass moves those Shapes onto the quantized tensors).
 // A missing model fails (run `make models`).
 #include <gtest/gtest.h>
 
@@ -128,13 +126,10 @@ TEST(QdqForeign, ConvsFuseIntoQLinearConv) {
     for (const auto& [op, k] : ops) hist += " " + op + ":" + std::to_string(k);
     std::printf("[qdq foreign] %s optimized:%s\n", file, hist.c_str());
     std::fflush(stdout);
-    if (std::string(file) == "model.onnx") {
-      for (const std::string& w : want) EXPECT_TRUE(fused_weights.count(w)) << "no QLinearConv runs the weight " << w;
-      EXPECT_EQ(ops["QLinearConv"], 3);
-      EXPECT_EQ(ops["Conv"], 0) << "a Conv stayed in float";
-    } else {  // the first two Convs' outputs feed no Shape: they fuse
-      for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(fused_weights.count(want[i])) << "no QLinearConv runs " << want[i];
-    }
+    for (const std::string& w : want) EXPECT_TRUE(fused_weights.count(w)) << "no QLinearConv runs the weight " << w;
+    EXPECT_EQ(ops["QLinearConv"], 3);
+    EXPECT_EQ(ops["Conv"], 0) << "a Conv stayed in float";
+    EXPECT_EQ(ops["Add"], 0) << "an Add stayed in float";
   }
 }
 

@@ -119,10 +119,10 @@ int cmd_quantize(const QuantizeArgs& args) {
   const auto t0 = std::chrono::steady_clock::now();
   quant::QuantizeOptions qo;
   auto method = quant::parse_method(args.method);
-  if (!method.ok()) return report(method.status());
+  if (!method.ok()) return report(invalid_argument("--method: " + method.status().message()));
   qo.method = *method;
   auto act = quant::parse_act_scheme(args.act);
-  if (!act.ok()) return report(act.status());
+  if (!act.ok()) return report(invalid_argument("--act: " + act.status().message()));
   if (*act == quant::ActScheme::kS16Symmetric)
     return report(invalid_argument("--act: u8 or s8 (16-bit activations: --precision int16 or mixed)"));
   qo.act = *act;

@@ -57,5 +57,7 @@ if [ -n "$calibrated" ]; then
 fi
 grep -E "^output" "$OUT/log.txt" || true
 if [ -f "$OUT/perf.data" ]; then
-  perf report -i "$OUT/perf.data" --no-children --sort dso,symbol --stdio 2>/dev/null | grep -v "^#" | grep -v "^$" | head -30
+  echo "perf (self time, whole run):"
+  perf report -i "$OUT/perf.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null |
+    grep -E "^ +[0-9]" | head -15 | sed -E 's/ +$//; s/  +/ /g'
 fi

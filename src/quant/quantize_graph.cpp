@@ -151,7 +151,10 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
     NFUSE_ASSIGN_OR_RETURN(EqualizeReport eq, cross_layer_equalize(g));
     result.equalized_pairs = eq.pairs;
   }
-  NFUSE_ASSIGN_OR_RETURN(result.plan, plan_quantization(g, options.act));
+  // int16 everywhere is symmetric: no layer can absorb its Relu into the output range.
+  NFUSE_ASSIGN_OR_RETURN(result.plan, plan_quantization(g, options.precision == Precision::kInt16
+                                                               ? ActScheme::kS16Symmetric
+                                                               : options.act));
   result.layers = result.plan.layers;
 
   // Calibration on the float graph: observers, and per-channel input means for bias correction.

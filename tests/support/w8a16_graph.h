@@ -29,6 +29,8 @@ struct W8A16Spec {
   bool relu = false;
   float x_range = 2.5f;      // x in [-x_range, x_range]
   bool float_acts = false;   // no activation Q/DQ at all (the f32 reference with the same weights)
+  bool w_min = false;        // every weight -128 (with x at an extreme: accumulators beyond int32)
+  float y_range = 0.0f;      // output range; 0: ~4 standard deviations of random data
   uint32_t seed = 7;
 };
 
@@ -103,7 +105,7 @@ class W8A16GraphBuilder {
     std::mt19937 rng(s_.seed);
     std::uniform_int_distribution<int> d(-127, 127);
     std::vector<int8_t> w(static_cast<size_t>(numel));
-    for (int8_t& v : w) v = static_cast<int8_t>(d(rng));
+    for (int8_t& v : w) v = s_.w_min ? int8_t{-128} : static_cast<int8_t>(d(rng));
     const int64_t ch = s_.per_channel ? dims[static_cast<size_t>(axis)] : 1;
     std::vector<float> sc;
     for (int64_t i = 0; i < ch; ++i) sc.push_back(0.004f + 0.0005f * static_cast<float>(i % 7));
@@ -167,7 +169,8 @@ class W8A16GraphBuilder {
     }
     // Output range ~ 4 standard deviations of the products' sum.
     const double k = static_cast<double>(s.c / s.group * s.k * s.k);
-    const float y_range = static_cast<float>(4.0 * 0.45 * s.x_range / 1.73 * std::sqrt(k));
+    const float y_range =
+        s.y_range > 0 ? s.y_range : static_cast<float>(4.0 * 0.45 * s.x_range / 1.73 * std::sqrt(k));
     auto [ys, yz] = act_qparams(s.bits, s.y_unsigned, y_range, s.relu);
     return finish(qdq(c, "y", yt, ys, yz));
   }

@@ -5,6 +5,7 @@
 // shapes and extreme values; and W8A16 is far more accurate than W8A8 on the same data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -125,14 +126,15 @@ TEST(Qdq16Fusion, EightBitChainsStillBecomeOnnxOps) {
 }
 
 // The default pipeline on cpu (qs16 kernels, not the reference fallback) equals ref bit for bit.
-void check_cpu_vs_ref(const W8A16Spec& s, bool conv = true, bool extreme = false) {
-  SCOPED_TRACE(describe(s) + (extreme ? " extreme" : ""));
+// extreme: 1 x alternates between the 16-bit extremes, 2 x is +32767 everywhere.
+void check_cpu_vs_ref(const W8A16Spec& s, bool conv = true, int extreme = 0) {
+  SCOPED_TRACE(describe(s) + " extreme=" + std::to_string(extreme));
   auto g1 = conv ? W8A16GraphBuilder(s).conv() : W8A16GraphBuilder(s).matmul(33, 300, 21);
   auto g2 = conv ? W8A16GraphBuilder(s).conv() : W8A16GraphBuilder(s).matmul(33, 300, 21);
   ASSERT_TRUE(g1 && g2);
   ir::Tensor x = testing::w8a16_input(*g1, s.x_range, kSeed);
-  if (extreme) {  // x saturates to the 16-bit extremes
-    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = (i % 3 == 0 ? 4.0f : -4.0f) * s.x_range;
+  for (int64_t i = 0; extreme && i < x.numel(); ++i) {  // x saturates to the 16-bit extremes
+    x.data<float>()[i] = (extreme == 2 || i % 3 == 0 ? 4.0f : -4.0f) * s.x_range;
   }
   backends::RunProfile profile;
   auto r = run(std::move(g1), x, "ref", true);
@@ -165,11 +167,31 @@ TEST(Qdq16Cpu, AwkwardConvShapesBitExact) {
   check_cpu_vs_ref({.c = 15, .co = 33, .h = 1, .w = 1, .k = 1, .pad = 0, .y_unsigned = true});
 }
 
-// K = 64 * 9 = 576 > 512: with x at the 16-bit extremes an int32 accumulation could wrap.
+// x saturated to the 16-bit extremes with K = 64 * 9 = 576 (more than one 256-element K chunk of
+// the GEMM). Random weights keep the sums moderate; accumulators beyond int32 (same-sign extreme
+// products) are tested at kernel level (Qs16Gemm.ExtremeValuesOverflowInt32).
 TEST(Qdq16Cpu, ExtremeInputsLongK) {
-  check_cpu_vs_ref({.c = 64, .co = 20, .h = 6, .w = 6}, true, true);
-  check_cpu_vs_ref({.c = 64, .co = 20, .h = 6, .w = 6, .x_unsigned = true}, true, true);
-  check_cpu_vs_ref({}, false, true);
+  check_cpu_vs_ref({.c = 64, .co = 20, .h = 6, .w = 6}, true, 1);
+  check_cpu_vs_ref({.c = 64, .co = 20, .h = 6, .w = 6, .x_unsigned = true}, true, 1);
+  check_cpu_vs_ref({}, false, 1);
+}
+
+// Every weight -128 and x at +32767: acc = 576 * 32767 * -128 (+ bias) ~ -2.4e9, beyond int32;
+// y's range is wide enough that the outputs are not saturated.
+TEST(Qdq16Cpu, AccumulatorBeyondInt32) {
+  const W8A16Spec s{.c = 64, .co = 20, .h = 6, .w = 6, .bias = "none", .w_min = true, .y_range = 2000.0f};
+  check_cpu_vs_ref(s, true, 2);
+  // The outputs are not saturated (else a wrong accumulator could still give the same bytes).
+  auto g = W8A16GraphBuilder(s).conv();
+  ASSERT_NE(g, nullptr);
+  ir::Tensor x = testing::w8a16_input(*g, s.x_range, kSeed);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 4.0f * s.x_range;
+  auto y = run(std::move(g), x, "cpu", true);
+  ASSERT_TRUE(y.ok()) << y.status().to_string();
+  float lo = 0.0f;
+  for (int64_t i = 0; i < (*y)[0].numel(); ++i) lo = std::min(lo, (*y)[0].data<float>()[i]);
+  EXPECT_LT(lo, -500.0f);
+  EXPECT_GT(lo, -1990.0f);
 }
 
 TEST(Qdq16Cpu, MatMulBitExact) {

@@ -204,6 +204,41 @@ TEST(QuantizeGraph, SensitivityAndMixedPrecision) {
   EXPECT_EQ(to_float->promotions[0].node_output, worst_layer);
 }
 
+// --precision int16: every activation becomes s16 ("com.microsoft" Q/DQ below opset 21), no Relu
+// is absorbed (a symmetric range cannot imply it), and the cpu backend runs both convolutions
+// on the W8A16 kernels; the output is at least as close to float as int8's.
+TEST(QuantizeGraph, Int16RunsOnW8A16Kernels) {
+  auto g = conv_relu_conv();
+  ASSERT_TRUE(g);
+  quant::QuantizeOptions options;
+  options.precision = quant::Precision::kInt16;
+  auto q = quant::quantize_static(*g, batches(kSeed, 4), options);
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  for (const auto& t : q->tensors) {
+    EXPECT_EQ(t.params.storage, ir::DType::kI16) << t.name;
+    EXPECT_EQ(t.params.zero_point[0], 0) << t.name;
+  }
+  EXPECT_EQ(q->layers[0].output, "c1");
+  auto copy = quant::clone_graph(*q->qdq);
+  ASSERT_TRUE(copy.ok()) << copy.status().to_string();
+  runtime::SessionOptions so;
+  so.backend = "cpu";
+  auto session = runtime::Session::create(std::move(*copy), so);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  EXPECT_EQ(count_ops((*session)->graph(), "QLinearConv16"), 2);
+  EXPECT_EQ(count_ops((*session)->graph(), "Conv"), 0);
+  const auto data = batches(kSeed + 300, 2);
+  auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
+  ASSERT_TRUE(reference.ok());
+  auto e16 = quant::evaluate_output(*q->qdq, data, *reference);
+  options.precision = quant::Precision::kInt8;
+  auto q8 = quant::quantize_static(*g, batches(kSeed, 4), options);
+  ASSERT_TRUE(q8.ok());
+  auto e8 = quant::evaluate_output(*q8->qdq, data, *reference);
+  ASSERT_TRUE(e16.ok() && e8.ok());
+  EXPECT_GT(e16->snr_db, e8->snr_db);
+}
+
 TEST(QuantizeGraph, RejectsEmptyCalibration) {
   auto g = conv_relu_conv();
   ASSERT_TRUE(g);

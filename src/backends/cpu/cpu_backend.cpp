@@ -141,6 +141,7 @@ Result<std::unique_ptr<CpuOp>> make_optimized(const ir::Node& node, const Compil
   if (node.domain == "nfuse" && node.op_type == "QLinearMatMul16") return make_qlinear_matmul16(node, ctx);
   if (node.domain == "nfuse" && node.op_type == "QLinearLookup") return make_qlinear_lookup(node, ctx);
   if (node.domain == "com.microsoft") {
+    if (node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear") return make_quantize_linear(node, ctx);
     if (node.op_type == "QLinearAdd" || node.op_type == "QLinearMul") return make_qlinear_binary(node, ctx);
     if (node.op_type == "QLinearConcat") return make_qlinear_concat(node, ctx);
     if (node.op_type == "QLinearGlobalAveragePool") return make_qlinear_pool(node, ctx);
@@ -210,7 +211,8 @@ class CpuBackend final : public Backend {
     const bool lookup = node.domain == "nfuse" && (node.op_type == "QLinearLookup" || node.op_type == "QLinearConv16" ||
                                                    node.op_type == "QLinearMatMul16");
     static const std::set<std::string> optimized_ms = {"QLinearAdd", "QLinearMul", "QLinearConcat",
-                                                        "QLinearGlobalAveragePool", "MatMulNBits"};
+                                                        "QLinearGlobalAveragePool", "MatMulNBits",
+                                                        "QuantizeLinear", "DequantizeLinear"};
     const bool ms = node.domain == "com.microsoft" && optimized_ms.count(node.op_type);
     if (!lookup && !ms && (!node.domain.empty() || !optimized.count(node.op_type))) {
       return Support{true, "reference kernel: no optimized cpu kernel for " + node.op_type, 0.0};

@@ -168,6 +168,7 @@ class QLinearConv final : public CpuOp {
   Status run_wx(const Conv2dGeometry& g, bool direct, const OpTensors& t, RunContext& rc) {
     const size_t p = g.ho * g.wo, hw = g.h * g.w;
     const size_t cin_g = g.c / g.group, cg = co_ / g.group;
+    if (p == 0 || g.n == 0) return ok_status();  // empty output (pad_geometry needs ho, wo >= 1)
     if (!direct) {
       const PadGeometry pg = pad_geometry(g);
       if (padded_.size() < cin_g * pg.plane + 64) padded_.resize(cin_g * pg.plane + 64);

@@ -70,6 +70,8 @@
 //                                                        widened by sxtl, smlal by lane)
 // Name: qu8_gemm__<isa>_<MR>x<NR>c<KR>: MR rows, NR columns, K consumed in groups of KR.
 // Each MRxNR kernel has a 1xNR partner with the same B layout for the M % MR tail rows.
+// The transposed orientation (weights as rows, requantization per row: NCHW convolutions with
+// no transposes) is qu8_wxgemm.h, same arithmetic.
 #pragma once
 
 #include <cstddef>

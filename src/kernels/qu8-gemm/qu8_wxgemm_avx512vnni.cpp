@@ -62,8 +62,6 @@ void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, ui
   for (size_t g = kc / 4; g > 0; --g) {
     const __m512i x0 = _mm512_loadu_si512(x);
     const __m512i x1 = NV == 2 ? _mm512_loadu_si512(x + 64) : x0;
-    _mm_prefetch(reinterpret_cast<const char*>(x + 1024), _MM_HINT_T0);
-    if constexpr (NV == 2) _mm_prefetch(reinterpret_cast<const char*>(x + 1024 + 64), _MM_HINT_T0);
     x += 4 * kNr;
 #pragma GCC unroll 8
     for (size_t r = 0; r < kMr; ++r) {

@@ -9,8 +9,11 @@
 #             time minus decode)
 #   report    the rest: per-layer sensitivity, export, per-layer evaluation over the images
 #
-# Usage: bench/quantize_time.sh [BUILD_DIR]   env: THREADS (default 2), METHOD (default minmax),
+# Usage: bench/quantize_time.sh [BUILD_DIR]   env: THREADS (default 1), METHOD (default minmax),
 #        LIMIT (calibration images, default 500), PERF=1 (record with perf when installed)
+# Default 1 thread: at --threads 2 on a 2-core machine the run took 581 s wall / 538 s user vs
+# 136 s / 75 s at 1 thread (2026-11-29, loaded machine): perf put 95% of its samples in
+# libpthreadpool's spin-wait, the calibration and evaluation loops being mostly serial.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -18,7 +21,7 @@ NFUSE="$BUILD/nfuse"
 MODELS="$BUILD/models"
 MODEL="$MODELS/mobilenet_v2.onnx"
 IMAGES="$MODELS/imagenet_like_500"
-THREADS="${THREADS:-2}"
+THREADS="${THREADS:-1}"
 METHOD="${METHOD:-minmax}"
 LIMIT="${LIMIT:-500}"
 for f in "$NFUSE" "$MODEL" "$IMAGES"; do

@@ -14,7 +14,7 @@ packages=(
   # conformance cases
   libonnx-testdata
   # model zoo, goldens and demo images (run with /usr/bin/python3)
-  python3 python3-numpy python3-torch python3-torchvision python3-onnx python3-skimage
+  python3 python3-numpy python3-torch python3-torchvision python3-onnx python3-skimage python3-pil
   # real photos of text and everyday scenes for image calibration folders (make_calib_images.py)
   opencv-doc
   # fashion_mnist_cnn's training, test and calibration images (/usr/share/datasets/fashion-mnist)

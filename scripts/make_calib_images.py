@@ -12,10 +12,6 @@ Writes under OUTDIR/:
     ocr_eval/             6 PNGs 960x960 from other source images (held out from ocr_calib)
     imagenet_like_500/    500 PNGs 224x224 RGB: random square crops (scale, position, mirror) of
                           the everyday photos, for 224x224 classifiers
-    ocr/ocr_det.opset13.onnx
-                          when ocr/ocr_det.onnx (opset 11) is there: the same model converted to
-                          opset 13 by onnx.version_converter (none of its ops changes meaning),
-                          as INT8 QDQ needs per-channel DequantizeLinear (opset 13)
 Everything is deterministic (fixed seed, sorted sources). Without opencv-doc the folders are made
 from skimage alone (fewer text images; a warning says so).
 """
@@ -174,24 +170,6 @@ def write_folder(path, named):
     print(f"{path}: {len(named)} PNG images {named[0][1].shape[1]}x{named[0][1].shape[0]}")
 
 
-def det_opset13(outdir):
-    src = os.path.join(outdir, "ocr", "ocr_det.onnx")
-    if not os.path.exists(src):
-        print(f"make_calib_images.py: {src} is missing (scripts/fetch_ocr_models.sh): no opset-13 copy")
-        return
-    import onnx
-    from onnx import version_converter
-
-    model = onnx.load(src)
-    if max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) < 13:
-        model = version_converter.convert_version(model, 13)
-    onnx.checker.check_model(model)
-    dst = os.path.join(outdir, "ocr", "ocr_det.opset13.onnx")
-    onnx.save(model, dst + ".tmp")
-    os.replace(dst + ".tmp", dst)
-    print(f"{dst}: opset 13")
-
-
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "build", "models")
@@ -202,7 +180,6 @@ def main():
     calib, held = ocr_sets(have_opencv)
     write_folder(os.path.join(outdir, "ocr_calib"), [(f"{i:02d}_{n}", img) for i, (n, img) in enumerate(calib)])
     write_folder(os.path.join(outdir, "ocr_eval"), [(f"{i:02d}_{n}", img) for i, (n, img) in enumerate(held)])
-    det_opset13(outdir)
     crops = random_crops(classifier_sources(have_opencv), CLS_COUNT, CLS_SIZE)
     write_folder(os.path.join(outdir, "imagenet_like_500"), [(f"{i:03d}", img) for i, img in enumerate(crops)])
     return 0

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "quant/calib_data.h"
 #include "runtime/session.h"
 
 namespace nfuse::quant {
@@ -36,9 +37,10 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
                                            PromoteTo to, int threads) {
   MixedPrecisionResult r;
   r.target_cosine = target_cosine;
-  NFUSE_ASSIGN_OR_RETURN(r.before, evaluate_output(*q.qdq, batches, reference, threads));
+  NFUSE_ASSIGN_OR_RETURN(r.before, evaluate_output(*q.qdq, batches, reference, threads, &r.worst_before));
   ++r.evaluations;
   r.after = r.before;
+  r.worst_after = r.worst_before;
   // Most sensitive first; ties keep graph order.
   std::vector<const LayerSensitivity*> order;
   for (const auto& s : sensitivity) order.push_back(&s);
@@ -47,24 +49,77 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
   });
   std::map<std::string, const PlannedLayer*> layers;
   for (const auto& l : q.plan.layers) layers[l.node_output] = &l;
-  QdqSelection s = q.selection;
-  size_t next = 0;
-  while (r.after.cosine < target_cosine && next < order.size()) {
-    const size_t step = std::max<size_t>(1, r.promotions.size() / 2);
-    const size_t first = r.promotions.size();
-    for (size_t i = 0; i < step && next < order.size(); ++i, ++next) {
-      const LayerSensitivity& ls = *order[next];
-      const PlannedLayer& l = *layers.at(ls.node_output);
-      (to == PromoteTo::kInt16 ? s.int16_layers : s.float_layers).insert(l.node_output);
-      r.promotions.push_back({l.node_output, l.name, l.op, to, ls.output.cosine, 0.0});
-    }
-    NFUSE_RETURN_IF_ERROR(q.rebuild(s), "mixed precision");
-    NFUSE_ASSIGN_OR_RETURN(r.after, evaluate_output(*q.qdq, batches, reference, threads));
+  const QdqSelection base = q.selection;
+  // The selection promoting the first k layers of `order`.
+  auto select = [&](size_t k) {
+    QdqSelection s = base;
+    for (size_t i = 0; i < k; ++i) (to == PromoteTo::kInt16 ? s.int16_layers : s.float_layers).insert(order[i]->node_output);
+    return s;
+  };
+  struct Eval {
+    ErrorSummary all;
+    double worst = 1.0;
+  };
+  auto evaluate = [&](size_t k) -> Result<Eval> {
+    NFUSE_RETURN_IF_ERROR(q.rebuild(select(k)), "mixed precision");
+    Eval e;
+    NFUSE_ASSIGN_OR_RETURN(e.all, evaluate_output(*q.qdq, batches, reference, threads, &e.worst));
     ++r.evaluations;
-    for (size_t i = first; i < r.promotions.size(); ++i) r.promotions[i].output_cosine_after = r.after.cosine;
+    return e;
+  };
+  // Growing steps until the target is met, then a bisection inside the last step for the
+  // shortest prefix that still meets it.
+  size_t lo = 0, hi = 0;  // prefix lo misses the target; hi is the current candidate
+  Eval at_hi{r.before, r.worst_before};
+  std::vector<double> worst_at(order.size() + 1, -1.0);
+  worst_at[0] = r.worst_before;
+  while (at_hi.worst < target_cosine && hi < order.size()) {
+    lo = hi;
+    hi = std::min(order.size(), hi + std::max<size_t>(1, hi / 2));
+    NFUSE_ASSIGN_OR_RETURN(at_hi, evaluate(hi));
+    worst_at[hi] = at_hi.worst;
   }
-  r.target_met = r.after.cosine >= target_cosine;
+  if (at_hi.worst >= target_cosine) {
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      NFUSE_ASSIGN_OR_RETURN(Eval e, evaluate(mid));
+      worst_at[mid] = e.worst;
+      if (e.worst >= target_cosine) {
+        hi = mid;
+        at_hi = e;
+      } else {
+        lo = mid;
+      }
+    }
+  }
+  NFUSE_RETURN_IF_ERROR(q.rebuild(select(hi)), "mixed precision");
+  r.after = at_hi.all;
+  r.worst_after = at_hi.worst;
+  double last = r.worst_before;
+  for (size_t i = 0; i < hi; ++i) {
+    const PlannedLayer& l = *layers.at(order[i]->node_output);
+    if (worst_at[i + 1] >= 0.0) last = worst_at[i + 1];
+    r.promotions.push_back({l.node_output, l.name, l.op, to, order[i]->output.cosine, last});
+  }
+  r.target_met = r.worst_after >= target_cosine;
   return r;
+}
+
+std::vector<ir::Tensor> first_samples(const std::vector<ir::Tensor>& calibration, int64_t max_samples,
+                                      int64_t max_elements) {
+  std::vector<ir::Tensor> out;
+  if (calibration.empty()) return out;
+  const ir::Tensor& b0 = calibration[0];
+  const int64_t per_sample = b0.rank() > 0 && b0.dim(0) > 0 ? b0.numel() / b0.dim(0) : b0.numel();
+  int64_t samples = std::clamp<int64_t>(max_elements / std::max<int64_t>(per_sample, 1), 1, max_samples);
+  // One sample per batch, so each is judged on its own.
+  for (const auto& b : calibration) {
+    for (const ir::Tensor& one : split_batches(b, 1)) {
+      if (samples-- <= 0) return out;
+      out.push_back(one);
+    }
+  }
+  return out;
 }
 
 Result<double> median_ms(const ir::Graph& g, const ir::Tensor& input, int runs, int threads) {

@@ -46,8 +46,8 @@ Lookup index(const ReportInput& in) {
 std::string promotion_reason(const Promotion& p, double target) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "alone it lowers the output cosine to %.6f; promoted to %s while the output cosine was below the "
-                "target %.4f (after this step: %.6f)",
+                "alone it lowers the output cosine to %.6f; promoted to %s while the worst sample's output cosine "
+                "was below the target %.4f (after this step: %.6f)",
                 p.alone_cosine, promote_to_name(p.to), target, p.output_cosine_after);
   return buf;
 }
@@ -125,6 +125,8 @@ std::string report_json(const ReportInput& in) {
                             {"target_met", m.target_met},
                             {"output_before", metrics(m.before)},
                             {"output_after", metrics(m.after)},
+                            {"worst_sample_cosine_before", m.worst_before},
+                            {"worst_sample_cosine_after", m.worst_after},
                             {"promoted_layers", m.promotions.size()},
                             {"evaluations", m.evaluations}};
     if (in.int8_ms > 0) {

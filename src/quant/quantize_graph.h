@@ -99,9 +99,13 @@ Result<QuantizeReport> evaluate_quantization(const QuantizeResult& q, const std:
 // fuse QDQ into integer kernels).
 Result<std::vector<ir::Tensor>> run_output0(const ir::Graph& g, const std::vector<ir::Tensor>& batches,
                                             bool optimize, int threads = 1);
-// The error of `qdq`'s output 0 against `reference` (run_output0 of the float graph).
+// The error of `qdq`'s output 0 against `reference` (run_output0 of the float graph);
+// *worst_batch_cosine (optional): the lowest cosine of a single batch, among those whose
+// reference holds at least 1% of the largest batch's energy (cosine means nothing on an
+// all-but-zero reference).
 Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir::Tensor>& batches,
-                                     const std::vector<ir::Tensor>& reference, int threads = 1);
+                                     const std::vector<ir::Tensor>& reference, int threads = 1,
+                                     double* worst_batch_cosine = nullptr);
 
 // Helpers shared with mixed_precision / the report.
 Result<std::unique_ptr<ir::Graph>> with_outputs(const ir::Graph& g, const std::vector<std::string>& names,

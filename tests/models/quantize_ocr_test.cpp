@@ -1,11 +1,20 @@
-// Post-training static INT8 quantization of the real PaddleOCR text detector (DBNet,
-// MobileNetV3 backbone), calibrated on real photos of text (build/models/ocr_calib, made by
-// scripts/make_calib_images.py) and judged on held-out ones (build/models/ocr_eval): on every
-// held-out image the INT8 probability map run on the cpu backend's integer kernels must keep a
-// cosine >= kMinCosine with the FP32 map, and the binarized text map (prob > 0.3, as PaddleOCR's
-// DB post-processing thresholds it) an IoU >= kMinIou. The reference is the float model run
-// by its own session, never the QDQ path. A missing file is a failure saying to run
-// `make models`.
+// Post-training static INT8 quantization (mixed precision allowed) of the real PaddleOCR text
+// detector (DBNet, MobileNetV3 backbone, opset 11: the quantizer converts it to 13), calibrated
+// on real photos of text (build/models/ocr_calib, made by scripts/make_calib_images.py) and
+// judged on held-out ones (build/models/ocr_eval): on every held-out image the quantized
+// probability map run on the cpu backend's integer kernels must keep a cosine >= kMinCosine with
+// the FP32 map, and the binarized text map (prob > 0.3, as PaddleOCR's DB post-processing
+// thresholds it) an IoU >= kMinIou. The reference is the float model run by its own session,
+// never the QDQ path. A missing file is a failure saying to run `make models`.
+//
+// Plain INT8 cannot reach the targets on this model (entropy u8, the best method, 22:10 UTC
+// 2026-11-29, worst held-out image: cosine 0.641, IoU 0.42; minmax 0.454 / 0.218, percentile
+// 0.265 / 0.089, mse 0.257 / 0.115, sqnr 0.410 / 0.223, minmax s8 0.118 / 0.049): the 1x1 Conv
+// before each stride-2 depthwise Conv (p2o.Conv.2 -> hardswish -> p2o.Conv.3) has per-channel
+// ranges from 3 to 159, so one per-tensor scale leaves half the channels below one quantization
+// step, and the model amplifies small errors (1% input noise alone costs 0.04 of output cosine).
+// Mixed precision promotes the sensitive layers to float until every promotion sample meets
+// kPromotionTarget (above kMinCosine, a margin for unseen images).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +28,7 @@
 #include "frontend/onnx/onnx_exporter.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "quant/calib_data.h"
+#include "quant/mixed_precision.h"
 #include "quant/quantize_graph.h"
 #include "runtime/session.h"
 
@@ -31,7 +41,8 @@ constexpr double kMinCosine = 0.99;
 constexpr double kMinIou = 0.95;
 constexpr float kTextThreshold = 0.3f;
 constexpr int64_t kCalibImages = 12;
-constexpr int kThreads = 2;
+constexpr double kPromotionTarget = 0.998;
+constexpr int kThreads = 1;  // ctest runs tests in parallel on 2 cores; idle pool workers spin
 
 const std::string kMakeModels =
     ": run `make models` (scripts/fetch_ocr_models.sh and scripts/make_calib_images.py write build/models/)";
@@ -88,10 +99,10 @@ MapAgreement compare_maps(const float* fp32, const float* int8, int64_t n) {
   return m;
 }
 
-// Quantizes the detector with `method` / `act`, runs FP32 and INT8 on every held-out image and
-// returns their agreement per image; `assert_targets` checks kMinCosine / kMinIou on each.
-void check_detector(quant::Method method, quant::ActScheme act, bool assert_targets) {
-  const fs::path model = models_dir() / "ocr" / "ocr_det.opset13.onnx";
+// Quantizes the detector with `method` / `act` and mixed precision, runs FP32 and the quantized
+// model on every held-out image and checks kMinCosine / kMinIou on each.
+void check_detector(quant::Method method, quant::ActScheme act) {
+  const fs::path model = models_dir() / "ocr" / "ocr_det.onnx";
   ASSERT_TRUE(fs::exists(model)) << model << " is missing" << kMakeModels;
   const quant::ImageOptions pre = det_preprocessing();
   // One image per batch: a 960x960 batch with every observed activation kept is large.
@@ -106,9 +117,25 @@ void check_detector(quant::Method method, quant::ActScheme act, bool assert_targ
   options.method = method;
   options.act = act;
   options.threads = kThreads;
+  options.precision = quant::Precision::kMixed;
   const auto t0 = std::chrono::steady_clock::now();
   auto q = quant::quantize_static(**graph, *calib, options);
   ASSERT_TRUE(q.ok()) << q.status().to_string();
+  {
+    const auto sens_data = quant::first_samples(*calib, quant::kSensitivitySamples, quant::kSensitivityElements);
+    auto sens_ref = quant::run_output0(*q->fp32, sens_data, /*optimize=*/false, kThreads);
+    ASSERT_TRUE(sens_ref.ok()) << sens_ref.status().to_string();
+    auto sens = quant::layer_sensitivity(*q, sens_data, *sens_ref, kThreads);
+    ASSERT_TRUE(sens.ok()) << sens.status().to_string();
+    const auto promo = quant::first_samples(*calib, quant::kPromotionSamples, quant::kPromotionElements);
+    auto promo_ref = quant::run_output0(*q->fp32, promo, /*optimize=*/false, kThreads);
+    ASSERT_TRUE(promo_ref.ok()) << promo_ref.status().to_string();
+    auto mixed = quant::promote_until(*q, *sens, promo, *promo_ref, kPromotionTarget, quant::PromoteTo::kFloat, kThreads);
+    ASSERT_TRUE(mixed.ok()) << mixed.status().to_string();
+    std::printf("[quantize ocr_det] %zu of %zu layers promoted to float; worst promotion-sample cosine %.5f -> %.5f\n",
+                mixed->promotions.size(), q->layers.size(), mixed->worst_before, mixed->worst_after);
+    EXPECT_TRUE(mixed->target_met);
+  }
   const std::string tag =
       std::string(quant::method_name(method)) + (act == quant::ActScheme::kS8Symmetric ? "_s8" : "_u8");
   std::printf("[quantize ocr_det %s] calibrated on %zu images in %.1f s\n", tag.c_str(), calib->size(),
@@ -135,10 +162,8 @@ void check_detector(quant::Method method, quant::ActScheme act, bool assert_targ
     worst_iou = std::min(worst_iou, m.iou);
     std::printf("[quantize ocr_det %s] eval image %zu: cosine %.5f, text-map IoU %.4f\n", tag.c_str(), i, m.cosine,
                 m.iou);
-    if (assert_targets) {
-      EXPECT_GE(m.cosine, kMinCosine) << "eval image " << i;
-      EXPECT_GE(m.iou, kMinIou) << "eval image " << i;
-    }
+    EXPECT_GE(m.cosine, kMinCosine) << "eval image " << i;
+    EXPECT_GE(m.iou, kMinIou) << "eval image " << i;
   }
   std::printf("[quantize ocr_det %s] worst of %zu held-out images: cosine %.5f, IoU %.4f\n", tag.c_str(), fp32->size(),
               worst_cosine, worst_iou);
@@ -146,34 +171,9 @@ void check_detector(quant::Method method, quant::ActScheme act, bool assert_targ
   fs::remove_all(dir);
 }
 
-// The best plain-INT8 configuration of the sweep below (entropy, u8; 22:10 UTC 2026-11-29, worst held-out
-// image: cosine 0.641, IoU 0.416 — minmax 0.454 / 0.218, percentile 0.265 / 0.089, mse 0.257 / 0.115,
-// sqnr 0.410 / 0.223, minmax s8 0.118 / 0.049). It misses the targets: the 1x1 Conv before each
-// stride-2 depthwise Conv (p2o.Conv.2 -> hardswish -> p2o.Conv.3) has per-channel ranges from 3 to
-// 159, so one per-tensor scale leaves half the channels below one quantization step and the
-// depthwise Conv cannot mix them back. Expected to pass with mixed precision (promotion of those
-// layers); the targets are not to be lowered.
-TEST(QuantizeOcr, DetectorInt8KeepsTextMapOnHeldOutPhotos) {
-  check_detector(quant::Method::kEntropy, quant::ActScheme::kU8Asymmetric, /*assert_targets=*/true);
+TEST(QuantizeOcr, DetectorMixedKeepsTextMapOnHeldOutPhotos) {
+  check_detector(quant::Method::kEntropy, quant::ActScheme::kU8Asymmetric);
 }
-
-// Every method and activation scheme, printed without targets (minutes each):
-//   nfuse_models_tests --gtest_also_run_disabled_tests --gtest_filter='QuantizeOcr.DISABLED_Sweep*'
-#define NFUSE_OCR_SWEEP(method, act)                                     \
-  TEST(QuantizeOcr, DISABLED_Sweep_##method##_##act) {                   \
-    check_detector(quant::Method::method, quant::ActScheme::act, false); \
-  }
-NFUSE_OCR_SWEEP(kMinMax, kU8Asymmetric)
-NFUSE_OCR_SWEEP(kPercentile, kU8Asymmetric)
-NFUSE_OCR_SWEEP(kMse, kU8Asymmetric)
-NFUSE_OCR_SWEEP(kEntropy, kU8Asymmetric)
-NFUSE_OCR_SWEEP(kSqnr, kU8Asymmetric)
-NFUSE_OCR_SWEEP(kMinMax, kS8Symmetric)
-NFUSE_OCR_SWEEP(kPercentile, kS8Symmetric)
-NFUSE_OCR_SWEEP(kMse, kS8Symmetric)
-NFUSE_OCR_SWEEP(kEntropy, kS8Symmetric)
-NFUSE_OCR_SWEEP(kSqnr, kS8Symmetric)
-#undef NFUSE_OCR_SWEEP
 
 }  // namespace
 }  // namespace nfuse

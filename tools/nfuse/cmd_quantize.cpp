@@ -25,10 +25,6 @@ namespace nfuse::cli {
 namespace {
 
 constexpr int64_t kBatchRows = 100;
-// Sensitivity and promotion run the graph once per layer: at most this many samples, and fewer
-// for large inputs (kSensitivityElements in all), at least one.
-constexpr int64_t kSensitivitySamples = 8;
-constexpr int64_t kSensitivityElements = int64_t{1} << 22;
 constexpr int kSpeedRuns = 20;
 
 Status write_text(const std::string& path, const std::string& text) {
@@ -46,22 +42,6 @@ int64_t batch_rows(const ir::Graph& g) {
   if (in && in->type.shape.rank() > 0 && in->type.shape[0].is_static() && in->type.shape[0].value > 0)
     return in->type.shape[0].value;
   return kBatchRows;
-}
-
-// The first `samples` rows of `batches` (whole batches, the last one cut).
-std::vector<ir::Tensor> first_samples(const std::vector<ir::Tensor>& batches, int64_t samples) {
-  std::vector<ir::Tensor> out;
-  for (const auto& b : batches) {
-    if (samples <= 0) break;
-    if (b.dim(0) <= samples) {
-      out.push_back(b);
-      samples -= b.dim(0);
-    } else {
-      out.push_back(quant::split_batches(b, samples)[0]);
-      samples = 0;
-    }
-  }
-  return out;
 }
 
 int64_t count_samples(const std::vector<ir::Tensor>& batches) {
@@ -168,11 +148,8 @@ int cmd_quantize(const QuantizeArgs& args) {
   ri.calibration_samples = count_samples(*calib);
   ri.evaluation_samples = count_samples(eval_batches);
   {
-    const ir::Tensor& b0 = (*calib)[0];
-    const int64_t per_sample = b0.rank() > 0 && b0.dim(0) > 0 ? b0.numel() / b0.dim(0) : b0.numel();
-    const int64_t samples = std::clamp<int64_t>(kSensitivityElements / std::max<int64_t>(per_sample, 1), 1,
-                                                kSensitivitySamples);
-    const std::vector<ir::Tensor> subset = first_samples(*calib, samples);
+    const std::vector<ir::Tensor> subset =
+        quant::first_samples(*calib, quant::kSensitivitySamples, quant::kSensitivityElements);
     auto reference = quant::run_output0(*q->fp32, subset, /*optimize=*/false, args.threads);
     if (!reference.ok()) return report(reference.status());
     auto sens = quant::layer_sensitivity(*q, subset, *reference, args.threads);
@@ -181,7 +158,11 @@ int cmd_quantize(const QuantizeArgs& args) {
     if (qo.precision == quant::Precision::kMixed) {
       auto int8_ms = quant::median_ms(*q->qdq, subset[0], kSpeedRuns, args.threads);
       if (!int8_ms.ok()) return report(int8_ms.status());
-      auto mixed = quant::promote_until(*q, ri.sensitivity, subset, *reference, args.target_cosine, *promote,
+      const std::vector<ir::Tensor> promo =
+          quant::first_samples(*calib, quant::kPromotionSamples, quant::kPromotionElements);
+      auto promo_reference = quant::run_output0(*q->fp32, promo, /*optimize=*/false, args.threads);
+      if (!promo_reference.ok()) return report(promo_reference.status());
+      auto mixed = quant::promote_until(*q, ri.sensitivity, promo, *promo_reference, args.target_cosine, *promote,
                                         args.threads);
       if (!mixed.ok()) return report(mixed.status());
       auto final_ms = quant::median_ms(*q->qdq, subset[0], kSpeedRuns, args.threads);
@@ -236,11 +217,11 @@ int cmd_quantize(const QuantizeArgs& args) {
   }
   std::printf("first layer below cosine 0.95: %s\n", head.first_below_0_95.empty() ? "none" : head.first_below_0_95.c_str());
   if (ri.mixed) {
-    std::printf("mixed precision: %zu layers promoted to %s; output cosine %.6f -> %.6f (target %.6g %s); %.2f ms -> "
-                "%.2f ms\n",
+    std::printf("mixed precision: %zu layers promoted to %s; output cosine %.6f -> %.6f, worst sample %.6f -> %.6f "
+                "(target %.6g %s); %.2f ms -> %.2f ms\n",
                 ri.mixed->promotions.size(), quant::promote_to_name(*promote), ri.mixed->before.cosine,
-                ri.mixed->after.cosine, args.target_cosine, ri.mixed->target_met ? "met" : "NOT met", ri.int8_ms,
-                ri.final_ms);
+                ri.mixed->after.cosine, ri.mixed->worst_before, ri.mixed->worst_after, args.target_cosine,
+                ri.mixed->target_met ? "met" : "NOT met", ri.int8_ms, ri.final_ms);
     for (const auto& p : ri.mixed->promotions)
       std::printf("  promoted %-32s alone cosine %.6f\n", p.name.c_str(), p.alone_cosine);
   }

@@ -103,7 +103,7 @@ TEST(Qu8WxGemm, TileEdgesAndKTails) {
   std::mt19937 rng(20261129);
   for (const Qu8WxConfig* cfg : qu8_wxgemm_configs()) {
     for (size_t m : {1, 3, 7, 8, 9, 16, 23}) {
-      for (size_t n : {1, 5, 15, 16, 17, 31, 32, 33, 49, 64, 70}) {
+      for (size_t n : {1, 3, 4, 5, 15, 16, 17, 18, 20, 21, 31, 32, 33, 36, 49, 64, 70, 196}) {
         for (size_t k : {1, 2, 3, 4, 5, 9, 16, 27, 64}) {
           WxCase c;
           c.m = m, c.n = n, c.k = k;

@@ -139,7 +139,12 @@ TEST(CpuQ8MaxPool, MatchesRef) {
                                 {{3, 3}, {2, 2}, {}, {1, 1}, 0, "SAME_UPPER"},
                                 // windows wholly in the padding (lowest value) and partly in it
                                 {{2, 2}, {1, 1}, {4, 0, 4, 0}, {5, 1}, 0, "", {1, 3, 1, 6}},
-                                {{2, 3}, {1, 2}, {4, 1, 4, 1}, {5, 2}, 1, "", {1, 3, 3, 7}}};
+                                {{2, 3}, {1, 2}, {4, 1, 4, 1}, {5, 2}, 1, "", {1, 3, 3, 7}},
+                                // rows wide enough for the vector row steps, with partial tails
+                                {{3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0, "", {1, 3, 9, 112}},
+                                {{3, 3}, {2, 2}, {0, 1, 0, 0}, {1, 1}, 1, "", {1, 2, 6, 77}},
+                                {{3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0, "", {1, 2, 5, 70}},
+                                {{2, 4}, {1, 3}, {0, 2, 1, 2}, {1, 2}, 0, "", {1, 2, 4, 100}}};
   for (ir::DType dt : {ir::DType::kU8, ir::DType::kI8}) {
     for (const P& p : cases) {
       TypedNode t;

@@ -166,6 +166,31 @@ TEST(CpuQLinearConv, GroupsAndDepthwise) {
            .per_channel = true, .bias = false, .x_zp = 127, .y_zp = 3, .saturate = 16.0f},
           rng);
   }
+  // 3x3 stride 1 / 2 (the direct qu8-dwconv kernel where the CPU has it): wide rows with partial
+  // 16-pixel tails, asymmetric and no padding, s8 in and out, channel multiplier 2, saturation.
+  for (int64_t ch : {1, 5}) {
+    check({.c = ch, .h = 9, .w = 57, .co = ch, .k = 3, .stride = 2, .group = ch, .x_signed = true, .y_signed = true,
+           .per_channel = true, .x_zp = -7, .y_zp = 9, .saturate = 8.0f, .pads = {1, 0, 1, 1}},
+          rng);
+    check({.c = ch, .h = 6, .w = 40, .co = 2 * ch, .k = 3, .stride = 1, .pad = 1, .group = ch, .x_zp = 3, .y_zp = 250},
+          rng);
+    check({.c = ch, .h = 8, .w = 35, .co = ch, .k = 3, .stride = 1, .group = ch, .bias = false, .x_zp = 200,
+           .saturate = 16.0f},
+          rng);
+    check({.c = ch, .h = 12, .w = 112, .co = ch, .k = 3, .stride = 2, .group = ch, .x_zp = 0, .y_zp = 0,
+           .pads = {0, 0, 1, 1}},
+          rng, 2);
+  }
+}
+
+// Column strides past pad_planes' per-phase table (16), and stride 2 on narrow rows (its
+// vector column split reads on into the next rows of the plane).
+TEST(CpuQLinearConv, StridesAndNarrowRows) {
+  std::mt19937 rng(kSeed + 9);
+  check({.c = 3, .h = 40, .w = 41, .co = 8, .k = 2, .stride = 17, .pad = 1}, rng);
+  check({.c = 5, .h = 14, .w = 14, .co = 16, .k = 1, .stride = 2, .x_signed = true, .x_zp = -3}, rng);
+  check({.c = 5, .h = 28, .w = 27, .co = 8, .k = 3, .stride = 2, .pad = 1, .x_zp = 200}, rng, 2);
+  check({.c = 4, .h = 9, .w = 33, .co = 8, .k = 3, .stride = 2, .pads = {0, 1, 1, 0}}, rng);
 }
 
 TEST(CpuQLinearConv, BatchAndThreads) {

@@ -50,7 +50,7 @@ struct QuantizeArgs {
   std::string calib;   // folder of .npy files (one input tensor each) or of PNG/JPEG images
   std::string output;  // OUT.onnx (QDQ)
   std::string report;  // REPORT.json
-  std::string eval;    // optional folder of .npy files for the report (default: the calibration set)
+  std::string eval;    // optional held-out folder (.npy or images) for the report
   std::string method = "minmax";
   std::string act = "u8";
   double percentile = 99.99;

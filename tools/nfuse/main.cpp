@@ -63,7 +63,7 @@ int run_cli(int argc, char** argv) {
   quantize->add_option("--act", quantize_args.act, "activation scheme: u8 (asymmetric) or s8 (symmetric)");
   quantize->add_option("--calib-limit", quantize_args.calib_limit, "use at most N calibration files")
       ->check(CLI::NonNegativeNumber);
-  quantize->add_option("--eval", quantize_args.eval, "folder of .npy inputs for the report (default: --calib)");
+  quantize->add_option("--eval", quantize_args.eval, "held-out folder (.npy inputs or images) for the report");
   quantize->add_option("--threads", quantize_args.threads, "cpu threads")->check(CLI::PositiveNumber);
   quantize->add_option("--html", quantize_args.html, "per-layer report as a self-contained HTML page");
   quantize->add_option("--precision", quantize_args.precision, "int8|int16|mixed");

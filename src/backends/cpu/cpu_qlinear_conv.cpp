@@ -257,37 +257,63 @@ class QLinearConv final : public CpuOp {
     const PadGeometry pg = pad_geometry(g);
     const uint8_t pad = static_cast<uint8_t>(x_zp_);
     const ptrdiff_t wi = static_cast<ptrdiff_t>(g.w), sw = static_cast<ptrdiff_t>(g.sw);
+    const ptrdiff_t n = static_cast<ptrdiff_t>(pg.cols);
+    // Per phase (the same for every row): whether a tap reads it, and the columns j in [j0, j1)
+    // that read input ix = j * sw + ph - pad_left inside the row.
+    struct Phase {
+      bool read;
+      ptrdiff_t ix0, j0, j1;
+    };
+    auto make_phase = [&](ptrdiff_t ph) {
+      Phase f;
+      f.read = phase_read(g, static_cast<size_t>(ph));
+      f.ix0 = ph - static_cast<ptrdiff_t>(g.pad_left);
+      f.j0 = std::min(n, f.ix0 >= 0 ? 0 : (-f.ix0 + sw - 1) / sw);
+      f.j1 = std::max(f.j0, std::min(n, f.ix0 < wi ? (wi - 1 - f.ix0) / sw + 1 : 0));
+      return f;
+    };
+    constexpr ptrdiff_t kTable = static_cast<ptrdiff_t>(kMaxPhases);  // larger strides: per row
+    Phase phases[kMaxPhases];
+    for (ptrdiff_t ph = 0; ph < std::min(sw, kTable); ++ph) phases[ph] = make_phase(ph);
     for (size_t c = c0; c < c1; ++c) {
       const uint8_t* plane = x + c * g.h * g.w;
       uint8_t* dst = padded_.data() + c * pg.plane;
       for (size_t r = 0; r < pg.rows; ++r) {
         const ptrdiff_t iy = static_cast<ptrdiff_t>(r) - static_cast<ptrdiff_t>(g.pad_top);
         for (ptrdiff_t ph = 0; ph < sw; ++ph, dst += pg.cols) {
-          if (!phase_read(g, static_cast<size_t>(ph))) continue;  // e.g. the odd columns of a 1x1 stride 2
+          const Phase f = ph < kTable ? phases[ph] : make_phase(ph);
+          if (!f.read) continue;  // e.g. the odd columns of a 1x1 stride 2
           if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) {
             std::memset(dst, pad, pg.cols);
             continue;
           }
           const uint8_t* row = plane + static_cast<size_t>(iy) * g.w;
-          // Columns j read input ix = j * sw + ph - pad_left: inside for j in [j0, j1).
-          const ptrdiff_t ix0 = ph - static_cast<ptrdiff_t>(g.pad_left);
-          const ptrdiff_t n = static_cast<ptrdiff_t>(pg.cols);
-          const ptrdiff_t j0 = std::min(n, ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw);
-          const ptrdiff_t j1 = std::max(j0, std::min(n, ix0 < wi ? (wi - 1 - ix0) / sw + 1 : 0));
+          const ptrdiff_t ix0 = f.ix0, j0 = f.j0, j1 = f.j1;
           std::memset(dst, pad, static_cast<size_t>(j0));
           if (sw == 1) {
             if (j1 > j0) std::memcpy(dst + j0, row + ix0 + j0, static_cast<size_t>(j1 - j0));
           } else {
             ptrdiff_t j = j0;
 #if defined(__x86_64__)
-            if (sw == 2) {  // the even bytes of 32, 16 at a time, while the loads stay in the row
+            if (sw == 2) {
+              // The even bytes of 32, 16 at a time, while the loads stay inside the plane (they
+              // may run into the next rows: those bytes land in columns >= j1, which the memset
+              // below rewrites, or are not stored at all past the phase row).
               const __m128i even = _mm_set1_epi16(0x00FF);
-              for (; j + 16 <= j1 && ix0 + 2 * j + 32 <= wi; j += 16) {
+              const ptrdiff_t readable = (static_cast<ptrdiff_t>(g.h) - iy) * wi;  // from row
+              for (; j < j1 && ix0 + 2 * j + 32 <= readable; j += 16) {
                 const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + ix0 + 2 * j));
                 const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + ix0 + 2 * j + 16));
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j),
-                                 _mm_packus_epi16(_mm_and_si128(a, even), _mm_and_si128(b, even)));
+                const __m128i v = _mm_packus_epi16(_mm_and_si128(a, even), _mm_and_si128(b, even));
+                if (j + 16 <= n) {
+                  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j), v);
+                } else {
+                  alignas(16) uint8_t tmp[16];
+                  _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
+                  std::memcpy(dst + j, tmp, static_cast<size_t>(j1 - j));
+                }
               }
+              j = std::min(j, j1);
             }
 #endif
             for (; j < j1; ++j) dst[j] = row[ix0 + j * sw];
@@ -370,6 +396,7 @@ class QLinearConv final : public CpuOp {
   std::vector<int64_t> w_dims_;
   const kernels::Qu8GemmConfig& cfg_;
   static constexpr size_t kMaxWxBlock = 1024;  // pixels per W * X block (a multiple of 32)
+  static constexpr size_t kMaxPhases = 16;     // pad_planes' per-phase table (larger strides: per row)
   const kernels::Qu8WxConfig* wx_;  // the W * X kernel, or nullptr: X * W on cfg_
   size_t wx_block_ = 32;
   bool x_signed_, y_signed_;

@@ -4,7 +4,13 @@
 // cpu_qlinear_conv.cpp would run these as one N=1 GEMM per channel, padding every column panel
 // to NR (16 or 32) and running ~30x slower than the f32 depthwise kernel.
 //
-// Kernels of at most 514 taps (all of MobileNet's) run on the f32 depthwise kernels
+// 3x3 kernels with strides 1 / 2 and dilation 1 (MobileNet's), where the CPU has AVX-512 VNNI +
+// VBMI, run direct on the bytes (qu8_dwconv.h): the plane is copied into per-thread scratch with
+// its padding written as the input zero point (once per worker and run: the copies leave it in
+// place), the zero point is folded into the bias (bias - x_zp * sum(w)), and the kernel's int32
+// sums are exact, requantized in-register as the qu8 GEMM does it.
+//
+// Other kernels of at most 514 taps run on the f32 depthwise kernels
 // (f32_dwconv.h, AVX-512 / AVX2 FMA): the plane is converted to f32 (x - x_zp) in per-thread
 // scratch (qu8_vcvt.h), the kernel sums w * (x - x_zp) with zero bias, and one pass adds the
 // int32 bias and requantizes. Exact: every product is an integer of magnitude <= 255 * 128 and
@@ -18,9 +24,11 @@
 // Threads split channel planes. No allocation while running.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
+#include "kernels/qu8-dwconv/qu8_dwconv.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
 #include "kernels/qu8-vcvt/qu8_vcvt.h"
 
@@ -59,7 +67,10 @@ class QLinearDwConv final : public CpuOp {
       if (!r.ok()) return 0;  // run() reports the error
       g = *r;
     }
-    return plane_floats(g->h * g->w) + g->ho * g->wo;
+    // Room for either path: which one runs depends on the ISA selected at run time.
+    const size_t f32_path = plane_floats(g->h * g->w) + g->ho * g->wo;
+    if (!direct_ok(*g)) return f32_path;
+    return std::max(f32_path, (direct_layout(*g).bytes() + sizeof(float) - 1) / sizeof(float));
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
@@ -69,11 +80,25 @@ class QLinearDwConv final : public CpuOp {
     void* y = t.outputs[0]->raw();
     const size_t planes = g->n * co_;
     if (taps_ <= kMaxF32Taps) {
-      if (!fn_ || g != last_) {
+      if (g != last_) {
         fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), g->kh, g->kw, g->sh, g->sw, g->dh, g->dw);
         vcvt_ = kernels::qu8_vcvt_select(kernels::selected_isa());
+        direct_ = direct_ok(*g) ? kernels::qu8_dwconv3x3_select(kernels::selected_isa()) : nullptr;
         rq_ = kernels::qu8_requant(y_signed_, y_zp_, y_signed_ ? -128 : 0, y_signed_ ? 127 : 255);
         last_ = g;
+      }
+      if (direct_) {
+        // Scratch is shared with other ops: each worker writes its padding once per run.
+        if (buffer_ready_.size() < rc.pool.threads()) buffer_ready_.resize(rc.pool.threads());
+        std::fill(buffer_ready_.begin(), buffer_ready_.end(), 0);
+        const DirectLayout dl = direct_layout(*g);
+        rc.pool.run(planes, [&](size_t i, size_t worker) {
+          auto* buf = reinterpret_cast<uint8_t*>(rc.scratch.get(worker));
+          if (!buffer_ready_[worker]) std::fill(buf, buf + dl.bytes(), static_cast<uint8_t>(x_zp_u8()));
+          buffer_ready_[worker] = 1;
+          plane_direct(*g, dl, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), i, buf);
+        });
+        return ok_status();
       }
       rc.pool.run(planes, [&](size_t i, size_t worker) {
         plane_f32(*g, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), i, rc.scratch.get(worker));
@@ -93,8 +118,65 @@ class QLinearDwConv final : public CpuOp {
  private:
   // At most this many taps keep every partial sum of the f32 path below 2^24 (header comment).
   static constexpr size_t kMaxF32Taps = 514;
-  static size_t plane_floats(size_t n) { return (n + 15) / 16 * 16; }
 
+  // The shapes the direct kernel takes (whether this CPU has it is qu8_dwconv3x3_select's part).
+  static bool direct_ok(const Conv2dGeometry& g) {
+    return g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && (g.sh == 1 || g.sh == 2) && (g.sw == 1 || g.sw == 2);
+  }
+  // The direct path's padded u8 plane: the rows and columns the windows cover, each row as long
+  // as the kernel reads (qu8_dwconv_row_bytes).
+  struct DirectLayout {
+    size_t rows = 0, cols = 0, stride = 0;
+    size_t bytes() const { return rows * stride; }
+  };
+  static DirectLayout direct_layout(const Conv2dGeometry& g) {
+    DirectLayout d;
+    d.rows = (g.ho - 1) * g.sh + 3;
+    d.cols = (g.wo - 1) * g.sw + 3;
+    d.stride = std::max(d.cols, kernels::qu8_dwconv_row_bytes(g.wo, g.sw));
+    return d;
+  }
+  // The input zero point as the kernel reads bytes (s8: sign bit flipped).
+  int32_t x_zp_u8() const { return x_zp_ + (x_signed_ ? 128 : 0); }
+
+  // Output plane `index` = n * Co + o on the direct kernel: copies the input plane into buf at
+  // (pad_top, pad_left) (s8 with its sign bit flipped); the rest of buf already holds x_zp.
+  void plane_direct(const Conv2dGeometry& g, const DirectLayout& dl, const uint8_t* xv, uint8_t* yv, size_t index,
+                    uint8_t* buf) const {
+    const size_t n = index / co_, o = index % co_;
+    const size_t c = o / (co_ / g.c);
+    const uint8_t* x = xv + (n * g.c + c) * g.h * g.w;
+    const size_t left = std::min(g.pad_left, dl.cols);
+    const size_t copy = dl.cols > left ? std::min(g.w, dl.cols - left) : 0;
+    const size_t r1 = std::min(dl.rows, g.pad_top + g.h);
+    for (size_t r = std::min(g.pad_top, r1); r < r1; ++r) {
+      const uint8_t* src = x + (r - g.pad_top) * g.w;
+      uint8_t* dst = buf + r * dl.stride + left;
+      if (x_signed_) {
+        for (size_t j = 0; j < copy; ++j) dst[j] = static_cast<uint8_t>(src[j] ^ 0x80);
+      } else {
+        std::memcpy(dst, src, copy);
+      }
+    }
+    kernels::Qu8DwconvParams p;
+    p.in = buf;
+    p.in_stride = dl.stride;
+    const int8_t* w = w_.data() + o * taps_;
+    int32_t wsum = 0;
+    for (size_t k = 0; k < 9; ++k) wsum += w[k];
+    for (size_t kx = 0; kx < 3; ++kx) p.w[kx] = kernels::qu8_dwconv_pack_column(w, kx);
+    p.bias = static_cast<int32_t>(static_cast<uint32_t>(bias_[o]) - static_cast<uint32_t>(x_zp_u8() * wsum));
+    p.multiplier = mult_[o];
+    p.rq = rq_;
+    p.out = yv + index * g.ho * g.wo;
+    p.out_stride = g.wo;
+    p.out_width = g.wo;
+    p.sh = g.sh;
+    p.sw = g.sw;
+    direct_(p, 0, g.ho);
+  }
+
+  static size_t plane_floats(size_t n) { return (n + 15) / 16 * 16; }
   // Output plane `index` = n * Co + o on the f32 kernel: buf holds the input plane as f32
   // (x - x_zp), then the kernel's f32 sums.
   // s8 planes are read as their bits (the kernels flip the sign bit).
@@ -122,7 +204,6 @@ class QLinearDwConv final : public CpuOp {
     fn_(p, 0, g.ho);
     vcvt_.requant(sums, out_plane, bias_[o], mult_[o], rq_, y);
   }
-
   // Output plane `index` = n * Co + o, reading input channel o / (Co / C).
   template <typename X, typename Y>
   void plane(const Conv2dGeometry& g, const void* xv, void* yv, size_t index) const {
@@ -188,6 +269,8 @@ class QLinearDwConv final : public CpuOp {
   kernels::Qu8VcvtKernels vcvt_{};
   kernels::Qu8GemmRequant rq_;
   const Conv2dGeometry* last_ = nullptr;  // the geometry fn_ was selected for
+  kernels::Qu8DwconvFn direct_ = nullptr;  // the direct 3x3 kernel, where it applies and exists
+  std::vector<uint8_t> buffer_ready_;      // per worker: its scratch holds the direct path's padding
   std::vector<int32_t> bias_;
   Conv2dGeometryCache geo_;
 };

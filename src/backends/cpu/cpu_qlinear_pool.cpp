@@ -1,14 +1,16 @@
 // QLinearGlobalAveragePool (com.microsoft, channels_last = 0) on the cpu backend: one q8-rsum
 // row sum per (n, c) plane, then ref_quant_util.h's qlinear_average_value, so the result is
 // bit-exact with ref_qlinear_pool.cpp (integer sums are exact in any order). Also MaxPool on u8 /
-// i8 (what fuse_qdq_pool leaves of DQ -> MaxPool -> Q): a direct 2-D loop over clipped windows,
-// exact like any maximum.
+// i8 (what fuse_qdq_pool leaves of DQ -> MaxPool -> Q): separable row steps (kernels/q8-maxpool)
+// over clipped windows, exact like any maximum.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "backends/cpu/cpu_qlinear_ops.h"
 #include "backends/ref/ref_quant_util.h"
+#include "kernels/q8-maxpool/q8_maxpool.h"
 #include "kernels/q8-rsum/q8_rsum.h"
 #include "ops/conv_geometry.h"
 
@@ -60,7 +62,8 @@ inline void tap_range(int64_t origin, int64_t k, int64_t d, int64_t size, int64_
 // MaxPool of a 4-D NCHW u8 / i8 tensor, separably: per output row, the vertical maximum of the
 // window's input rows goes into a padded row buffer (per-thread scratch; padding and rows
 // outside the input hold the type's lowest value, which never wins against a real tap), then
-// each output is the maximum of kw buffer entries. A window wholly in the padding (possible with
+// each output is the maximum of kw buffer entries (q8-maxpool's vmax / hmax; the buffer has
+// kQ8MaxPoolSlack entries more for hmax's vector overreads). A window wholly in the padding (possible with
 // dilations) gives the lowest value, as ref does. Exact like any maximum.
 template <typename T>
 class MaxPool2dOp final : public CpuOp {
@@ -69,7 +72,7 @@ class MaxPool2dOp final : public CpuOp {
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
     auto g = ops::resolve_pool(node_.attrs, t.inputs[0]->dims());
-    return g.ok() ? (row_width(*g) * sizeof(T) + sizeof(float) - 1) / sizeof(float) : 0;
+    return g.ok() ? ((row_width(*g) + kernels::kQ8MaxPoolSlack) * sizeof(T) + sizeof(float) - 1) / sizeof(float) : 0;
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
@@ -85,27 +88,36 @@ class MaxPool2dOp final : public CpuOp {
     constexpr T kLowest = std::numeric_limits<T>::lowest();
     // Buffer entries [c0, c1) map to input columns [0, w); the rest is padding.
     const int64_t c0 = std::min(pl, width), c1 = std::min(pl + w, width);
+    const auto& cfg = kernels::q8_maxpool_config(kernels::selected_isa());
+    auto vmax = [&cfg](T* acc, const T* row, size_t n) {
+      if constexpr (std::is_same_v<T, uint8_t>) cfg.u8_vmax(acc, row, n);
+      else cfg.s8_vmax(acc, row, n);
+    };
+    auto hmax = [&cfg, ow, kw, sw, dw](const T* buf, T* out) {
+      const size_t n = static_cast<size_t>(ow), k = static_cast<size_t>(kw);
+      const size_t s = static_cast<size_t>(sw), d = static_cast<size_t>(dw);
+      if constexpr (std::is_same_v<T, uint8_t>) cfg.u8_hmax(buf, n, k, s, d, out);
+      else cfg.s8_hmax(buf, n, k, s, d, out);
+    };
     rc.pool.run(planes, [&](size_t p, size_t worker) {
       T* buf = reinterpret_cast<T*>(rc.scratch.get(worker));
       const T* xp = x + static_cast<int64_t>(p) * h * w;
       T* yp = y + static_cast<int64_t>(p) * oh * ow;
       std::fill(buf, buf + c0, kLowest);
-      std::fill(buf + c1, buf + width, kLowest);
+      std::fill(buf + c1, buf + width + static_cast<int64_t>(kernels::kQ8MaxPoolSlack), kLowest);
       for (int64_t oy = 0; oy < oh; ++oy) {
         const int64_t y0 = oy * sh - pt;
         int64_t ky0, ky1;
         tap_range(y0, kh, dh, h, &ky0, &ky1);
-        std::fill(buf + c0, buf + c1, kLowest);
-        for (int64_t ky = ky0; ky < ky1; ++ky) {
-          const T* row = xp + (y0 + ky * dh) * w;
-          for (int64_t c = c0; c < c1; ++c) buf[c] = std::max(buf[c], row[c - pl]);
+        if (ky0 == ky1) {
+          std::fill(buf + c0, buf + c1, kLowest);
+        } else {
+          std::copy_n(xp + (y0 + ky0 * dh) * w + (c0 - pl), c1 - c0, buf + c0);
+          for (int64_t ky = ky0 + 1; ky < ky1; ++ky) {
+            vmax(buf + c0, xp + (y0 + ky * dh) * w + (c0 - pl), static_cast<size_t>(c1 - c0));
+          }
         }
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const T* b = buf + ox * sw;
-          T best = b[0];
-          for (int64_t kx = 1; kx < kw; ++kx) best = std::max(best, b[kx * dw]);
-          yp[oy * ow + ox] = best;
-        }
+        hmax(buf, yp + oy * ow);
       }
     });
     return ok_status();

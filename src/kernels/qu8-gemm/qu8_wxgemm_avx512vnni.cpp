@@ -6,7 +6,8 @@
 // vpdpbusd (not the saturating vpdpbusds) sums the 4 u8 x s8 products straight into int32.
 // The epilogue requantizes with the row's multiplier (qu8_gemm.h, "Exactness") and stores 32
 // bytes per row: one NCHW output row segment. A tile of at most 16 columns (a pixel tail) runs on
-// the first zmm alone, at half the work.
+// the first zmm alone, at half the work; up to 4 columns beyond a multiple of 16 run as GEMVs
+// (gemv_cols).
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
 
 #if defined(__x86_64__)
@@ -27,6 +28,13 @@ namespace nfuse::kernels {
 namespace {
 
 constexpr size_t kMr = 8, kNr = 32;
+
+// How far ahead in the packed weights the K loop prefetches (one line per K group: 32 bytes are
+// consumed per group, so the stream stays ahead). The weights of a deep layer (ResNet-50's
+// layer4: 2.4 MB per convolution) come from DRAM once per run, and the hardware prefetcher alone
+// left the kernel ~1.5x slower there than on cached weights; 2 KiB ahead (into the next panels)
+// recovered most of it, at no cost on cached ones.
+constexpr size_t kWeightPrefetch = 2048;
 
 inline __mmask16 lanes_below(size_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
 
@@ -63,6 +71,7 @@ void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, ui
     const __m512i x0 = _mm512_loadu_si512(x);
     const __m512i x1 = NV == 2 ? _mm512_loadu_si512(x + 64) : x0;
     x += 4 * kNr;
+    _mm_prefetch(reinterpret_cast<const char*>(wq) + kWeightPrefetch, _MM_HINT_T0);
 #pragma GCC unroll 8
     for (size_t r = 0; r < kMr; ++r) {
       acc[r][0] = dpbusd_bcst(acc[r][0], x0, wq + r * 4);
@@ -104,14 +113,61 @@ void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, ui
   }
 }
 
+// Columns [j0, j0 + cols) of a tile (cols <= kMaxGemvCols), one at a time as a GEMV: per K
+// group, the column's 4 bytes broadcast (u8) against the panel's 32 weight bytes of that group
+// (8 rows x 4, s8) in one ymm vpdpbusd, so a column costs 1/8 of what a zmm tile step spends on
+// it (the 16-column tile pays for 16 columns whatever nc is). For pixel tails such as 7x7 maps
+// (49 = 32 + 16 + 1) and 14x14 maps (196 = 6 * 32 + 4). Same sums and requantization as the
+// tile: the row-r lane holds row r's accumulator.
+constexpr size_t kMaxGemvCols = 4;
+
+void gemv_cols(size_t mr, size_t j0, size_t cols, size_t kc, const void* w, const uint8_t* x, uint8_t* c,
+               size_t c_stride, const Qu8GemmRequant& rq) {
+  const uint8_t* wb = static_cast<const uint8_t*>(w);
+  const __m256i bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb));
+  __m256i acc[kMaxGemvCols];
+  for (size_t j = 0; j < kMaxGemvCols; ++j) acc[j] = bias;
+  const uint8_t* wq = wb + kMr * sizeof(int32_t);
+  const uint8_t* xj = x + j0 * 4;
+  for (size_t g = kc / 4; g > 0; --g) {
+    const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq));
+    _mm_prefetch(reinterpret_cast<const char*>(wq) + kWeightPrefetch, _MM_HINT_T0);
+    for (size_t j = 0; j < cols; ++j) {
+      int32_t q;
+      std::memcpy(&q, xj + j * 4, sizeof q);
+      acc[j] = _mm256_dpbusd_epi32(acc[j], _mm256_set1_epi32(q), wv);
+    }
+    wq += kMr * 4;
+    xj += 4 * kNr;
+  }
+  const __m256 mult = _mm256_loadu_ps(reinterpret_cast<const float*>(wq));  // after the weights
+  const __m256 lo = _mm256_set1_ps(rq.lo);
+  const __m256 hi = _mm256_set1_ps(rq.hi);
+  const __m256i zp = _mm256_set1_epi32(rq.zero_point);
+  const __m256i flip = _mm256_set1_epi32(static_cast<int>(rq.out_xor));
+  for (size_t j = 0; j < cols; ++j) {
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[j]), mult);
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    const __m256i q = _mm256_xor_si256(_mm256_add_epi32(_mm256_cvtps_epi32(v), zp), flip);
+    alignas(32) int32_t out[kMr];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out), q);
+    for (size_t r = 0; r < mr; ++r) c[r * c_stride + j0 + j] = static_cast<uint8_t>(out[r]);
+  }
+}
+
 }  // namespace
 
 void qu8_wxgemm__avx512vnni_8x32(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, uint8_t* c,
                                  size_t c_stride, const Qu8GemmRequant& rq) {
-  if (nc > 16) {
-    wxgemm<2>(mr, nc, kc, w, x, c, c_stride, rq);
-  } else {
+  if (nc <= kMaxGemvCols) {
+    gemv_cols(mr, 0, nc, kc, w, x, c, c_stride, rq);
+  } else if (nc <= 16) {
     wxgemm<1>(mr, nc, kc, w, x, c, c_stride, rq);
+  } else if (nc <= 16 + kMaxGemvCols) {  // 16 columns on one zmm, the rest as GEMVs
+    wxgemm<1>(mr, 16, kc, w, x, c, c_stride, rq);
+    gemv_cols(mr, 16, nc - 16, kc, w, x, c, c_stride, rq);
+  } else {
+    wxgemm<2>(mr, nc, kc, w, x, c, c_stride, rq);
   }
 }
 

@@ -5,10 +5,7 @@
 // 1 MiB.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <numeric>
 #include <random>
 #include <string>
@@ -94,25 +91,6 @@ TEST(X8Lut, SelectedKernelIsAVariant) {
   bool found = false;
   for (const X8LutVariant& k : x8_lut_variants()) found = found || k.fn == best;
   EXPECT_TRUE(found);
-}
-
-TEST(X8Lut, Throughput) {
-  if (!std::getenv("NFUSE_X8_LUT_BENCH")) GTEST_SKIP() << "set NFUSE_X8_LUT_BENCH=1 to measure";
-  constexpr size_t kBytes = size_t{1} << 20;
-  const std::vector<uint8_t> t = tables()[3];
-  const std::vector<uint8_t> x = random_bytes(kBytes, kSeed);
-  std::vector<uint8_t> y(kBytes);
-  for (const X8LutVariant& k : x8_lut_variants()) {
-    double best = 1e30;
-    for (int rep = 0; rep < 30; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      k.fn(x.data(), y.data(), kBytes, t.data());
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      best = std::min(best, s);
-    }
-    std::printf("x8_lut__%-16s 1 MiB: %8.1f us, %6.2f GB/s (input bytes per second)\n", k.name, best * 1e6,
-                static_cast<double>(kBytes) / best / 1e9);
-  }
 }
 
 }  // namespace

@@ -141,5 +141,58 @@ TEST(Qu8WxGemm, SignsZeroPointsAndExtremes) {
   }
 }
 
+// qu8_wxgemm_pack_x_runs against the packed X layout of qu8_wxgemm.h, written out here: a
+// gathered X (row kk at base + row_offset[kk], column j at its run's src + (j - col)) packed as
+// x8[(g*NR + j)*4 + t] = X[g*4 + t][j] (sign bit flipped for s8), zero for j >= cols and
+// k >= K. Runs of every length 1..NR (shorter and longer than the 16-column chunks, ending at NR,
+// several per panel), K tails, both signs; guard bytes after the panel catch writes past it.
+TEST(Qu8WxGemm, PackXRuns) {
+  std::mt19937 rng(99);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Qu8WxConfig* cfg : qu8_wxgemm_configs()) {
+    const size_t nr = cfg->nr;
+    for (size_t k : {1, 3, 4, 5, 8, 27, 36}) {
+      for (int xs = 0; xs < 2; ++xs) {
+        for (int trial = 0; trial < 60; ++trial) {
+          const size_t cols = trial < 32 ? trial % nr + 1 : 1 + static_cast<size_t>(byte(rng)) % nr;
+          // Split [0, cols) into runs: one run, runs of a fixed length, or random lengths.
+          std::vector<Qu8WxRun> runs;
+          for (size_t j = 0; j < cols;) {
+            size_t len = cols - j;
+            if (trial % 3 == 1) len = std::min(len, size_t{1} + trial % 17);
+            if (trial % 3 == 2) len = std::min(len, size_t{1} + static_cast<size_t>(byte(rng)) % 20);
+            runs.push_back({static_cast<uint32_t>(j), static_cast<uint32_t>(byte(rng) % 50 + j * 3),
+                            static_cast<uint32_t>(len)});
+            j += len;
+          }
+          const size_t row_span = 50 + cols * 3 + nr + 16;  // every src + len (+ 15-byte overshoot)
+          std::vector<size_t> row_offset(k);
+          for (size_t kk = 0; kk < k; ++kk) row_offset[kk] = static_cast<size_t>(byte(rng) % 7) * row_span + kk % 3;
+          std::vector<uint8_t> base(8 * row_span + 64);
+          for (uint8_t& v : base) v = static_cast<uint8_t>(byte(rng));
+          const size_t kpad = (k + 3) / 4 * 4;
+          std::vector<uint8_t> got(kpad * nr + 64, kGuard);
+          qu8_wxgemm_pack_x_runs(*cfg, k, cols, base.data(), row_offset.data(), runs.data(), runs.size(), xs != 0,
+                                 got.data());
+          std::vector<uint8_t> want(kpad * nr + 64, kGuard);
+          for (size_t kk = 0; kk < kpad; ++kk) {
+            for (size_t j = 0; j < nr; ++j) {
+              uint8_t v = 0;
+              if (kk < k && j < cols) {
+                for (const Qu8WxRun& r : runs)
+                  if (j >= r.col && j < r.col + r.len) v = base[row_offset[kk] + r.src + (j - r.col)];
+                v = static_cast<uint8_t>(v ^ (xs ? 0x80 : 0));
+              }
+              want[(kk / 4 * nr + j) * 4 + kk % 4] = v;
+            }
+          }
+          ASSERT_EQ(got, want) << cfg->name << " K=" << k << " cols=" << cols << " runs=" << runs.size()
+                               << " x_signed=" << xs;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nfuse::kernels

@@ -25,6 +25,7 @@ struct QCase {
   int64_t x_zp = 128, y_zp = 128;
   float saturate = 1.0f;  // > 1 shrinks y_scale so that outputs clip at both ends
   std::vector<int64_t> pads = {};  // ONNX pads (top, left, bottom, right) instead of `pad` on every side
+  std::vector<int64_t> strides = {};  // (sh, sw) instead of `stride` on both axes
 };
 
 std::string describe(const QCase& c) {
@@ -34,6 +35,7 @@ std::string describe(const QCase& c) {
     << (c.y_signed ? " y:s8" : " y:u8") << (c.per_channel ? " per-channel" : " per-tensor") << " x_zp " << c.x_zp
     << " y_zp " << c.y_zp << (c.bias ? " bias" : "") << " sat " << c.saturate;
   for (int64_t p : c.pads) s << " pads " << p;
+  for (int64_t v : c.strides) s << " strides " << v;
   return s.str();
 }
 
@@ -79,7 +81,7 @@ TypedNode build(const QCase& c, std::mt19937& rng) {
     t.inputs.push_back({ir::Tensor::from_vector<int32_t>(b, {c.co}), true});
   }
   t.attrs.set("kernel_shape", std::vector<int64_t>{c.k, c.k});
-  t.attrs.set("strides", std::vector<int64_t>{c.stride, c.stride});
+  t.attrs.set("strides", c.strides.empty() ? std::vector<int64_t>{c.stride, c.stride} : c.strides);
   t.attrs.set("pads", c.pads.empty() ? std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad} : c.pads);
   t.attrs.set("dilations", std::vector<int64_t>{c.dil, c.dil});
   t.attrs.set("group", c.group);
@@ -226,6 +228,24 @@ TEST(CpuQLinearConv, PixelBlocksAndAsymmetricPads) {
           rng);
     check({.c = 7, .h = 9, .w = 9, .co = 8, .k = 1, .stride = s, .pads = {1, 0, 2, 1}}, rng);
   }
+}
+
+// The W * X path's gather (qu8_wxgemm_pack_x_runs from pad_planes' planes): ResNet-like maps
+// whose 32-pixel panels span 1 to 5 output rows (56, 28, 14, 7 wide), unequal strides (a row
+// stride with one column phase: pad_planes' single-phase loop), and row strides / dilations that
+// leave padded rows unread (pad_planes skips them).
+TEST(CpuQLinearConv, GatherRunsAndSkippedRows) {
+  std::mt19937 rng(kSeed + 10);
+  for (int64_t hw : {56, 28, 14, 7}) {
+    check({.c = 24, .h = hw, .w = hw, .co = 16, .k = 3, .pad = 1, .x_zp = 61}, rng);
+    check({.c = 8, .h = hw, .w = hw, .co = 8, .k = 3, .stride = 2, .pad = 1, .x_signed = true, .x_zp = -20}, rng);
+  }
+  check({.c = 5, .h = 13, .w = 12, .co = 8, .k = 3, .pad = 1, .strides = {2, 1}}, rng);
+  check({.c = 5, .h = 16, .w = 9, .co = 8, .k = 1, .x_zp = 250, .strides = {3, 1}}, rng, 2);
+  check({.c = 4, .h = 11, .w = 19, .co = 8, .k = 3, .pad = 2, .strides = {1, 2}}, rng);
+  check({.c = 4, .h = 21, .w = 10, .co = 8, .k = 3, .dil = 2, .x_signed = true, .x_zp = 5, .strides = {4, 1}}, rng);
+  check({.c = 3, .h = 23, .w = 23, .co = 8, .k = 3, .pad = 1, .dil = 2, .strides = {4, 4}}, rng, 3);
+  check({.c = 6, .h = 15, .w = 15, .co = 8, .k = 1, .stride = 3, .y_signed = true, .y_zp = 0}, rng);
 }
 
 // Depthwise: the f32-kernel path up to its 514-tap bound (with sums near 2^24), and past it the

@@ -19,10 +19,12 @@
 // Where the W * X family has a kernel (qu8_wxgemm.h: AVX-512 VNNI, and the scalar ISA), the
 // orientation flips instead: output channels are rows, pixels columns, the multipliers per row.
 // B is then [K x pixels] with K in ONNX's (c, ky, kx) order (the weights need no reordering): the
-// NCHW input rows themselves for a 1x1 stride-1 unpadded convolution, else an im2col slice built
-// per task for its block of pixels from a copy of the group's planes padded with x_zp and split
-// into stride phases (pad_planes), where each (c, ky, kx) and output row is one contiguous run
-// (16-byte copies, no edge tests). C rows are the NCHW output rows: neither transpose remains.
+// NCHW input rows themselves for a 1x1 stride-1 unpadded convolution, else im2col columns
+// gathered straight into the GEMM's packed X panels (qu8_wxgemm_pack_x_runs) from a copy of the
+// group's planes padded with x_zp and split into stride phases (pad_planes), where each
+// (c, ky, kx) and output row is one contiguous run (16-byte loads, no edge tests; no im2col
+// matrix in between, which cost about as much as the packing). C rows are the NCHW output rows:
+// neither transpose remains.
 // Tasks split pixels first, so each builds and packs only its own columns. (On the X * W path
 // the transposes, the strided A packing of 1x1 layers and the per-pixel im2col cost about as
 // much as the GEMM itself; W * X ran ResNet-50's convolutions ~1.7x faster, 1 thread.)
@@ -33,7 +35,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
-#include <emmintrin.h>  // SSE2 (baseline x86-64): the stride-2 column split in pad_planes
+#include <emmintrin.h>  // SSE2 (baseline x86-64): pad_planes' copies and stride-2 column split
 #endif
 
 #include "backends/cpu/cpu_conv_util.h"
@@ -43,6 +45,66 @@
 
 namespace nfuse::backends::cpu {
 namespace {
+
+// memcpy / memset for the short rows of pad_planes (56, 28, 14 or 7 bytes for ResNet-50's maps,
+// 1-byte pads), inline: ~95k rows per ResNet-50 run, where the library calls cost more than the
+// copies. Exact: chunks end on an overlapping last chunk, never past n.
+inline void copy_short(uint8_t* dst, const uint8_t* src, size_t n) {
+#if defined(__x86_64__)
+  if (n >= 16) {
+    for (size_t i = 0; i + 16 < n; i += 16)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + n - 16),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + n - 16)));
+    return;
+  }
+#endif
+  if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, src, 8);
+    std::memcpy(&b, src + n - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + n - 8, &b, 8);
+    return;
+  }
+  if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + n - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + n - 4, &b, 4);
+    return;
+  }
+  if (n > 0) dst[0] = src[0];  // not a loop: GCC would make it a memcpy call again
+  if (n > 1) dst[1] = src[1];
+  if (n > 2) dst[2] = src[2];
+}
+
+inline void fill_short(uint8_t* dst, uint8_t v, size_t n) {
+#if defined(__x86_64__)
+  if (n >= 16) {
+    const __m128i b = _mm_set1_epi8(static_cast<char>(v));
+    for (size_t i = 0; i + 16 < n; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), b);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + n - 16), b);
+    return;
+  }
+#endif
+  if (n >= 8) {
+    const uint64_t b = 0x0101010101010101ull * v;
+    std::memcpy(dst, &b, 8);
+    std::memcpy(dst + n - 8, &b, 8);
+    return;
+  }
+  if (n >= 4) {
+    const uint32_t b = 0x01010101u * v;
+    std::memcpy(dst, &b, 4);
+    std::memcpy(dst + n - 4, &b, 4);
+    return;
+  }
+  if (n > 0) dst[0] = v;  // not a loop: GCC would make it a memset call again
+  if (n > 1) dst[1] = v;
+  if (n > 2) dst[2] = v;
+}
 
 const ir::Tensor* const_of(const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; }
 bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
@@ -60,9 +122,10 @@ class QLinearConv final : public CpuOp {
         y_zp_(y_zp) {
     co_ = static_cast<size_t>(w.dim(0));
     k_ = static_cast<size_t>(w.numel()) / co_;
-    // W * X pixel block: its packed X (kpad x block bytes) and im2col slice about 160 KiB each.
+    // W * X pixel block: its packed X (kpad x block bytes) about 160 KiB.
     const size_t kpad = (k_ + 3) / 4 * 4;
-    wx_block_ = std::min<size_t>(kMaxWxBlock, std::max<size_t>(32, (160 << 10) / kpad / 32 * 32));
+    if (wx_ != nullptr && wx_->nr > kMaxWxNr) wx_ = nullptr;  // pack_panel's run table
+    wx_block_ = std::min<size_t>(kMaxWxBlock, std::max<size_t>(32, kWxBlockBytes / kpad / 32 * 32));
   }
 
   // Weights [Co][K] per group are B (K x Co/group), packed with bias, x_zp correction and the
@@ -97,8 +160,17 @@ class QLinearConv final : public CpuOp {
     return true;
   }
 
-  size_t scratch_floats(const OpTensors&, size_t) const override {
-    if (wx_ != nullptr) return (2 * ((k_ + 3) / 4 * 4) * wx_block_ + 128) / sizeof(float) + 1;
+  size_t scratch_floats(const OpTensors& t, size_t) const override {
+    if (wx_ != nullptr) {
+      const Conv2dGeometry* g = geo_.cached(t.inputs[0]->dims());
+      Conv2dGeometryCache tmp;
+      if (!g) {
+        auto r = tmp.get(node_.attrs, t.inputs[0]->dims(), w_dims_);
+        if (!r.ok()) return 0;  // run() reports the error
+        g = *r;
+      }
+      return (wx_packed_bytes() + wx_padded_bytes(*g) + sizeof(float) - 1) / sizeof(float);
+    }
     return (kernels::qu8_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
   }
 
@@ -108,8 +180,7 @@ class QLinearConv final : public CpuOp {
     const size_t p = g->ho * g->wo;
     const size_t hw = g->h * g->w;
     const size_t cin_g = g->c / g->group, cg = co_ / g->group;
-    const bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pad_top == 0 &&
-                        g->pad_left == 0 && g->ho == g->h && g->wo == g->w;
+    const bool direct = is_direct(*g);
     if (wx_ != nullptr) return run_wx(*g, direct, t, rc);
     if (!direct && (cols_.size() < p * k_ || nhwc_.size() < hw * cin_g)) {
       cols_.resize(std::max(cols_.size(), p * k_));
@@ -164,6 +235,23 @@ class QLinearConv final : public CpuOp {
   }
 
  private:
+  // A 1x1 stride-1 unpadded convolution: X is the NCHW input itself.
+  static bool is_direct(const Conv2dGeometry& g) {
+    return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 && g.ho == g.h &&
+           g.wo == g.w;
+  }
+
+  // W * X scratch: each worker's packed X block, then (worker 0's only, read by all) the padded
+  // planes. In the partition's scratch rather than op-owned, because one buffer shared by every
+  // convolution stays in cache from one to the next, where ResNet-50's 53 op-owned copies each
+  // came cold (median 13.6 -> 13.1 ms, 1 thread, noisy machine). Every worker's scratch is sized
+  // for both parts (the Scratch API sizes all alike): the others' padded part goes unused.
+  size_t wx_packed_bytes() const { return ((k_ + 3) / 4 * 4 * wx_block_ + 63) / 64 * 64; }
+  static size_t wx_padded_bytes(const Conv2dGeometry& g) {
+    if (is_direct(g) || g.ho == 0 || g.wo == 0) return 0;
+    return g.c / g.group * pad_geometry(g).plane + 64;  // + 64: pack_panel's load overshoot
+  }
+
   // The W * X orientation (header comment): per image and group, tasks of [pixels x channels].
   Status run_wx(const Conv2dGeometry& g, bool direct, const OpTensors& t, RunContext& rc) {
     const size_t p = g.ho * g.wo, hw = g.h * g.w;
@@ -171,7 +259,17 @@ class QLinearConv final : public CpuOp {
     if (p == 0 || g.n == 0) return ok_status();  // empty output (pad_geometry needs ho, wo >= 1)
     if (!direct) {
       const PadGeometry pg = pad_geometry(g);
-      if (padded_.size() < cin_g * pg.plane + 64) padded_.resize(cin_g * pg.plane + 64);
+      if (rc.scratch.floats() * sizeof(float) < wx_packed_bytes() + wx_padded_bytes(g))
+        return internal_error(node_.label() + ": scratch too small");
+      padded_ = reinterpret_cast<uint8_t*>(rc.scratch.get(0)) + wx_packed_bytes();
+      // Where each K row (c, ky, kx) starts in padded_ (tap (0, 0) of output pixel 0 at 0).
+      const size_t row_bytes = g.sw * pg.cols;
+      row_offset_.resize(k_);
+      size_t* o = row_offset_.data();
+      for (size_t c = 0; c < cin_g; ++c)
+        for (size_t ky = 0; ky < g.kh; ++ky)
+          for (size_t kx = 0; kx < g.kw; ++kx)
+            *o++ = c * pg.plane + ky * g.dh * row_bytes + (kx * g.dw % g.sw) * pg.cols + kx * g.dw / g.sw;
     }
     const kernels::Qu8GemmRequant rq =
         kernels::qu8_requant(y_signed_, y_zp_, y_signed_ ? -128 : 0, y_signed_ ? 127 : 255);
@@ -206,18 +304,14 @@ class QLinearConv final : public CpuOp {
     const size_t mr = wx_->mr, nr = wx_->nr, kpad = (k_ + 3) / 4 * 4;
     const size_t w_panel = kernels::qu8_wxgemm_packed_w_size(*wx_, mr, k_);
     uint8_t* packed_x = reinterpret_cast<uint8_t*>(scratch);
-    uint8_t* cols = packed_x + kpad * wx_block_;
     for (size_t pb = p0; pb < p1; pb += wx_block_) {
       const size_t len = std::min(wx_block_, p1 - pb);
-      const uint8_t* src = x + pb;
-      size_t src_stride = hw;
-      if (!direct) {
-        im2col_rows(g, pb, len, cols);
-        src = cols, src_stride = len;
-      }
       for (size_t j = 0; j < len; j += nr) {
-        kernels::qu8_wxgemm_pack_x(*wx_, k_, std::min(nr, len - j), src + j, src_stride, x_signed_,
-                                   packed_x + j * kpad);
+        if (direct) {
+          kernels::qu8_wxgemm_pack_x(*wx_, k_, std::min(nr, len - j), x + pb + j, hw, x_signed_, packed_x + j * kpad);
+        } else {
+          pack_panel(g, pb + j, std::min(nr, len - j), packed_x + j * kpad);
+        }
       }
       for (size_t c = c0; c < c1; c += mr) {
         const uint8_t* wp = w + c / mr * w_panel;
@@ -251,8 +345,16 @@ class QLinearConv final : public CpuOp {
     return false;
   }
 
-  // Input channels [c0, c1) of the group (planes at x) into padded_ (phases no tap reads are
-  // left as they are).
+  // Whether some tap reads padded row r (r = oy * sh + ky * dh for some ky; e.g. not the odd rows
+  // of a 1x1 stride 2, half of a ResNet downsample's copy).
+  static bool row_read(const Conv2dGeometry& g, size_t r) {
+    for (size_t ky = 0; ky < g.kh && ky * g.dh <= r; ++ky)
+      if ((r - ky * g.dh) % g.sh == 0) return true;
+    return false;
+  }
+
+  // Input channels [c0, c1) of the group (planes at x) into padded_ (phases and rows no tap reads
+  // are left as they are).
   void pad_planes(const Conv2dGeometry& g, const uint8_t* x, size_t c0, size_t c1) {
     const PadGeometry pg = pad_geometry(g);
     const uint8_t pad = static_cast<uint8_t>(x_zp_);
@@ -275,23 +377,46 @@ class QLinearConv final : public CpuOp {
     constexpr ptrdiff_t kTable = static_cast<ptrdiff_t>(kMaxPhases);  // larger strides: per row
     Phase phases[kMaxPhases];
     for (ptrdiff_t ph = 0; ph < std::min(sw, kTable); ++ph) phases[ph] = make_phase(ph);
+    if (sw == 1) {  // one phase, read by every tap: the loop below without its per-phase work
+      const ptrdiff_t ix0 = phases[0].ix0, j0 = phases[0].j0, j1 = phases[0].j1;
+      for (size_t c = c0; c < c1; ++c) {
+        const uint8_t* plane = x + c * g.h * g.w;
+        uint8_t* dst = padded_ + c * pg.plane;
+        for (size_t r = 0; r < pg.rows; ++r, dst += pg.cols) {
+          if (g.sh > 1 && !row_read(g, r)) continue;
+          const ptrdiff_t iy = static_cast<ptrdiff_t>(r) - static_cast<ptrdiff_t>(g.pad_top);
+          if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) {
+            fill_short(dst, pad, pg.cols);
+            continue;
+          }
+          fill_short(dst, pad, static_cast<size_t>(j0));
+          copy_short(dst + j0, plane + static_cast<size_t>(iy) * g.w + ix0 + j0, static_cast<size_t>(j1 - j0));
+          fill_short(dst + j1, pad, static_cast<size_t>(n - j1));
+        }
+      }
+      return;
+    }
     for (size_t c = c0; c < c1; ++c) {
       const uint8_t* plane = x + c * g.h * g.w;
-      uint8_t* dst = padded_.data() + c * pg.plane;
+      uint8_t* dst = padded_ + c * pg.plane;
       for (size_t r = 0; r < pg.rows; ++r) {
+        if (g.sh > 1 && !row_read(g, r)) {
+          dst += g.sw * pg.cols;
+          continue;
+        }
         const ptrdiff_t iy = static_cast<ptrdiff_t>(r) - static_cast<ptrdiff_t>(g.pad_top);
         for (ptrdiff_t ph = 0; ph < sw; ++ph, dst += pg.cols) {
           const Phase f = ph < kTable ? phases[ph] : make_phase(ph);
           if (!f.read) continue;  // e.g. the odd columns of a 1x1 stride 2
           if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) {
-            std::memset(dst, pad, pg.cols);
+            fill_short(dst, pad, pg.cols);
             continue;
           }
           const uint8_t* row = plane + static_cast<size_t>(iy) * g.w;
           const ptrdiff_t ix0 = f.ix0, j0 = f.j0, j1 = f.j1;
-          std::memset(dst, pad, static_cast<size_t>(j0));
+          fill_short(dst, pad, static_cast<size_t>(j0));
           if (sw == 1) {
-            if (j1 > j0) std::memcpy(dst + j0, row + ix0 + j0, static_cast<size_t>(j1 - j0));
+            if (j1 > j0) copy_short(dst + j0, row + ix0 + j0, static_cast<size_t>(j1 - j0));
           } else {
             ptrdiff_t j = j0;
 #if defined(__x86_64__)
@@ -318,47 +443,29 @@ class QLinearConv final : public CpuOp {
 #endif
             for (; j < j1; ++j) dst[j] = row[ix0 + j * sw];
           }
-          std::memset(dst + j1, pad, static_cast<size_t>(n - j1));
+          fill_short(dst + j1, pad, static_cast<size_t>(n - j1));
         }
       }
     }
   }
 
-  // The [K x len] im2col slice of output pixels [p0, p0 + len) (row stride len), K in ONNX's
-  // (c, ky, kx) order, from padded_: each (c, ky, kx) and output row is one contiguous run,
-  // copied 16 bytes at a time (the overshoot lands on bytes written next, or in the slack at
-  // the end of dst and padded_).
-  void im2col_rows(const Conv2dGeometry& g, size_t p0, size_t len, uint8_t* dst) const {
+  // The packed X panel of output pixels [q0, q0 + n) (n <= NR): their im2col columns, K in ONNX's
+  // (c, ky, kx) order, gathered from padded_ (row_offset_ per K row) in runs of consecutive
+  // pixels on one output row (the same for every K row). The loads' overshoot stays in the slack
+  // at the end of padded_.
+  void pack_panel(const Conv2dGeometry& g, size_t q0, size_t n, uint8_t* out) const {
     const PadGeometry pg = pad_geometry(g);
     const size_t row_bytes = g.sw * pg.cols;  // one padded row, all phases
-    // The block's runs of consecutive pixels on one output row (the same for every K row): where
-    // each starts in the slice and in a padded phase plane (tap (0, 0)). At most wx_block_.
-    struct Run {
-      uint32_t dst, src, len;
-    };
-    Run runs[kMaxWxBlock];
+    kernels::Qu8WxRun runs[kMaxWxNr];
     size_t count = 0;
-    for (size_t q = p0; q < p0 + len; ++count) {
+    for (size_t q = q0; q < q0 + n; ++count) {
       const size_t oy = q / g.wo, ox0 = q % g.wo;
-      const size_t seg = std::min(g.wo - ox0, p0 + len - q);
-      runs[count] = {static_cast<uint32_t>(q - p0), static_cast<uint32_t>(oy * g.sh * row_bytes + ox0),
+      const size_t seg = std::min(g.wo - ox0, q0 + n - q);
+      runs[count] = {static_cast<uint32_t>(q - q0), static_cast<uint32_t>(oy * g.sh * row_bytes + ox0),
                      static_cast<uint32_t>(seg)};
       q += seg;
     }
-    const size_t cin_g = k_ / (g.kh * g.kw);
-    for (size_t c = 0; c < cin_g; ++c) {
-      for (size_t ky = 0; ky < g.kh; ++ky) {
-        for (size_t kx = 0; kx < g.kw; ++kx, dst += len) {
-          const uint8_t* base = padded_.data() + c * pg.plane + ky * g.dh * row_bytes + (kx * g.dw % g.sw) * pg.cols +
-                                kx * g.dw / g.sw;
-          for (size_t r = 0; r < count; ++r) {
-            const uint8_t* src = base + runs[r].src;
-            uint8_t* d = dst + runs[r].dst;
-            for (size_t b = 0; b < runs[r].len; b += 16) std::memcpy(d + b, src + b, 16);
-          }
-        }
-      }
-    }
+    kernels::qu8_wxgemm_pack_x_runs(*wx_, k_, n, padded_, row_offset_.data(), runs, count, x_signed_, out);
   }
 
   // Spatial positions [s0, s1) of one group's cin_g planes into nhwc_ ([H*W x cin_g]).
@@ -396,6 +503,8 @@ class QLinearConv final : public CpuOp {
   std::vector<int64_t> w_dims_;
   const kernels::Qu8GemmConfig& cfg_;
   static constexpr size_t kMaxWxBlock = 1024;  // pixels per W * X block (a multiple of 32)
+  static constexpr size_t kWxBlockBytes = 160 << 10;  // packed X per block
+  static constexpr size_t kMaxWxNr = 64;       // pack_panel's run table (NR is 32)
   static constexpr size_t kMaxPhases = 16;     // pad_planes' per-phase table (larger strides: per row)
   const kernels::Qu8WxConfig* wx_;  // the W * X kernel, or nullptr: X * W on cfg_
   size_t wx_block_ = 32;
@@ -404,7 +513,8 @@ class QLinearConv final : public CpuOp {
   size_t co_ = 0, k_ = 0, group_ = 1, panel_bytes_ = 0;
   AlignedFloats packed_;
   std::vector<uint8_t> nhwc_, cols_, product_;  // grow only: sized by the largest input seen
-  std::vector<uint8_t> padded_;                 // W * X: pad_planes' output (grow only)
+  uint8_t* padded_ = nullptr;                   // W * X: pad_planes' output, in scratch (run_wx)
+  std::vector<size_t> row_offset_;              // W * X: each K row's start in padded_
   Conv2dGeometryCache geo_;
 };
 

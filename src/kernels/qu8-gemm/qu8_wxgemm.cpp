@@ -45,6 +45,37 @@ void pack_group_scalar(const uint8_t* const r[4], size_t n, uint8_t flip, uint8_
   }
 }
 
+#if defined(__x86_64__)
+// One k-group of 4 rows (r) of qu8_wxgemm_pack_x_runs, 16 columns at a time per run: a run's
+// overshoot lands on the next run's columns (written after it) or on columns >= cols (zeroed
+// after); past the panel's NR it goes through tmp. kFlip: s8 activations (sign bit flipped).
+template <bool kFlip>
+void pack_runs_sse(const uint8_t* const r[4], const Qu8WxRun* runs, size_t run_count, uint8_t* out) {
+  const __m128i f = _mm_set1_epi8(static_cast<char>(0x80));
+  auto load = [&](const uint8_t* p) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return kFlip ? _mm_xor_si128(v, f) : v;
+  };
+  for (size_t i = 0; i < run_count; ++i) {
+    const Qu8WxRun run = runs[i];
+    for (size_t b = 0; b < run.len; b += 16) {
+      const size_t s = run.src + b, j = run.col + b;
+      const __m128i r0 = load(r[0] + s), r1 = load(r[1] + s), r2 = load(r[2] + s), r3 = load(r[3] + s);
+      const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), lo23 = _mm_unpacklo_epi8(r2, r3);
+      const __m128i hi01 = _mm_unpackhi_epi8(r0, r1), hi23 = _mm_unpackhi_epi8(r2, r3);
+      alignas(16) uint8_t tmp[16 * kKr];
+      uint8_t* d = j + 16 <= kNr ? out + j * kKr : tmp;
+      __m128i* dst = reinterpret_cast<__m128i*>(d);
+      _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(lo01, lo23));
+      _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(lo01, lo23));
+      _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(hi01, hi23));
+      _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(hi01, hi23));
+      if (d == tmp) std::memcpy(out + j * kKr, tmp, (kNr - j) * kKr);
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 const Qu8WxConfig* qu8_wxgemm_config(Isa isa) {
@@ -106,6 +137,42 @@ void qu8_wxgemm_pack_x(const Qu8WxConfig& cfg, size_t k, size_t cols, const uint
       const uint8_t* rj[4];
       for (size_t t = 0; t < kKr; ++t) rj[t] = r[t] != nullptr ? r[t] + j : nullptr;
       pack_group_scalar(rj, cols - j, flip, out + j * kKr);
+    }
+    if (cols < kNr) std::memset(out + cols * kKr, 0, (kNr - cols) * kKr);
+  }
+}
+
+void qu8_wxgemm_pack_x_runs(const Qu8WxConfig& cfg, size_t k, size_t cols, const uint8_t* base,
+                            const size_t* row_offset, const Qu8WxRun* runs, size_t run_count, bool x_signed,
+                            uint8_t* packed) {
+#if defined(__x86_64__) && defined(NFUSE_HAVE_AVX512_KERNELS)
+  if (cfg.isa == Isa::kAvx512) {
+    qu8_wxgemm_pack_x_runs__avx512(k, cols, base, row_offset, runs, run_count, x_signed, packed);
+    return;
+  }
+#endif
+  (void)cfg;
+  const uint8_t flip = x_signed ? 0x80 : 0;
+  const size_t groups = (k + kKr - 1) / kKr;
+  for (size_t g = 0; g < groups; ++g) {
+    const uint8_t* r[4];
+    for (size_t t = 0; t < kKr; ++t) r[t] = g * kKr + t < k ? base + row_offset[g * kKr + t] : nullptr;
+    uint8_t* out = packed + g * kNr * kKr;
+#if defined(__x86_64__)
+    if (r[3] != nullptr) {
+      if (flip != 0) {
+        pack_runs_sse<true>(r, runs, run_count, out);
+      } else {
+        pack_runs_sse<false>(r, runs, run_count, out);
+      }
+      if (cols < kNr) std::memset(out + cols * kKr, 0, (kNr - cols) * kKr);
+      continue;
+    }
+#endif
+    for (size_t i = 0; i < run_count; ++i) {
+      const uint8_t* rj[4];
+      for (size_t t = 0; t < kKr; ++t) rj[t] = r[t] != nullptr ? r[t] + runs[i].src : nullptr;
+      pack_group_scalar(rj, runs[i].len, flip, out + runs[i].col * kKr);
     }
     if (cols < kNr) std::memset(out + cols * kKr, 0, (kNr - cols) * kKr);
   }

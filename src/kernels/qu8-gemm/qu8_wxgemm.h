@@ -72,6 +72,28 @@ void qu8_wxgemm_pack_w(const Qu8WxConfig& cfg, size_t m, size_t k, const int8_t*
 void qu8_wxgemm_pack_x(const Qu8WxConfig& cfg, size_t k, size_t cols, const uint8_t* x, size_t row_stride,
                        bool x_signed, uint8_t* packed);
 
+// A run of consecutive X columns [col, col + len) of a panel whose bytes are consecutive in every
+// row of a gathered X (qu8_wxgemm_pack_x_runs): column col + i reads source byte src + i.
+struct Qu8WxRun {
+  uint32_t col, src, len;
+};
+
+// Packs `cols` <= NR columns of a gathered X into one X panel, as qu8_wxgemm_pack_x would pack
+// X[kk][j] = base[row_offset[kk] + run.src + (j - run.col)] (run: the one holding column j; runs
+// ascending in col and covering [0, cols) exactly). For a convolution's im2col columns read
+// straight from padded input planes (one row offset per (c, ky, kx), one run per output row
+// segment), so no im2col matrix is built. Reads up to 15 bytes past each run's end in every row;
+// writes only the panel.
+void qu8_wxgemm_pack_x_runs(const Qu8WxConfig& cfg, size_t k, size_t cols, const uint8_t* base,
+                            const size_t* row_offset, const Qu8WxRun* runs, size_t run_count, bool x_signed,
+                            uint8_t* packed);
+
+#if defined(__x86_64__)
+// qu8_wxgemm_pack_x_runs of the AVX-512 VNNI configuration (its caller dispatches on cfg.isa).
+void qu8_wxgemm_pack_x_runs__avx512(size_t k, size_t cols, const uint8_t* base, const size_t* row_offset,
+                                    const Qu8WxRun* runs, size_t run_count, bool x_signed, uint8_t* packed);
+#endif
+
 // The Qu8GemmRequant of a u8 / s8 output with zero point c_zp and clamp [qmin, qmax] (C's type).
 Qu8GemmRequant qu8_requant(bool c_signed, int32_t c_zero_point, int32_t qmin, int32_t qmax);
 

@@ -67,7 +67,26 @@ void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, ui
     acc[r][0] = _mm512_set1_epi32(bias);
     acc[r][1] = acc[r][0];
   }
-  for (size_t g = kc / 4; g > 0; --g) {
+  size_t g = kc / 4;
+  if constexpr (NV == 1) {
+    // 8 accumulator chains alone are latency-bound: acc[r][1] (free here) takes the odd K
+    // groups, added in at the end (int32 wrapping sums: exact in any order).
+#pragma GCC unroll 8
+    for (size_t r = 0; r < kMr; ++r) acc[r][1] = _mm512_setzero_si512();
+    for (; g >= 2; g -= 2) {
+      const __m512i x0 = _mm512_loadu_si512(x);
+      const __m512i x1 = _mm512_loadu_si512(x + 4 * kNr);
+      x += 8 * kNr;
+      _mm_prefetch(reinterpret_cast<const char*>(wq) + kWeightPrefetch, _MM_HINT_T0);
+#pragma GCC unroll 8
+      for (size_t r = 0; r < kMr; ++r) {
+        acc[r][0] = dpbusd_bcst(acc[r][0], x0, wq + r * 4);
+        acc[r][1] = dpbusd_bcst(acc[r][1], x1, wq + kMr * 4 + r * 4);
+      }
+      wq += 2 * kMr * 4;
+    }
+  }
+  for (; g > 0; --g) {
     const __m512i x0 = _mm512_loadu_si512(x);
     const __m512i x1 = NV == 2 ? _mm512_loadu_si512(x + 64) : x0;
     x += 4 * kNr;
@@ -78,6 +97,11 @@ void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, ui
       if constexpr (NV == 2) acc[r][1] = dpbusd_bcst(acc[r][1], x1, wq + r * 4);
     }
     wq += kMr * 4;
+  }
+
+  if constexpr (NV == 1) {
+#pragma GCC unroll 8
+    for (size_t r = 0; r < kMr; ++r) acc[r][0] = _mm512_add_epi32(acc[r][0], acc[r][1]);
   }
 
   const __mmask16 m0 = lanes_below(nc < 16 ? nc : 16);
@@ -121,21 +145,47 @@ void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, ui
 // tile: the row-r lane holds row r's accumulator.
 constexpr size_t kMaxGemvCols = 4;
 
-void gemv_cols(size_t mr, size_t j0, size_t cols, size_t kc, const void* w, const uint8_t* x, uint8_t* c,
-               size_t c_stride, const Qu8GemmRequant& rq) {
+// kCols columns, K split into kU interleaved accumulator sets (group g into set g % kU, summed
+// at the end: int32 wrapping sums, so exact in any order): one set alone is a chain of dependent
+// vpdpbusd per column, latency-bound (~5 cycles per K group); kCols * kU chains keep the unit fed.
+template <size_t kCols>
+void gemv_cols_n(size_t mr, size_t j0, size_t kc, const void* w, const uint8_t* x, uint8_t* c, size_t c_stride,
+                 const Qu8GemmRequant& rq) {
+  constexpr size_t kU = kCols >= 3 ? 2 : 4;
   const uint8_t* wb = static_cast<const uint8_t*>(w);
-  const __m256i bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb));
-  __m256i acc[kMaxGemvCols];
-  for (size_t j = 0; j < kMaxGemvCols; ++j) acc[j] = bias;
+  __m256i acc[kU][kCols];
+#pragma GCC unroll 4
+  for (size_t u = 0; u < kU; ++u)
+#pragma GCC unroll 4
+    for (size_t j = 0; j < kCols; ++j) acc[u][j] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (size_t j = 0; j < kCols; ++j) acc[0][j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb));
   const uint8_t* wq = wb + kMr * sizeof(int32_t);
   const uint8_t* xj = x + j0 * 4;
-  for (size_t g = kc / 4; g > 0; --g) {
-    const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq));
+  size_t g = kc / 4;
+  for (; g >= kU; g -= kU) {
+#pragma GCC unroll 4
+    for (size_t u = 0; u < kU; ++u) {
+      const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq + u * kMr * 4));
+#pragma GCC unroll 4
+      for (size_t j = 0; j < kCols; ++j) {
+        int32_t q;
+        std::memcpy(&q, xj + u * 4 * kNr + j * 4, sizeof q);
+        acc[u][j] = _mm256_dpbusd_epi32(acc[u][j], _mm256_set1_epi32(q), wv);
+      }
+    }
     _mm_prefetch(reinterpret_cast<const char*>(wq) + kWeightPrefetch, _MM_HINT_T0);
-    for (size_t j = 0; j < cols; ++j) {
+    if constexpr (kU == 4) _mm_prefetch(reinterpret_cast<const char*>(wq) + kWeightPrefetch + 64, _MM_HINT_T0);
+    wq += kU * kMr * 4;
+    xj += kU * 4 * kNr;
+  }
+  for (; g > 0; --g) {
+    const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq));
+#pragma GCC unroll 4
+    for (size_t j = 0; j < kCols; ++j) {
       int32_t q;
       std::memcpy(&q, xj + j * 4, sizeof q);
-      acc[j] = _mm256_dpbusd_epi32(acc[j], _mm256_set1_epi32(q), wv);
+      acc[0][j] = _mm256_dpbusd_epi32(acc[0][j], _mm256_set1_epi32(q), wv);
     }
     wq += kMr * 4;
     xj += 4 * kNr;
@@ -145,8 +195,12 @@ void gemv_cols(size_t mr, size_t j0, size_t cols, size_t kc, const void* w, cons
   const __m256 hi = _mm256_set1_ps(rq.hi);
   const __m256i zp = _mm256_set1_epi32(rq.zero_point);
   const __m256i flip = _mm256_set1_epi32(static_cast<int>(rq.out_xor));
-  for (size_t j = 0; j < cols; ++j) {
-    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[j]), mult);
+#pragma GCC unroll 4
+  for (size_t j = 0; j < kCols; ++j) {
+    __m256i sum = acc[0][j];
+#pragma GCC unroll 4
+    for (size_t u = 1; u < kU; ++u) sum = _mm256_add_epi32(sum, acc[u][j]);
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(sum), mult);
     v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
     const __m256i q = _mm256_xor_si256(_mm256_add_epi32(_mm256_cvtps_epi32(v), zp), flip);
     alignas(32) int32_t out[kMr];
@@ -155,7 +209,66 @@ void gemv_cols(size_t mr, size_t j0, size_t cols, size_t kc, const void* w, cons
   }
 }
 
+void gemv_cols(size_t mr, size_t j0, size_t cols, size_t kc, const void* w, const uint8_t* x, uint8_t* c,
+               size_t c_stride, const Qu8GemmRequant& rq) {
+  switch (cols) {
+    case 1: return gemv_cols_n<1>(mr, j0, kc, w, x, c, c_stride, rq);
+    case 2: return gemv_cols_n<2>(mr, j0, kc, w, x, c, c_stride, rq);
+    case 3: return gemv_cols_n<3>(mr, j0, kc, w, x, c, c_stride, rq);
+    default: return gemv_cols_n<4>(mr, j0, kc, w, x, c, c_stride, rq);
+  }
+}
+
 }  // namespace
+
+// qu8_wxgemm_pack_x_runs for this configuration: per run, 16 columns of a k-group's 4 rows as one
+// zmm (row t in 128-bit lane t), a dword transpose across lanes (lane L: the 4 rows' columns
+// 4L..4L+3) and a byte transpose inside each lane: 7 instructions for 64 packed bytes, where the
+// SSE2 interleave takes 16. Overshoot as there: onto the next run's columns or columns >= cols
+// (zeroed after), masked at the panel's end.
+void qu8_wxgemm_pack_x_runs__avx512(size_t k, size_t cols, const uint8_t* base, const size_t* row_offset,
+                                    const Qu8WxRun* runs, size_t run_count, bool x_signed, uint8_t* packed) {
+  const uint8_t flip = x_signed ? 0x80 : 0;
+  const __m512i vflip = _mm512_set1_epi8(static_cast<char>(flip));
+  const __m512i perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i shuf = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  const size_t groups = (k + 3) / 4;
+  for (size_t g = 0; g < groups; ++g) {
+    uint8_t* out = packed + g * kNr * 4;
+    if (g * 4 + 3 < k) {
+      const uint8_t* r0 = base + row_offset[g * 4];
+      const uint8_t* r1 = base + row_offset[g * 4 + 1];
+      const uint8_t* r2 = base + row_offset[g * 4 + 2];
+      const uint8_t* r3 = base + row_offset[g * 4 + 3];
+      for (size_t i = 0; i < run_count; ++i) {
+        const Qu8WxRun run = runs[i];
+        for (size_t b = 0; b < run.len; b += 16) {
+          const size_t s = run.src + b, j = run.col + b;
+          __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0 + s)));
+          v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r1 + s)), 1);
+          v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r2 + s)), 2);
+          v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r3 + s)), 3);
+          v = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(perm, _mm512_xor_si512(v, vflip)), shuf);
+          if (j + 16 <= kNr) {
+            _mm512_storeu_si512(out + j * 4, v);
+          } else {
+            _mm512_mask_storeu_epi8(out + j * 4, _cvtu64_mask64((uint64_t{1} << ((kNr - j) * 4)) - 1), v);
+          }
+        }
+      }
+    } else {  // the K tail: rows >= k are zero
+      for (size_t i = 0; i < run_count; ++i) {
+        for (size_t jj = 0; jj < runs[i].len; ++jj) {
+          for (size_t t = 0; t < 4; ++t) {
+            out[(runs[i].col + jj) * 4 + t] =
+                g * 4 + t < k ? static_cast<uint8_t>(base[row_offset[g * 4 + t] + runs[i].src + jj] ^ flip) : 0;
+          }
+        }
+      }
+    }
+    if (cols < kNr) std::memset(out + cols * 4, 0, (kNr - cols) * 4);
+  }
+}
 
 void qu8_wxgemm__avx512vnni_8x32(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, uint8_t* c,
                                  size_t c_stride, const Qu8GemmRequant& rq) {

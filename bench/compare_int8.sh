@@ -36,19 +36,10 @@ RUNS="${RUNS:-50}"
 METHOD="${METHOD:-minmax}"
 CALIB="${CALIB:-$MODELS/calib224}"
 
-[[ -x "$NFUSE" ]] || { echo "no $NFUSE: build first" >&2; exit 1; }
-[[ -f "$MODELS/models.json" ]] || { echo "no $MODELS/models.json: run \`make models\`" >&2; exit 1; }
+source "$ROOT/bench/lib.sh"
+require_build_and_models
 [[ -d "$CALIB" ]] || { echo "no $CALIB: run \`make models\` (scripts/make_calib224.py)" >&2; exit 1; }
-if [[ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]]; then
-  # The plain install fails fetching the GPU parts; the CPU library ships in the package itself.
-  mkdir -p "$ORT_DIR"
-  (cd "$ORT_DIR" && ONNXRUNTIME_NODE_INSTALL=skip npm install --ignore-scripts --no-audit --no-fund \
-     onnxruntime-node@1.30.0 >/dev/null)
-fi
-export NODE_PATH="$ORT_DIR/node_modules"
-
-median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
+ensure_ort
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
 fmt_diff() { awk -v d="$1" 'BEGIN{if (d + 0 == d) printf "%.3g", d; else printf "%s", d}'; }
 

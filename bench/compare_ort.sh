@@ -34,18 +34,9 @@ THREADS="${THREADS:-1 2}"
 WARMUP="${WARMUP:-10}"
 RUNS="${RUNS:-50}"
 
-[[ -x "$NFUSE" ]] || { echo "no $NFUSE: build first" >&2; exit 1; }
-[[ -f "$MODELS/models.json" ]] || { echo "no $MODELS/models.json: run \`make models\`" >&2; exit 1; }
-if [[ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]]; then
-  # The plain install fails fetching the GPU parts; the CPU library ships in the package itself.
-  mkdir -p "$ORT_DIR"
-  (cd "$ORT_DIR" && ONNXRUNTIME_NODE_INSTALL=skip npm install --ignore-scripts --no-audit --no-fund \
-     onnxruntime-node@1.30.0 >/dev/null)
-fi
-export NODE_PATH="$ORT_DIR/node_modules"
-
-median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
+source "$ROOT/bench/lib.sh"
+require_build_and_models
+ensure_ort
 
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT

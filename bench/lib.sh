@@ -1,0 +1,25 @@
+# Shared by the peer-comparison scripts (compare_ort.sh, compare_int8.sh): the checks on the build
+# and the model zoo, the ONNX Runtime peer install, and the small text helpers. Source it after
+# setting NFUSE, MODELS and ORT_DIR.
+
+# Fails with a message naming what to run when the build or the zoo is missing.
+require_build_and_models() {
+  [[ -x "$NFUSE" ]] || { echo "no $NFUSE: build first" >&2; exit 1; }
+  [[ -f "$MODELS/models.json" ]] || { echo "no $MODELS/models.json: run \`make models\`" >&2; exit 1; }
+}
+
+# onnxruntime-node 1.30.0 under $ORT_DIR (reused when present); sets NODE_PATH.
+ensure_ort() {
+  if [[ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]]; then
+    # The plain install fails fetching the GPU parts; the CPU library ships in the package itself.
+    mkdir -p "$ORT_DIR"
+    (cd "$ORT_DIR" && ONNXRUNTIME_NODE_INSTALL=skip npm install --ignore-scripts --no-audit --no-fund \
+       onnxruntime-node@1.30.0 >/dev/null)
+  fi
+  export NODE_PATH="$ORT_DIR/node_modules"
+}
+
+# Median of the numbers on stdin, one per line ("nan" when none).
+median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+# The value of "KEY": in a one-line JSON object on stdin.
+json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }

@@ -37,6 +37,7 @@ models: deps
 	$(PY) scripts/make_demo_image.py $(MODELS)
 	$(PY) scripts/make_calib_images.py $(MODELS)
 	$(PY) scripts/make_calib224.py $(MODELS)
+	bash scripts/install_ort_peer.sh
 	$(PY) scripts/make_foreign_qdq.py $(MODELS)
 
 test: build models asan test-arm64

@@ -10,12 +10,8 @@ require_build_and_models() {
 
 # onnxruntime-node 1.30.0 under $ORT_DIR (reused when present); sets NODE_PATH.
 ensure_ort() {
-  if [[ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]]; then
-    # The plain install fails fetching the GPU parts; the CPU library ships in the package itself.
-    mkdir -p "$ORT_DIR"
-    (cd "$ORT_DIR" && ONNXRUNTIME_NODE_INSTALL=skip npm install --ignore-scripts --no-audit --no-fund \
-       onnxruntime-node@1.30.0 >/dev/null)
-  fi
+  bash "$ROOT/scripts/install_ort_peer.sh" "$ORT_DIR"
+  [[ -d "$ORT_DIR/node_modules/onnxruntime-node" ]] || { echo "no ONNX Runtime peer in $ORT_DIR" >&2; exit 1; }
   export NODE_PATH="$ORT_DIR/node_modules"
 }
 

@@ -5,6 +5,7 @@
 //     for each NR-wide B panel                      kpad x NR s8 panel
 //       for each MR-high A panel: ukernel           (then 1 x NR ukernel_1 per tail row)
 #include "kernels/qs16-gemm/qs16_gemm.h"
+#include "kernels/int_gemm_variants.h"
 
 #include <cstring>
 
@@ -41,10 +42,7 @@ size_t panel_bytes(const Qs16GemmConfig& cfg, size_t kpad) {
   return cfg.nr * sizeof(int64_t) + kpad * cfg.nr + cfg.nr * sizeof(float);
 }
 
-struct Configs {
-  Qs16GemmConfig scalar, avx2, avx512vnni, neon;
-  bool has_avx2 = false, has_avx512vnni = false, has_neon = false;
-};
+using Configs = IntGemmVariants<Qs16GemmConfig>;
 
 const Configs& configs() {
   static const Configs all = [] {
@@ -71,35 +69,11 @@ const Configs& configs() {
 
 }  // namespace
 
-const Qs16GemmConfig* qs16_gemm_config(Isa isa) {
-  const Configs& c = configs();
-  switch (isa) {
-    case Isa::kScalar:
-      return &c.scalar;
-    case Isa::kAvx2Fma:
-      return c.has_avx2 ? &c.avx2 : nullptr;
-    case Isa::kAvx512:
-      if (c.has_avx512vnni) return &c.avx512vnni;
-      return isa_supported(Isa::kAvx512) && c.has_avx2 ? &c.avx2 : nullptr;
-    case Isa::kNeon:
-      return c.has_neon ? &c.neon : nullptr;
-  }
-  return nullptr;
-}
+const Qs16GemmConfig* qs16_gemm_config(Isa isa) { return configs().for_isa(isa); }
 
-const Qs16GemmConfig& qs16_gemm_config() {
-  const Qs16GemmConfig* cfg = qs16_gemm_config(selected_isa());
-  return cfg != nullptr ? *cfg : configs().scalar;
-}
+const Qs16GemmConfig& qs16_gemm_config() { return configs().selected(); }
 
-std::vector<const Qs16GemmConfig*> qs16_gemm_configs() {
-  const Configs& c = configs();
-  std::vector<const Qs16GemmConfig*> out{&c.scalar};
-  if (c.has_avx2) out.push_back(&c.avx2);
-  if (c.has_avx512vnni) out.push_back(&c.avx512vnni);
-  if (c.has_neon) out.push_back(&c.neon);
-  return out;
-}
+std::vector<const Qs16GemmConfig*> qs16_gemm_configs() { return configs().all(); }
 
 size_t qs16_gemm_packed_b_size(const Qs16GemmConfig& cfg, size_t k, size_t n) {
   return div_up(n, cfg.nr) * panel_bytes(cfg, round_up(k, cfg.kr));

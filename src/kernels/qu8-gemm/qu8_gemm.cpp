@@ -7,6 +7,7 @@
 //       for each NR-wide B panel                    kpad x NR s8 panel (L1/L2)
 //         for each MR-high A panel: ukernel         (then 1 x NR ukernel_1 per tail row)
 #include "kernels/qu8-gemm/qu8_gemm.h"
+#include "kernels/int_gemm_variants.h"
 
 #include <cstring>
 
@@ -46,10 +47,7 @@ size_t m_block(const Qu8GemmConfig& cfg, size_t k) {
   return mc > 1024 ? 1024 / cfg.mr * cfg.mr : mc;
 }
 
-struct Configs {
-  Qu8GemmConfig scalar, avx2, avx512vnni, neon;
-  bool has_avx2 = false, has_avx512vnni = false, has_neon = false;
-};
+using Configs = IntGemmVariants<Qu8GemmConfig>;
 
 const Configs& configs() {
   static const Configs all = [] {
@@ -146,35 +144,11 @@ size_t pack_a_rows_fast(size_t mr, size_t kr, size_t a_elem, size_t k, const uin
 
 }  // namespace
 
-const Qu8GemmConfig* qu8_gemm_config(Isa isa) {
-  const Configs& c = configs();
-  switch (isa) {
-    case Isa::kScalar:
-      return &c.scalar;
-    case Isa::kAvx2Fma:
-      return c.has_avx2 ? &c.avx2 : nullptr;
-    case Isa::kAvx512:
-      if (c.has_avx512vnni) return &c.avx512vnni;
-      return isa_supported(Isa::kAvx512) && c.has_avx2 ? &c.avx2 : nullptr;
-    case Isa::kNeon:
-      return c.has_neon ? &c.neon : nullptr;
-  }
-  return nullptr;
-}
+const Qu8GemmConfig* qu8_gemm_config(Isa isa) { return configs().for_isa(isa); }
 
-const Qu8GemmConfig& qu8_gemm_config() {
-  const Qu8GemmConfig* cfg = qu8_gemm_config(selected_isa());
-  return cfg != nullptr ? *cfg : configs().scalar;
-}
+const Qu8GemmConfig& qu8_gemm_config() { return configs().selected(); }
 
-std::vector<const Qu8GemmConfig*> qu8_gemm_configs() {
-  const Configs& c = configs();
-  std::vector<const Qu8GemmConfig*> out{&c.scalar};
-  if (c.has_avx2) out.push_back(&c.avx2);
-  if (c.has_avx512vnni) out.push_back(&c.avx512vnni);
-  if (c.has_neon) out.push_back(&c.neon);
-  return out;
-}
+std::vector<const Qu8GemmConfig*> qu8_gemm_configs() { return configs().all(); }
 
 size_t qu8_gemm_packed_b_size(const Qu8GemmConfig& cfg, size_t k, size_t n) {
   const size_t panel = cfg.nr * sizeof(int32_t) + round_up(k, cfg.kr) * cfg.nr + cfg.nr * sizeof(float);

@@ -42,6 +42,10 @@ class ExecContext {
   std::vector<ir::Tensor> slots_;
 };
 
+// The plan's type of a value: shapes specialised to this input-shape signature (more concrete
+// than value->type when the model has symbolic dims).
+using TypeOf = std::function<const ir::TensorType&(const ir::Value*)>;
+
 // What compile() may rely on: where each value lives and what the plan knows of its shape.
 struct CompileContext {
   const ir::Graph* graph = nullptr;
@@ -51,6 +55,28 @@ struct CompileContext {
   // false when the step must size and allocate it from the actual inputs.
   std::function<bool(const ir::Value*)> is_preallocated;
   int threads = 1;
+  // The plan's concrete types; unset outside a plan (then value->type is what is known).
+  TypeOf type_of;
+  // Output rows per strip of a fused group (fusion backend); 0 lets its cost model choose.
+  int tile_rows = 0;
+};
+
+// Bytes one run moves to and from the arena (graph inputs, outputs and intermediates; constants
+// and weights excluded) as the backend executes its nodes, and as running the same nodes layer
+// by layer would. Exact for static shapes: counted from the compiled steps, not estimated.
+struct GroupTraffic {
+  std::string label;               // e.g. "group 3: Conv_12 .. Conv_14"
+  std::vector<std::string> nodes;  // node labels in execution order
+  int64_t fused_bytes = 0;
+  int64_t layerwise_bytes = 0;
+  int tile_rows = 0;               // output rows per strip (0: not tiled)
+  size_t scratch_bytes = 0;        // per-thread line buffers
+};
+struct PartitionTraffic {
+  bool known = false;  // false: the backend does not count (layer-by-layer by construction)
+  int64_t fused_bytes = 0;
+  int64_t layerwise_bytes = 0;
+  std::vector<GroupTraffic> groups;
 };
 
 // A run of consecutive nodes (in graph order) assigned to one backend.
@@ -68,6 +94,8 @@ class CompiledPartition {
   // Labels of the nodes this partition runs on reference kernels instead of its own optimized
   // ones, in execution order; reports show them so no speed is claimed that was not delivered.
   virtual std::vector<std::string> reference_nodes() const { return {}; }
+  // Arena traffic of one run of this partition (see PartitionTraffic).
+  virtual PartitionTraffic traffic() const { return {}; }
 };
 
 class Backend {
@@ -77,6 +105,20 @@ class Backend {
   virtual std::string_view name() const = 0;
   // Whether this backend can run `node` as it stands in `graph`; never fails.
   virtual Support supports(const ir::Node& node, const ir::Graph& graph) const = 0;
+  // The same question at plan time, with the plan's concrete types (the partitioner asks this
+  // one). Backends whose answer depends on shapes override it; the default ignores them.
+  virtual Support supports_planned(const ir::Node& node, const ir::Graph& graph, const TypeOf& type_of) const {
+    (void)type_of;
+    return supports(node, graph);
+  }
+  // Puts the partition's nodes into the order this backend will execute them (a topological
+  // order of the same nodes); the plan derives tensor lifetimes from it, so it is called before
+  // the arena is planned. The fusion backend makes each fused group's members consecutive.
+  virtual void reorder(Partition& partition, const ir::Graph& graph, const TypeOf& type_of) const {
+    (void)partition;
+    (void)graph;
+    (void)type_of;
+  }
   // Turns a partition of supported nodes into a runnable object; kUnsupported names the node.
   virtual Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition,
                                                              const CompileContext& ctx) = 0;

@@ -1,5 +1,6 @@
 #include "compile/plan.h"
 
+#include "backends/device_profile.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/op_registry.h"
 
@@ -136,6 +137,47 @@ void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes) {
   }
 }
 
+// The partitioner decides placement for "auto" and whenever the user said something about it;
+// otherwise one named backend runs everything, as before partitioning existed.
+bool uses_partitioner(const PlanOptions& options) {
+  const partition::PartitionOptions& o = options.partition;
+  return options.backend == "auto" || !o.pins.empty() || !o.deny.empty() || !o.prefer.empty() ||
+         o.require_full_offload || o.always_partition;
+}
+
+// Places the runtime nodes with the partitioner: one step per partition (consecutive nodes of
+// one backend, in graph order); the report goes into the plan.
+Status place_partitioned(const ir::Graph& graph, const std::vector<const ir::Node*>& runtime_nodes,
+                         const PlanOptions& options, const backends::TypeOf& type_of, partition::BackendPool& pool,
+                         Plan& plan) {
+  partition::PartitionRequest req;
+  req.graph = &graph;
+  req.nodes = runtime_nodes;
+  req.type_of = type_of;
+  const Plan* p = &plan;
+  req.is_constant = [p](const ir::Value* v) {
+    auto it = p->slot_of.find(v);
+    return v->constant.has_value() || (it != p->slot_of.end() && p->values[static_cast<size_t>(it->second)].known_value);
+  };
+  req.backend = options.backend;
+  req.options = options.partition;
+  req.threads = options.threads;
+  if (options.partition.device_profile.empty()) {
+    req.profile = backends::default_device_profile();
+  } else {
+    NFUSE_ASSIGN_OR_RETURN(req.profile, backends::load_device_profile(options.partition.device_profile));
+  }
+  NFUSE_ASSIGN_OR_RETURN(partition::PartitionResult result, partition::partition_nodes(req, pool));
+  for (const partition::PartitionInfo& part : result.partitions) {
+    Step step;
+    step.partition.backend = part.backend;
+    step.partition.nodes = part.nodes;
+    plan.steps.push_back(std::move(step));
+  }
+  plan.partition_report = std::make_shared<const partition::PartitionResult>(std::move(result));
+  return ok_status();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
@@ -155,29 +197,53 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   std::vector<const ir::Node*> runtime_nodes;
   NFUSE_RETURN_IF_ERROR(propagate(graph, *plan, &runtime_nodes), "planning graph '" + graph.name + "'");
   for (const ir::Value* out : graph.outputs()) plan->output_slots.push_back(slot_for(*plan, out));
-  plan_arena(*plan, runtime_nodes);
 
-  NFUSE_ASSIGN_OR_RETURN(auto backend, backends::BackendRegistry::global().create(options.backend));
-  for (const ir::Node* n : runtime_nodes) {
-    backends::Support s = backend->supports(*n, graph);
-    if (!s.ok) return unsupported(n->label() + ": backend '" + options.backend + "' cannot run it: " + s.reason);
-  }
-  // One backend for now: the whole runtime graph is a single partition.
-  Step step;
-  step.partition.backend = options.backend;
-  step.partition.nodes = runtime_nodes;
   backends::CompileContext cc;
   cc.graph = &graph;
   cc.threads = options.threads;
+  cc.tile_rows = options.tile_rows;
   Plan* p = plan.get();
+  cc.type_of = [p](const ir::Value* v) -> const ir::TensorType& {
+    auto it = p->slot_of.find(v);
+    return it == p->slot_of.end() ? v->type : p->values[static_cast<size_t>(it->second)].type;
+  };
   cc.slot_of = [p](const ir::Value* v) { return p->slot_of.at(v); };
   cc.is_preallocated = [p](const ir::Value* v) {
     const PlannedValue& pv = p->values[static_cast<size_t>(p->slot_of.at(v))];
     return pv.arena_offset >= 0 || pv.known_value;
   };
-  if (!runtime_nodes.empty()) {
+
+  // One instance per backend name, shared by the partitioner's questions and every partition
+  // of that backend.
+  partition::BackendPool pool;
+  if (uses_partitioner(options)) {
+    NFUSE_RETURN_IF_ERROR(place_partitioned(graph, runtime_nodes, options, cc.type_of, pool, *plan),
+                          "partitioning graph '" + graph.name + "'");
+  } else {
+    NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(options.backend));
+    for (const ir::Node* n : runtime_nodes) {
+      backends::Support s = backend->supports_planned(*n, graph, cc.type_of);
+      if (!s.ok) return unsupported(n->label() + ": backend '" + options.backend + "' cannot run it: " + s.reason);
+    }
+    // One named backend and no placement options: the whole runtime graph is a single partition.
+    if (!runtime_nodes.empty()) {
+      Step step;
+      step.partition.backend = options.backend;
+      step.partition.nodes = runtime_nodes;
+      plan->steps.push_back(std::move(step));
+    }
+  }
+  // Backends put their partition's nodes in execution order; tensor lifetimes follow that order.
+  std::vector<const ir::Node*> execution_order;
+  for (Step& step : plan->steps) {
+    NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(step.partition.backend));
+    backend->reorder(step.partition, graph, cc.type_of);
+    execution_order.insert(execution_order.end(), step.partition.nodes.begin(), step.partition.nodes.end());
+  }
+  plan_arena(*plan, execution_order);
+  for (Step& step : plan->steps) {
+    NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(step.partition.backend));
     NFUSE_ASSIGN_OR_RETURN(step.compiled, backend->compile(step.partition, cc));
-    plan->steps.push_back(std::move(step));
   }
   return plan;
 }

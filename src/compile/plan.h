@@ -11,6 +11,8 @@
 #include "backends/backend.h"
 #include "compile/memory_planner.h"
 #include "ir/graph.h"
+#include "partition/partition_options.h"
+#include "partition/partitioner.h"
 
 namespace nfuse::compile {
 
@@ -36,11 +38,16 @@ struct Plan {
   std::vector<int> output_slots;     // graph outputs, in order
   MemoryPlan memory;
   int folded_nodes = 0;              // nodes evaluated at plan time
+  // Where every node runs and why, when the partitioner placed them (backend "auto", pins,
+  // denials); null for one named backend.
+  std::shared_ptr<const partition::PartitionResult> partition_report;
 };
 
 struct PlanOptions {
-  std::string backend = "ref";
+  std::string backend = "ref";  // a backend's name, or "auto": the cost-model partitioner
   int threads = 1;
+  partition::PartitionOptions partition;
+  int tile_rows = 0;            // fusion strips; 0: the cost model's choice
 };
 
 // Specialises `graph` to `input_dims` (one entry per graph input, by name), propagates shapes

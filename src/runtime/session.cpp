@@ -11,8 +11,15 @@ namespace nfuse::runtime {
 
 Result<std::unique_ptr<Session>> Session::create(std::unique_ptr<ir::Graph> graph, SessionOptions options) {
   if (!graph) return invalid_argument("no graph");
-  NFUSE_ASSIGN_OR_RETURN(auto backend, backends::BackendRegistry::global().create(options.backend));
-  (void)backend;
+  // "auto" is the partitioner, not a backend; every name the placement options mention must exist
+  // (caught here, before optimizing, rather than at the first run).
+  std::vector<std::string> backend_names = options.partition.prefer;
+  if (options.backend != "auto") backend_names.push_back(options.backend);
+  for (const auto& [key, name] : options.partition.pins) backend_names.push_back(name);
+  for (const std::string& name : backend_names) {
+    NFUSE_ASSIGN_OR_RETURN(auto backend, backends::BackendRegistry::global().create(name));
+    (void)backend;
+  }
   if (options.threads < 1) return invalid_argument("threads must be >= 1");
   passes::PassReport report;
   if (options.optimize || !options.outputs.empty()) {
@@ -55,7 +62,11 @@ std::map<std::string, std::vector<int64_t>> Session::default_input_dims(
 Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std::vector<int64_t>>& input_dims) {
   auto it = cache_.find(input_dims);
   if (it != cache_.end()) return &it->second;
-  compile::PlanOptions po{options_.backend, options_.threads};
+  compile::PlanOptions po;
+  po.backend = options_.backend;
+  po.threads = options_.threads;
+  po.partition = options_.partition;
+  po.tile_rows = options_.tile_rows;
   NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*graph_, input_dims, po));
   Prepared p;
   const size_t arena_bytes = plan->memory.arena_bytes;

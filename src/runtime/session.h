@@ -11,6 +11,7 @@
 #include "backends/run_profile.h"
 #include "compile/plan.h"
 #include "ir/graph.h"
+#include "partition/partition_options.h"
 #include "passes/pass_manager.h"
 
 namespace nfuse::runtime {
@@ -23,6 +24,10 @@ struct SessionOptions {
   bool optimize = true;
   // Keep only these graph outputs (and what they need); empty keeps all.
   std::vector<std::string> outputs;
+  // Placement: pins, preferences and denials; the partitioner's inputs for backend "auto".
+  partition::PartitionOptions partition;
+  // Output rows per strip of the fusion backend's groups; 0: its cost model chooses.
+  int tile_rows = 0;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, ir::Tensor>>;

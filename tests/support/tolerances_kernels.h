@@ -37,4 +37,11 @@ inline double f32_wino43_tol(double ref, size_t k) {
   return kF32Wino43Rel * std::sqrt(static_cast<double>(k > 0 ? k : 1)) * (std::fabs(ref) + 1.0);
 }
 
+// A chain of f32 layers (a fused group against ref): each layer's rounding (a dot product's, as
+// above) is carried into the next one's inputs, so the error is bounded against the output's
+// scale rather than per element; 1e-4 of the largest magnitude still fails a dropped or doubled
+// term or a wrong row, which move an output by a sizeable fraction of that scale.
+inline constexpr double kF32ChainRel = 1e-4;
+inline double f32_chain_tol(double max_abs_ref) { return kF32ChainRel * (max_abs_ref + 1.0); }
+
 }  // namespace nfuse::test

@@ -22,6 +22,17 @@ Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args) {
   options.threads = args.threads;
   options.optimize = !args.no_optimize;
   options.outputs = args.outputs;
+  options.partition.prefer = args.prefer;
+  options.partition.deny = args.deny;
+  options.partition.require_full_offload = args.require_full_offload;
+  options.partition.device_profile = args.device_profile;
+  for (const std::string& pin : args.pins) {
+    const size_t eq = pin.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pin.size())
+      return invalid_argument("--pin '" + pin + "' must look like NODE_OR_OPTYPE=BACKEND");
+    options.partition.pins[pin.substr(0, eq)] = pin.substr(eq + 1);
+  }
+  options.tile_rows = args.tile_rows;
   return runtime::Session::create(std::move(graph), options);
 }
 

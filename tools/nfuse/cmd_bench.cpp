@@ -1,10 +1,12 @@
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "compile/plan_traffic.h"
 #include "commands.h"
 #include "profile_table.h"
 
@@ -24,6 +26,25 @@ double current_rss_mb() {
     std::fclose(f);
   }
   return mb;
+}
+
+void print_traffic(const compile::PlanTraffic& t) {
+  const double mb = 1.0 / (1024.0 * 1024.0);
+  std::printf("traffic  arena MiB per inference: %.2f as executed, %.2f layer by layer (%.1f%%)\n",
+              static_cast<double>(t.fused_bytes) * mb, static_cast<double>(t.layerwise_bytes) * mb,
+              t.layerwise_bytes ? 100.0 * static_cast<double>(t.fused_bytes) / static_cast<double>(t.layerwise_bytes) : 100.0);
+  bool header = false;
+  for (const compile::StepTraffic& s : t.steps) {
+    for (const backends::GroupTraffic& g : s.groups) {
+      if (!header) {
+        std::printf("  %-48s %5s %5s %10s %10s %9s\n", "fused group", "nodes", "rows", "fused MiB", "layer MiB", "scratch");
+        header = true;
+      }
+      std::printf("  %-48.48s %5zu %5d %10.2f %10.2f %7.0f K\n", g.label.c_str(), g.nodes.size(), g.tile_rows,
+                  static_cast<double>(g.fused_bytes) * mb, static_cast<double>(g.layerwise_bytes) * mb,
+                  static_cast<double>(g.scratch_bytes) / 1024.0);
+    }
+  }
 }
 
 }  // namespace
@@ -58,6 +79,11 @@ int cmd_bench(const BenchArgs& args) {
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!out.ok()) return report(out.status());
   }
+  std::map<std::string, std::vector<int64_t>> dims;
+  for (const auto& [name, t] : *inputs) dims[name] = t.dims();
+  auto plan = (*session)->prepare(dims);
+  if (!plan.ok()) return report(plan.status());
+  const compile::PlanTraffic traffic = compile::plan_traffic(**plan);
   std::sort(ms.begin(), ms.end());
   auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * static_cast<double>(ms.size() - 1) + 0.5))]; };
   const double min_ms = ms.front(), median_ms = pct(0.5), p90_ms = pct(0.9);
@@ -67,6 +93,17 @@ int cmd_bench(const BenchArgs& args) {
                         {"peak_rss_mb", peak_rss_mb()}, {"baseline_rss_mb", baseline_rss},
                         {"session_peak_rss_mb", session_rss}, {"final_rss_mb", current_rss_mb()}};
     if (args.profile) j["profile"] = profile_json(profile);
+    j["arena_bytes_fused"] = traffic.fused_bytes;
+    j["arena_bytes_layerwise"] = traffic.layerwise_bytes;
+    if (args.traffic) {
+      nlohmann::json groups = nlohmann::json::array();
+      for (const compile::StepTraffic& st : traffic.steps)
+        for (const backends::GroupTraffic& g : st.groups)
+          groups.push_back({{"label", g.label}, {"nodes", g.nodes}, {"tile_rows", g.tile_rows},
+                            {"fused_bytes", g.fused_bytes}, {"layerwise_bytes", g.layerwise_bytes},
+                            {"scratch_bytes", g.scratch_bytes}});
+      j["fused_groups"] = groups;
+    }
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -75,6 +112,7 @@ int cmd_bench(const BenchArgs& args) {
   std::printf("latency  min %.3f ms  median %.3f ms  p90 %.3f ms\n", min_ms, median_ms, p90_ms);
   std::printf("peak RSS %.1f MiB (process baseline %.1f MiB, after session creation %.1f MiB, resident at end %.1f MiB)\n",
               peak_rss_mb(), baseline_rss, session_rss, current_rss_mb());
+  if (args.traffic) print_traffic(traffic);
   if (args.profile) print_profile(profile, 15);
   return 0;
 }

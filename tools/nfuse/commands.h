@@ -15,6 +15,13 @@ struct CommonArgs {
   bool json = false;
   bool no_optimize = false;          // run the graph exactly as imported
   std::vector<std::string> outputs;  // keep only these graph outputs
+  // Placement (see partition::PartitionOptions).
+  std::vector<std::string> prefer;   // backend order for --backend auto
+  std::vector<std::string> pins;     // NODE_OR_OPTYPE=backend
+  std::vector<std::string> deny;     // op types kept off the preferred backends
+  bool require_full_offload = false;
+  std::string device_profile;        // JSON from `nfuse device-profile`
+  int tile_rows = 0;                 // fusion strips (0: cost model)
 };
 
 
@@ -31,6 +38,7 @@ struct BenchArgs {
   int warmup = 10;
   int runs = 50;
   bool profile = false;  // time every node during the timed runs and print where the time went
+  bool traffic = false;  // arena bytes per inference, fused vs layer by layer, per fused group
 };
 
 struct InspectArgs {
@@ -76,5 +84,15 @@ int cmd_bench(const BenchArgs& args);
 int cmd_ops(bool markdown);
 int cmd_export(const ExportArgs& args);
 int cmd_quantize(const QuantizeArgs& args);
+
+struct PartitionArgs {
+  CommonArgs common;   // backend defaults to "auto" for this command
+  std::string report;  // partition.json
+};
+struct DeviceProfileArgs {
+  std::string output;  // profile.json (empty: print it)
+};
+int cmd_partition(const PartitionArgs& args);
+int cmd_device_profile(const DeviceProfileArgs& args);
 
 }  // namespace nfuse::cli

@@ -17,6 +17,14 @@ void add_common(CLI::App* app, nfuse::cli::CommonArgs* a, bool with_json) {
   app->add_flag("--no-optimize", a->no_optimize, "run the graph as imported (no optimization passes)");
   app->add_option("--outputs", a->outputs, "keep only these outputs (comma-separated) and what they need")
       ->delimiter(',');
+  app->add_option("--prefer", a->prefer, "--backend auto: backends in order of preference (fusion,cpu)")->delimiter(',');
+  app->add_option("--pin", a->pins, "run a node or every node of an op type on a backend, NODE_OR_OPTYPE=BACKEND");
+  app->add_option("--deny", a->deny, "keep these op types off the preferred backends (comma-separated)")->delimiter(',');
+  app->add_flag("--require-full-offload", a->require_full_offload,
+                "fail, listing them, if any node would fall back from the first preferred backend");
+  app->add_option("--device-profile", a->device_profile, "device profile JSON from `nfuse device-profile`");
+  app->add_option("--tile-rows", a->tile_rows, "fusion backend: output rows per strip (default: cost model)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 int run_cli(int argc, char** argv) {
@@ -40,6 +48,7 @@ int run_cli(int argc, char** argv) {
   bench->add_option("--warmup", bench_args.warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
   bench->add_option("--runs", bench_args.runs, "timed runs")->check(CLI::PositiveNumber);
   bench->add_flag("--profile", bench_args.profile, "time every node of the timed runs: ms by op type and slowest nodes");
+  bench->add_flag("--traffic", bench_args.traffic, "arena bytes per inference: fused plan vs layer by layer, per group");
 
   bool markdown = false;
   auto* ops = app.add_subcommand("ops", "list supported ops and the backends that run them");
@@ -77,6 +86,16 @@ int run_cli(int argc, char** argv) {
   quantize->add_option("--std", quantize_args.std_dev, "image folders: per-channel std, 0..255 units");
   quantize->add_option("--layout", quantize_args.layout, "image folders: nchw|nhwc");
 
+  nfuse::cli::PartitionArgs partition_args;
+  partition_args.common.backend = "auto";
+  auto* partition = app.add_subcommand("partition", "where each node runs and why (cost-model partitioner report)");
+  add_common(partition, &partition_args.common, true);
+  partition->add_option("--report", partition_args.report, "write the report as JSON here");
+
+  nfuse::cli::DeviceProfileArgs device_profile_args;
+  auto* device_profile = app.add_subcommand("device-profile", "measure this machine for the partitioner's cost model");
+  device_profile->add_option("-o,--output", device_profile_args.output, "write the profile JSON here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -88,6 +107,8 @@ int run_cli(int argc, char** argv) {
   if (ops->parsed()) return nfuse::cli::cmd_ops(markdown);
   if (exp->parsed()) return nfuse::cli::cmd_export(export_args);
   if (quantize->parsed()) return nfuse::cli::cmd_quantize(quantize_args);
+  if (partition->parsed()) return nfuse::cli::cmd_partition(partition_args);
+  if (device_profile->parsed()) return nfuse::cli::cmd_device_profile(device_profile_args);
   return 2;
 }
 

@@ -4,21 +4,12 @@
 #include <cmath>
 
 #include "backends/cpu/cpu_op.h"
+#include "backends/cpu/cpu_pool_rows.h"
 #include "ops/conv_geometry.h"
 
 namespace nfuse::backends::cpu {
 namespace {
 
-enum class PoolKind { kMax, kAverage, kGlobalAverage };
-
-struct PoolGeometry {
-  size_t planes = 0, h = 0, w = 0, ho = 0, wo = 0;
-  size_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pad_top = 0, pad_left = 0;
-};
-
-// One plane's output rows [y0, y1). Windows are clipped to the input; the average divides by
-// the clipped count, or by kh*kw when padding counts (only offered when no window leaves the
-// padded input, see make_pool).
 // Taps t in [0, k) with 0 <= origin + t * d < size.
 inline void tap_range(int64_t origin, size_t k, size_t d, size_t size, size_t* lo, size_t* hi) {
   const int64_t sd = static_cast<int64_t>(d), n = static_cast<int64_t>(size);
@@ -85,6 +76,8 @@ void max_interior(const PoolGeometry& g, const float* x, int64_t iy0, size_t ky0
   }
 }
 
+}  // namespace
+
 void pool_rows(PoolKind kind, bool count_pad, const PoolGeometry& g, const float* x, float* y, size_t y0,
                size_t y1) {
   // Output columns whose whole window is inside the input row: [ox_lo, ox_hi).
@@ -109,6 +102,8 @@ void pool_rows(PoolKind kind, bool count_pad, const PoolGeometry& g, const float
     if (kind == PoolKind::kMax) pool_row_columns(kind, count_pad, g, x, y, oy, std::max(ox_lo, ox_hi), g.wo);
   }
 }
+
+namespace {
 
 class PoolOp final : public CpuOp {
  public:

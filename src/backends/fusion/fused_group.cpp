@@ -1,0 +1,217 @@
+#include "backends/fusion/fused_group.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu_features.h"
+#include "kernels/f32-gemm/f32_gemm.h"
+
+namespace nfuse::backends::fusion {
+namespace {
+
+// Strips narrower than this many pixels leave the GEMM's NR-wide panels (16 or 32 columns)
+// partly empty and pay the per-call overhead of every member too often: the tile rule's floor.
+constexpr size_t kMinStripPixels = 64;
+
+size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+// Floats external operand e of layer l moves from the arena for `rows` output rows (constants
+// are weights, not traffic).
+int64_t external_floats(const StripLayer& l, size_t e, size_t rows) {
+  if (l.external_constant[e]) return 0;
+  switch (l.external_kinds[e]) {
+    case StripLayer::Operand::kFull: return static_cast<int64_t>(rows * l.out.c * l.out.w);
+    case StripLayer::Operand::kPerChannel: return static_cast<int64_t>(l.out.c);
+    case StripLayer::Operand::kScalar: return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const ir::Node*>& nodes,
+                                                       const std::vector<int>& main_inputs,
+                                                       const CompileContext& ctx) {
+  auto g = std::unique_ptr<FusedGroup>(new FusedGroup());
+  g->nodes_ = nodes;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NFUSE_ASSIGN_OR_RETURN(auto layer, make_strip_layer(*nodes[i], ctx.type_of, main_inputs[i]));
+    std::vector<int> slots;
+    for (const ir::Value* v : layer->externals) slots.push_back(ctx.slot_of(v));
+    g->ext_slots_.push_back(std::move(slots));
+    g->layers_.push_back(std::move(layer));
+  }
+  for (size_t i = 0; i < g->layers_.size(); ++i) {
+    if (i > 0 && g->layers_[i]->elementwise()) {
+      g->stages_.back().layers.push_back(i);
+    } else {
+      g->stages_.push_back(Stage{{i}});
+    }
+  }
+  const ir::Value* input = nodes.front()->input(main_inputs.front());
+  g->input_slot_ = ctx.slot_of(input);
+  g->output_slot_ = ctx.slot_of(nodes.back()->output(0));
+  g->output_preallocated_ = ctx.is_preallocated(nodes.back()->output(0));
+  g->output_dims_ = *ctx.type_of(nodes.back()->output(0)).shape.static_dims();
+  g->batch_ = static_cast<size_t>((*ctx.type_of(input).shape.static_dims())[0]);
+
+  const StripLayer& last = *g->layers_.back();
+  const size_t height = last.out.h;
+  g->tile_rows_ = ctx.tile_rows > 0 ? static_cast<size_t>(ctx.tile_rows)
+                                    : (kMinStripPixels + last.out.w - 1) / std::max<size_t>(1, last.out.w);
+  g->tile_rows_ = std::clamp<size_t>(g->tile_rows_, 1, std::max<size_t>(1, height));
+
+  // Bands: whole images while there are enough for the threads, else each image cut into
+  // bands of whole strips.
+  const size_t threads = static_cast<size_t>(std::max(1, ctx.threads));
+  const size_t strips = (height + g->tile_rows_ - 1) / g->tile_rows_;
+  const size_t per_image = g->batch_ >= threads ? 1 : std::min(strips, (threads + g->batch_ - 1) / g->batch_);
+  const size_t band_strips = (strips + per_image - 1) / std::max<size_t>(1, per_image);
+  for (size_t n = 0; n < g->batch_; ++n)
+    for (size_t s = 0; s < strips; s += band_strips)
+      g->bands_.push_back({n, s * g->tile_rows_, std::min(height, (s + band_strips) * g->tile_rows_)});
+
+  // A dry run with unbounded buffers: the largest row range each buffer must hold, and the exact
+  // arena bytes of the fused schedule.
+  const size_t stages = g->stages_.size();
+  std::vector<Buffer> unbounded(stages);
+  for (Buffer& b : unbounded) b.capacity = std::numeric_limits<size_t>::max() / 4;
+  std::vector<RowRange> max_need(stages);  // lo: rows held at once; hi: rows per call
+  int64_t fused = 0;
+  for (const Band& band : g->bands_) {
+    for (Buffer& b : unbounded) b.valid = false;
+    g->run_band(band, nullptr, unbounded, nullptr, &max_need, &fused);
+  }
+  size_t offset = 0;
+  for (size_t s = 0; s + 1 < stages; ++s) {
+    const StripLayer& l = *g->layers_[g->stages_[s].layers.front()];
+    const size_t held = std::max<size_t>(1, max_need[s].lo);
+    // Slack for a few strips past the largest window, so the kept rows move only now and then.
+    const size_t cap = std::min(l.out.h, 2 * held + 2);
+    g->capacity_.push_back(cap);
+    offset += round_up(l.out.c * cap * l.out.w, 16);
+  }
+  g->buffer_floats_ = offset;
+  for (size_t s = 0; s < stages; ++s)
+    for (size_t i : g->stages_[s].layers)
+      g->layer_scratch_floats_ =
+          std::max(g->layer_scratch_floats_, g->layers_[i]->scratch_floats(std::max<size_t>(1, max_need[s].hi)));
+  g->scratch_floats_ = g->buffer_floats_ + g->layer_scratch_floats_;
+
+  GroupTraffic& t = g->traffic_;
+  t.fused_bytes = fused;
+  for (size_t i = 0; i < g->layers_.size(); ++i) {
+    const StripLayer& l = *g->layers_[i];
+    int64_t floats = static_cast<int64_t>(l.in.floats() + l.out.floats());
+    for (size_t e = 0; e < l.externals.size(); ++e) floats += external_floats(l, e, l.out.h);
+    t.layerwise_bytes += floats * static_cast<int64_t>(g->batch_ * sizeof(float));
+    t.nodes.push_back(nodes[i]->label());
+  }
+  t.label = nodes.front()->name + (nodes.size() > 1 ? " .. " + nodes.back()->name : "");
+  t.tile_rows = static_cast<int>(g->tile_rows_);
+  t.scratch_bytes = g->scratch_floats_ * sizeof(float);
+  return g;
+}
+
+RowView FusedGroup::arena_view(ExecContext& ctx, int slot, size_t image, const PlaneShape& shape,
+                               StripLayer::Operand kind) const {
+  ir::Tensor& t = ctx.slot(slot);
+  float* base = t.data<float>();
+  if (kind == StripLayer::Operand::kScalar) return RowView{base, 0, 1, 0};
+  if (kind == StripLayer::Operand::kPerChannel) {  // [N|1, C, 1, 1] or [C, 1, 1]
+    const size_t n = t.rank() == 4 && t.dim(0) != 1 ? image : 0;
+    return RowView{base + n * shape.c, 1, 1, 0};
+  }
+  return RowView{base + image * shape.floats(), shape.h * shape.w, shape.w, 0};
+}
+
+void FusedGroup::run_band(const Band& band, ExecContext* ctx, std::vector<Buffer>& buffers, float* layer_scratch,
+                          std::vector<RowRange>* max_need, int64_t* arena_bytes) const {
+  const size_t stages = stages_.size();
+  std::vector<RowRange> needs(stages);
+  RowView input, output;
+  std::vector<std::vector<RowView>> ext(layers_.size());
+  if (ctx) {
+    input = arena_view(*ctx, input_slot_, band.image, layers_.front()->in, StripLayer::Operand::kFull);
+    output = arena_view(*ctx, output_slot_, band.image, layers_.back()->out, StripLayer::Operand::kFull);
+    for (size_t i = 0; i < layers_.size(); ++i)
+      for (size_t e = 0; e < ext_slots_[i].size(); ++e)
+        ext[i].push_back(arena_view(*ctx, ext_slots_[i][e], band.image, layers_[i]->out, layers_[i]->external_kinds[e]));
+  }
+  for (size_t y0 = band.y0; y0 < band.y1; y0 += tile_rows_) {
+    const size_t y1 = std::min(band.y1, y0 + tile_rows_);
+    needs[stages - 1] = {y0, y1};
+    for (size_t s = stages - 1; s > 0; --s) {
+      const StripLayer& main = *layers_[stages_[s].layers.front()];
+      needs[s - 1] = needs[s].size() ? main.input_rows(needs[s].lo, needs[s].hi) : RowRange{0, 0};
+    }
+    for (size_t s = 0; s < stages; ++s) {
+      const StripLayer& main = *layers_[stages_[s].layers.front()];
+      size_t a = y0, b = y1;
+      RowView out = output;
+      if (s + 1 < stages) {
+        Buffer& buf = buffers[s];
+        const RowRange& nd = needs[s];
+        if (!nd.size()) continue;
+        if (!buf.valid || nd.lo >= buf.done) {
+          buf.base = buf.done = nd.lo;
+          buf.valid = true;
+        } else if (nd.hi > buf.base + buf.capacity) {
+          if (ctx) {  // keep rows [nd.lo, done): move them to the front of every channel plane
+            const size_t plane = buf.capacity * main.out.w, keep = (buf.done - nd.lo) * main.out.w;
+            for (size_t c = 0; c < main.out.c; ++c)
+              std::memmove(buf.data + c * plane, buf.data + c * plane + (nd.lo - buf.base) * main.out.w,
+                           keep * sizeof(float));
+          }
+          buf.base = nd.lo;
+        }
+        a = buf.done;
+        b = nd.hi;
+        if (a >= b) continue;
+        buf.done = b;
+        out = RowView{buf.data, buf.capacity * main.out.w, main.out.w, buf.base};
+        if (max_need) (*max_need)[s].lo = std::max((*max_need)[s].lo, nd.size());
+      }
+      if (max_need) (*max_need)[s].hi = std::max((*max_need)[s].hi, b - a);
+      if (arena_bytes) {
+        int64_t floats = 0;
+        if (s == 0) floats += static_cast<int64_t>(main.input_rows(a, b).size() * main.in.c * main.in.w);
+        for (size_t i : stages_[s].layers)
+          for (size_t e = 0; e < layers_[i]->externals.size(); ++e) floats += external_floats(*layers_[i], e, b - a);
+        if (s + 1 == stages) floats += static_cast<int64_t>((b - a) * main.out.c * main.out.w);
+        *arena_bytes += floats * static_cast<int64_t>(sizeof(float));
+      }
+      if (!ctx) continue;
+      const Buffer* prev = s > 0 ? &buffers[s - 1] : nullptr;
+      const RowView in = prev ? RowView{prev->data, prev->capacity * main.in.w, main.in.w, prev->base} : input;
+      main.run(in, ext[stages_[s].layers.front()], out, a, b, layer_scratch);
+      for (size_t k = 1; k < stages_[s].layers.size(); ++k) {
+        const size_t i = stages_[s].layers[k];
+        layers_[i]->run(out, ext[i], out, a, b, layer_scratch);
+      }
+    }
+  }
+}
+
+Status FusedGroup::run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& scratch) {
+  if (!output_preallocated_) {  // the caller keeps what it got last time
+    NFUSE_ASSIGN_OR_RETURN(ctx.slot(output_slot_), ir::Tensor::try_allocate(ir::DType::kF32, output_dims_));
+  }
+  auto task = [&](size_t index, size_t worker) {
+    float* mem = scratch.get(worker);
+    std::vector<Buffer> buffers(stages_.size());
+    size_t offset = 0;
+    for (size_t s = 0; s + 1 < stages_.size(); ++s) {
+      const StripLayer& l = *layers_[stages_[s].layers.front()];
+      buffers[s].data = mem + offset;
+      buffers[s].capacity = capacity_[s];
+      offset += round_up(l.out.c * capacity_[s] * l.out.w, 16);
+    }
+    run_band(bands_[index], &ctx, buffers, mem + buffer_floats_, nullptr, nullptr);
+  };
+  pool.run(bands_.size(), task);
+  return ok_status();
+}
+
+}  // namespace nfuse::backends::fusion

@@ -1,0 +1,75 @@
+// A fused group: a chain of strip layers executed depth-first. The group's output is computed
+// in strips of `tile_rows` rows; for each strip every earlier member computes only the rows the
+// next one still needs, into a per-thread line buffer, so only the group's input, its members'
+// external operands and its output touch the arena.
+//
+// Line buffers. Member i's buffer holds image rows [base, base + capacity) of all its channels
+// (channel planes `capacity` rows apart, so every kernel sees an ordinary NCHW plane with a
+// row stride). Rows a later strip still needs (the halo of a 3x3 window) stay where they are;
+// only when the next rows would not fit are the kept rows moved to the front, once every few
+// strips (capacity = the largest need + a few strips of slack), so no row is computed twice
+// within a thread. Threads take contiguous bands of output rows, each with its own buffers;
+// only the few halo rows at a band's edge are computed by both neighbours.
+//
+// Stages. Element-wise members (activations, Add/Mul) join the stage of the member before them
+// and run in place on the rows it just wrote, so a Conv -> Mul(scale) -> Add(shift) chain costs
+// one line buffer and one pass over cache-hot rows, not three buffers and two copies.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/cpu/cpu_op.h"
+#include "backends/fusion/strip_layer.h"
+
+namespace nfuse::backends::fusion {
+
+class FusedGroup {
+ public:
+  // `nodes` form a chain (each consumes the previous one's output as its input
+  // `main_inputs[i]`); all accepted by member_rejection() with static 4-D f32 shapes.
+  static Result<std::unique_ptr<FusedGroup>> create(const std::vector<const ir::Node*>& nodes,
+                                                    const std::vector<int>& main_inputs, const CompileContext& ctx);
+
+  Status run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& scratch);
+  // Floats of scratch one worker needs (line buffers + the layers' own).
+  size_t scratch_floats() const { return scratch_floats_; }
+  const GroupTraffic& traffic() const { return traffic_; }
+  const std::vector<const ir::Node*>& nodes() const { return nodes_; }
+  int tile_rows() const { return static_cast<int>(tile_rows_); }
+
+ private:
+  struct Buffer {  // one member's line buffer in one worker's scratch
+    float* data = nullptr;
+    size_t capacity = 0;  // rows
+    size_t base = 0, done = 0;
+    bool valid = false;
+  };
+  struct Band {
+    size_t image = 0, y0 = 0, y1 = 0;
+  };
+  struct Stage {
+    std::vector<size_t> layers;  // a main member, then the element-wise ones run in place after it
+  };
+  // Runs (or, without `ctx`, only counts the arena bytes of) one band of output rows.
+  void run_band(const Band& band, ExecContext* ctx, std::vector<Buffer>& buffers, float* layer_scratch,
+                std::vector<RowRange>* max_need, int64_t* arena_bytes) const;
+  RowView arena_view(ExecContext& ctx, int slot, size_t image, const PlaneShape& shape, StripLayer::Operand kind) const;
+
+  std::vector<const ir::Node*> nodes_;
+  std::vector<std::unique_ptr<StripLayer>> layers_;
+  int input_slot_ = -1, output_slot_ = -1;
+  bool output_preallocated_ = true;  // false for graph outputs: a fresh tensor every run
+  std::vector<int64_t> output_dims_;
+  std::vector<std::vector<int>> ext_slots_;  // per layer
+  size_t batch_ = 1, tile_rows_ = 1;
+  std::vector<Band> bands_;
+  std::vector<Stage> stages_;
+  std::vector<size_t> capacity_;  // line-buffer rows per stage (all but the last)
+  size_t buffer_floats_ = 0, layer_scratch_floats_ = 0, scratch_floats_ = 0;
+  GroupTraffic traffic_;
+};
+
+}  // namespace nfuse::backends::fusion

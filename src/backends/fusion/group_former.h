@@ -1,0 +1,25 @@
+// How the fusion backend cuts its partition into fused groups: chains in which every value
+// passed from one member to the next has that member as its only consumer (and is no graph
+// output), so it never needs to exist in the arena.
+#pragma once
+
+#include <vector>
+
+#include "backends/backend.h"
+
+namespace nfuse::backends::fusion {
+
+struct GroupPlan {
+  std::vector<const ir::Node*> nodes;  // chain order
+  std::vector<int> main_inputs;        // per node: the input carrying the previous member's rows
+};
+
+// Groups of `nodes` (a topological order of supported nodes) in the order of their last
+// members. Deterministic.
+std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, const TypeOf& type_of);
+
+// `nodes` with each group's members moved together to the position of its last member: a
+// topological order (members' values are consumed only inside their group).
+std::vector<const ir::Node*> group_order(const std::vector<const ir::Node*>& nodes, const TypeOf& type_of);
+
+}  // namespace nfuse::backends::fusion

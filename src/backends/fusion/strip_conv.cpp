@@ -1,0 +1,247 @@
+// Conv as fusion-group members: dense and grouped convolutions as a W * X GEMM over a strip of
+// output rows (the cpu backend's microkernels and weight panels), depthwise ones on the direct
+// f32-dwconv kernels, whose [y0, y1) row range exists for exactly this.
+//
+// The GEMM's B operand is a chunk of the strip's output pixels: for 1x1 stride-1 unpadded
+// convolutions the microkernel reads full NR-wide panels straight out of the input rows (the
+// line buffer's plane stride is the B row stride); everything else is packed by an im2col over
+// the strip's input rows, which may live in a line buffer whose first row is not image row 0.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "backends/fusion/strip_layer_impl.h"
+#include "kernels/f32-dwconv/f32_dwconv.h"
+#include "kernels/f32-gemm/f32_gemm.h"
+
+namespace nfuse::backends::fusion {
+namespace {
+
+constexpr size_t kPackedBlockFloats = 128 * 1024 / sizeof(float);  // a packed B block: L2-resident
+
+class StripGemmConv final : public WindowedLayer {
+ public:
+  StripGemmConv(const ops::ConvGeometry& g, const ir::Tensor* bias, cpu::Epilogue e)
+      : WindowedLayer(g), cfg_(kernels::f32_gemm_config_for_rows(static_cast<size_t>(g.out_channels / g.group))),
+        epilogue_(std::move(e)) {
+    group_ = static_cast<size_t>(g.group);
+    mg_ = static_cast<size_t>(g.out_channels) / group_;
+    cg_ = static_cast<size_t>(g.in_channels) / group_;
+    kg_ = cg_ * kh_ * kw_;
+    const size_t kblocks = std::max<size_t>(1, (kg_ + cfg_.kc - 1) / cfg_.kc);
+    kc_ = (kg_ + kblocks - 1) / kblocks;
+    panels_ = (mg_ + cfg_.mr - 1) / cfg_.mr;
+    chunk_ = std::max<size_t>(1, kPackedBlockFloats / (kc_ * cfg_.nr)) * cfg_.nr;
+    direct_ = kh_ == 1 && kw_ == 1 && sh_ == 1 && sw_ == 1 && pt_ == 0 && pl_ == 0 && out.w == in.w;
+    if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + bias->numel());
+  }
+
+  bool pack(const ir::Tensor& w) {
+    if (!packed_.resize(group_ * panels_ * cfg_.mr * kg_)) return false;
+    const float* src = w.data<float>();
+    for (size_t gi = 0; gi < group_; ++gi)
+      for (size_t p = 0; p < panels_; ++p) {
+        const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
+        kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, src + (gi * mg_ + p * cfg_.mr) * kg_, kg_, 1,
+                                 packed_.data() + (gi * panels_ + p) * cfg_.mr * kg_);
+      }
+    return true;
+  }
+
+  size_t scratch_floats(size_t rows) const override {
+    const size_t np = rows * out.w;
+    return kc_ * std::min(chunk_, (np + cfg_.nr - 1) / cfg_.nr * cfg_.nr);
+  }
+
+  double flops_per_row() const override { return 2.0 * static_cast<double>(out.c * out.w * kg_); }
+
+  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
+           float* ws) const override {
+    const size_t np = (y1 - y0) * out.w, nr = cfg_.nr, mr = cfg_.mr;
+    const RowView* r = epilogue_.residual ? &ext[0] : nullptr;
+    const cpu::Activation& act = epilogue_.act;
+    kernels::F32GemmEpilogue ep;
+    ep.min = act.min;
+    ep.max = act.max;
+    ep.residual_stride = r ? r->plane_stride : 0;
+    for (size_t gi = 0; gi < group_; ++gi) {
+      const float* a_group = packed_.data() + gi * panels_ * mr * kg_;
+      for (size_t q0 = 0; q0 < np; q0 += chunk_) {
+        const size_t nq = std::min(chunk_, np - q0);
+        const size_t npanels = (nq + nr - 1) / nr;
+        const size_t direct_panels = direct_ ? nq / nr : 0;
+        for (size_t k0 = 0; k0 < kg_; k0 += kc_) {
+          const size_t kc = std::min(kc_, kg_ - k0);
+          if (direct_panels < npanels) pack_b(x, gi, k0, kc, y0, q0 + direct_panels * nr, nq - direct_panels * nr, ws);
+          const uint32_t flags =
+              (k0 > 0 ? kernels::kF32GemmLoadC : 0u) | (k0 + kc >= kg_ ? kernels::kF32GemmFinal : 0u);
+          for (size_t mp = 0; mp < mg_; mp += mr) {
+            const size_t rows = std::min(mr, mg_ - mp), m = gi * mg_ + mp;
+            const float* a = a_group + (mp / mr) * mr * kg_ + k0 * mr;
+            ep.row_bias = bias_.empty() ? nullptr : bias_.data() + m;
+            for (size_t pn = 0; pn < npanels; ++pn) {
+              const size_t q = q0 + pn * nr;
+              ep.residual = r ? r->row(m, y0) + q : nullptr;
+              const bool direct = pn < direct_panels;
+              const float* b = direct ? x.row(gi * cg_ + k0, y0) + q : ws + (pn - direct_panels) * kc * nr;
+              cfg_.ukernel(rows, std::min(nr, nq - pn * nr), kc, a, b, direct ? x.plane_stride : nr, y.row(m, y0) + q,
+                           y.plane_stride, flags, ep);
+            }
+            if ((flags & kernels::kF32GemmFinal) && act.needs_pass())
+              for (size_t i = 0; i < rows; ++i) act.apply(y.row(m + i, y0) + q0, nq);
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  // Packs K rows [k0, k0 + kc) of group gi's im2col matrix for strip pixels [q0, q0 + nq) (pixel
+  // q = (oy - y0) * out.w + ox) into NR-wide panels, zero past nq and in the padding. Row by
+  // output row: the taps of one output row read one input row, with the border columns split
+  // off so the interior is a plain (strided) copy.
+  void pack_b(const RowView& x, size_t gi, size_t k0, size_t kc, size_t y0, size_t q0, size_t nq, float* dst) const {
+    const size_t nr = cfg_.nr, panels = (nq + nr - 1) / nr;
+    for (size_t kk = 0; kk < kc; ++kk) {
+      const size_t k = k0 + kk, ic = gi * cg_ + k / (kh_ * kw_), ky = (k / kw_) % kh_, kx = k % kw_;
+      const int64_t xoff = static_cast<int64_t>(kx * dw_) - static_cast<int64_t>(pl_);
+      // Output columns whose tap lands inside the row: [ox_lo, ox_hi).
+      const size_t ox_lo = xoff >= 0 ? 0 : std::min(out.w, static_cast<size_t>((-xoff + static_cast<int64_t>(sw_) - 1) / static_cast<int64_t>(sw_)));
+      const int64_t last = static_cast<int64_t>(in.w) - 1 - xoff;
+      const size_t ox_hi = last < 0 ? ox_lo : std::clamp(static_cast<size_t>(last) / sw_ + 1, ox_lo, out.w);
+      float* d = dst + kk * nr;  // panel p, lane l at d[p * kc * nr + l]
+      size_t p = 0, l = 0;
+      auto put = [&](float v) {
+        d[p * kc * nr + l] = v;
+        if (++l == nr) {
+          l = 0;
+          ++p;
+        }
+      };
+      size_t q = q0;
+      while (q < q0 + nq) {
+        const size_t oy = y0 + q / out.w, ox0 = q % out.w;
+        const size_t ox1 = std::min(out.w, ox0 + (q0 + nq - q));
+        const int64_t iy = static_cast<int64_t>(oy * sh_ + ky * dh_) - static_cast<int64_t>(pt_);
+        if (iy < 0 || iy >= static_cast<int64_t>(in.h)) {
+          for (size_t ox = ox0; ox < ox1; ++ox) put(0.0f);
+        } else {
+          const float* row = x.row(ic, static_cast<size_t>(iy));
+          size_t ox = ox0;
+          for (; ox < std::min(ox1, ox_lo); ++ox) put(0.0f);
+          const size_t mid = std::max(ox, std::min(ox1, ox_hi));
+          const float* src = row + static_cast<int64_t>(ox * sw_) + xoff;
+          if (sw_ == 1) {
+            while (ox < mid) {  // contiguous: copy up to the end of the current panel
+              const size_t n = std::min(mid - ox, nr - l);
+              std::memcpy(d + p * kc * nr + l, src, n * sizeof(float));
+              src += n;
+              ox += n;
+              l += n;
+              if (l == nr) {
+                l = 0;
+                ++p;
+              }
+            }
+          } else {
+            for (; ox < mid; ++ox, src += sw_) put(*src);
+          }
+          for (; ox < ox1; ++ox) put(0.0f);
+        }
+        q += ox1 - ox0;
+      }
+      while (p < panels) put(0.0f);  // the last panel's lanes past nq
+    }
+  }
+
+  const kernels::F32GemmConfig& cfg_;
+  cpu::Epilogue epilogue_;
+  size_t group_ = 1, mg_ = 0, cg_ = 0, kg_ = 0, kc_ = 0, panels_ = 0, chunk_ = 0;
+  bool direct_ = false;
+  std::vector<float> bias_;
+  cpu::AlignedFloats packed_;
+};
+
+class StripDwConv final : public WindowedLayer {
+ public:
+  StripDwConv(const ops::ConvGeometry& g, const ir::Tensor& w, const ir::Tensor* bias, cpu::Epilogue e)
+      : WindowedLayer(g), epilogue_(std::move(e)) {
+    weights_.assign(w.data<float>(), w.data<float>() + w.numel());
+    if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + bias->numel());
+    fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), kh_, kw_, sh_, sw_, dh_, dw_);
+  }
+
+  double flops_per_row() const override { return 2.0 * static_cast<double>(out.c * out.w * kh_ * kw_); }
+
+  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
+           float*) const override {
+    const RowRange need = input_rows(y0, y1);
+    const size_t local_pad = pt_ > y0 * sh_ ? pt_ - y0 * sh_ : 0;
+    const cpu::Activation& act = epilogue_.act;
+    const RowView* r = epilogue_.residual ? &ext[0] : nullptr;
+    const bool hswish_in_store = !r && act.kind == ops::FusedActivation::kHardSwish;
+    const size_t n = (y1 - y0) * out.w;
+    for (size_t c = 0; c < out.c; ++c) {
+      kernels::F32DwconvParams p;
+      // The sub-problem "output rows from y0" starts its input at the first row it reads.
+      p.in = need.size() ? x.row(c, need.lo) : x.row(c, x.base);
+      p.in_stride = x.width;
+      p.in_height = in.h - std::min(in.h, need.lo);
+      p.in_width = in.w;
+      p.pad_top = local_pad;
+      p.pad_left = pl_;
+      p.w = weights_.data() + c * kh_ * kw_;
+      p.bias = bias_.empty() ? 0.0f : bias_[c];
+      p.out = y.row(c, y0);
+      p.out_stride = y.width;
+      p.out_width = out.w;
+      p.kh = kh_;
+      p.kw = kw_;
+      p.sh = sh_;
+      p.sw = sw_;
+      p.dh = dh_;
+      p.dw = dw_;
+      if (!r) {
+        p.min = act.min;
+        p.max = act.max;
+      }
+      if (hswish_in_store) {
+        p.act = kernels::F32DwconvAct::kHardSwish;
+        p.act_a = act.params[0];
+        p.act_b = act.params[1];
+      }
+      fn_(p, 0, y1 - y0);
+      if (r) {
+        cpu::add_residual_and_activate(p.out, r->row(c, y0), n, act);
+      } else if (act.needs_pass() && !hswish_in_store) {
+        act.apply(p.out, n);
+      }
+    }
+  }
+
+ private:
+  cpu::Epilogue epilogue_;
+  std::vector<float> weights_, bias_;
+  kernels::F32DwconvFn fn_ = nullptr;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const TypeOf& type_of) {
+  const ir::Tensor& w = *node.input(1)->constant;
+  const ir::Tensor* bias = node.has_input(2) ? &*node.input(2)->constant : nullptr;
+  auto x_dims = type_of(node.input(0)).shape.static_dims();
+  NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(node.attrs, *x_dims, w.dims()));
+  NFUSE_ASSIGN_OR_RETURN(cpu::Epilogue e, cpu::read_epilogue(node));
+  std::unique_ptr<StripLayer> layer;
+  if (g.group > 1 && g.group == g.in_channels && g.group == g.out_channels) {
+    layer = std::make_unique<StripDwConv>(g, w, bias, std::move(e));
+  } else {
+    auto conv = std::make_unique<StripGemmConv>(g, bias, std::move(e));
+    if (!conv->pack(w)) return out_of_memory(node.label() + ": packed weights");
+    layer = std::move(conv);
+  }
+  return layer;
+}
+
+}  // namespace nfuse::backends::fusion

@@ -1,0 +1,181 @@
+// Which nodes the fusion engine can run as group members, and the factory for their layers.
+#include <set>
+
+#include "backends/fusion/strip_layer_impl.h"
+#include "ops/fused_epilogue.h"
+
+namespace nfuse::backends::fusion {
+namespace {
+
+std::optional<std::vector<int64_t>> dims4(const TypeOf& type_of, const ir::Value* v) {
+  if (!v) return std::nullopt;
+  return type_of(v).shape.static_dims();
+}
+
+bool constant_f32(const ir::Value* v) { return v && v->constant && v->constant->dtype() == ir::DType::kF32; }
+
+// Clip's bounds as constants (opset 11+ inputs, or the opset 6 attributes).
+bool clip_bounds(const ir::Node& node, float* lo, float* hi) {
+  *lo = node.attrs.get_float("min", -std::numeric_limits<float>::infinity());
+  *hi = node.attrs.get_float("max", std::numeric_limits<float>::infinity());
+  for (int i = 1; i <= 2; ++i) {
+    if (!node.has_input(i)) continue;
+    const ir::Value* v = node.input(i);
+    if (!constant_f32(v) || v->constant->numel() != 1) return false;
+    (i == 1 ? *lo : *hi) = v->constant->data<float>()[0];
+  }
+  return true;
+}
+
+std::string rank_or_shape(const TypeOf& type_of, const ir::Value* v, const char* what) {
+  const ir::TensorType& t = type_of(v);
+  if (t.shape.rank_known() && t.shape.rank() != 4)
+    return std::string("rank != 4: ") + what + " '" + v->name + "' has rank " + std::to_string(t.shape.rank());
+  if (!t.shape.is_static()) return std::string("dynamic shape: ") + what + " '" + v->name + "' is " + t.shape.to_string();
+  return "";
+}
+
+}  // namespace
+
+bool binary_operand_kind(const std::vector<int64_t>& out, const std::vector<int64_t>& other, StripLayer::Operand* kind) {
+  int64_t numel = 1;
+  for (int64_t d : other) numel *= d;
+  if (numel == 1) {
+    *kind = StripLayer::Operand::kScalar;
+  } else if (other == out) {
+    *kind = StripLayer::Operand::kFull;
+  } else if ((other.size() == 4 && other[1] == out[1] && other[2] == 1 && other[3] == 1 &&
+              (other[0] == out[0] || other[0] == 1)) ||
+             (other.size() == 3 && other[0] == out[1] && other[1] == 1 && other[2] == 1)) {
+    *kind = StripLayer::Operand::kPerChannel;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool unary_activation(const ir::Node& node, ops::FusedActivation* kind, std::vector<float>* params) {
+  params->clear();
+  const std::string& op = node.op_type;
+  if (op == "Relu") {
+    *kind = ops::FusedActivation::kRelu;
+  } else if (op == "Sigmoid") {
+    *kind = ops::FusedActivation::kSigmoid;
+  } else if (op == "HardSwish") {
+    *kind = ops::FusedActivation::kHardSwish;
+    *params = {1.0f / 6.0f, 0.5f};
+  } else if (op == "HardSigmoid") {
+    *kind = ops::FusedActivation::kHardSigmoid;
+    *params = {node.attrs.get_float("alpha", 0.2f), node.attrs.get_float("beta", 0.5f)};
+  } else if (op == "LeakyRelu") {
+    *kind = ops::FusedActivation::kLeakyRelu;
+    *params = {node.attrs.get_float("alpha", 0.01f)};
+  } else if (op == "Clip") {
+    float lo, hi;
+    if (!clip_bounds(node, &lo, &hi)) return false;
+    *kind = ops::FusedActivation::kClip;
+    *params = {lo, hi};
+  } else {
+    return false;
+  }
+  return true;
+}
+
+int main_input_index(const ir::Node& node, const ir::Value* preferred, const TypeOf& type_of) {
+  if (node.op_type != "Add" && node.op_type != "Mul") return 0;
+  if (preferred && node.input(1) == preferred && node.input(0) != preferred) return 1;
+  if (preferred && node.input(0) == preferred) return 0;
+  const ir::Value* a = node.input(0);
+  const ir::Value* b = node.input(1);
+  if (!a || !b) return 0;
+  if (a->constant && !b->constant) return 1;
+  if (b->constant) return 0;
+  const ir::Shape& out = type_of(node.output(0)).shape;
+  return type_of(a).shape == out || type_of(b).shape != out ? 0 : 1;
+}
+
+std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
+  static const std::set<std::string> kOps = {"Conv", "MaxPool", "AveragePool", "Relu",  "Clip", "LeakyRelu",
+                                             "Sigmoid", "HardSigmoid", "HardSwish", "Add", "Mul"};
+  if (!node.domain.empty() || !kOps.count(node.op_type)) {
+    const std::string op = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
+    return "unsupported op: the fusion engine has no strip kernel for " + op;
+  }
+  if (node.outputs.size() != 1 || !node.output(0)) return "unsupported op: " + node.op_type + " with extra outputs";
+  for (const ir::Value* v : node.inputs) {
+    if (!v || v->constant) continue;
+    if (type_of(v).dtype != ir::DType::kF32)
+      return "dtype: '" + v->name + "' is " + std::string(ir::dtype_name(type_of(v).dtype)) +
+             "; fused groups run f32 only";
+  }
+  const bool binary = node.op_type == "Add" || node.op_type == "Mul";
+  const ir::Value* x = node.input(binary ? main_input_index(node, nullptr, type_of) : 0);
+  if (!x) return "unsupported op: " + node.op_type + " with a missing input";
+  if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
+  if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
+  const std::string& op = node.op_type;
+  if (op == "Conv") {
+    if (!constant_f32(node.input(1)) || node.input(1)->constant->rank() != 4)
+      return "unsupported op: Conv with non-constant weights";
+    if (node.has_input(2) && !constant_f32(node.input(2))) return "unsupported op: Conv with a non-constant bias";
+    auto e = ops::read_fused_epilogue(node);
+    if (!e.ok()) return "unsupported op: " + e.status().message();
+    if (e->bias) return "unsupported op: Conv with an nfuse.bias epilogue";
+    if (e->residual && rank_or_shape(type_of, e->residual, "residual") != "") return rank_or_shape(type_of, e->residual, "residual");
+    if (e->residual && *dims4(type_of, e->residual) != *dims4(type_of, node.output(0)))
+      return "unsupported op: Conv residual of another shape";
+    if (!ops::resolve_conv(node.attrs, *dims4(type_of, x), node.input(1)->constant->dims()).ok())
+      return "unsupported op: Conv geometry does not resolve";
+    return "";
+  }
+  if (op == "MaxPool" || op == "AveragePool") {
+    if (op == "MaxPool" && node.attrs.get_int("storage_order", 0) != 0) return "unsupported op: MaxPool storage_order 1";
+    if (op == "AveragePool" && node.attrs.get_int("count_include_pad", 0) != 0 &&
+        (node.attrs.get_int("ceil_mode", 0) != 0 || node.attrs.get_string("auto_pad", "NOTSET") != "NOTSET"))
+      return "unsupported op: AveragePool counting pads in ceil_mode / auto_pad";
+    if (!ops::resolve_pool(node.attrs, *dims4(type_of, x)).ok()) return "unsupported op: pool geometry does not resolve";
+    return "";
+  }
+  if (op == "Add" || op == "Mul") {
+    const auto out = *dims4(type_of, node.output(0));
+    const int m = main_input_index(node, nullptr, type_of);
+    const ir::Value* other = node.input(1 - m);
+    if (!other) return "unsupported op: " + op + " with a missing input";
+    if (*dims4(type_of, node.input(m)) != out) return "unsupported op: " + op + " whose output is not its main input's shape";
+    const ir::TensorType& t = type_of(other);
+    if (!t.shape.is_static()) return "dynamic shape: " + op + " operand '" + other->name + "' is " + t.shape.to_string();
+    if (t.dtype != ir::DType::kF32) return "dtype: " + op + " operand '" + other->name + "' is not f32";
+    StripLayer::Operand kind;
+    if (!binary_operand_kind(out, *t.shape.static_dims(), &kind))
+      return "unsupported op: " + op + " operand '" + other->name + "' of shape " + t.shape.to_string() +
+             " (fused groups take full-shape, per-channel or scalar operands)";
+    return "";
+  }
+  ops::FusedActivation kind;
+  std::vector<float> params;
+  if (!unary_activation(node, &kind, &params)) return "unsupported op: " + op + " with non-constant bounds";
+  return "";
+}
+
+Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const TypeOf& type_of, int main_input) {
+  std::unique_ptr<StripLayer> layer;
+  if (node.op_type == "Conv") {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_conv(node, type_of));
+    NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue e, ops::read_fused_epilogue(node));
+    if (e.residual) {
+      layer->externals.push_back(e.residual);
+      layer->external_kinds.push_back(StripLayer::Operand::kFull);
+      layer->external_constant.push_back(false);
+    }
+  } else if (node.op_type == "MaxPool" || node.op_type == "AveragePool") {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_pool(node, type_of));
+  } else if (node.op_type == "Add" || node.op_type == "Mul") {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_binary(node, type_of, main_input));
+  } else {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_unary(node, type_of));
+  }
+  layer->node = &node;
+  return layer;
+}
+
+}  // namespace nfuse::backends::fusion

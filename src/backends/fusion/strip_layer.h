@@ -1,0 +1,82 @@
+// One member of a fused group, as the fusion engine runs it: a regular op (Conv, depthwise
+// Conv, pooling, an element-wise activation, Add/Mul) that computes any range of its output
+// rows from the input rows that range needs. The engine (fused_group.h) decides which rows and
+// where they live; a layer only maps rows and calls the cpu backend's kernels on them, so fused
+// and layer-by-layer execution run the same microkernels.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "backends/backend.h"
+#include "ir/graph.h"
+#include "nfuse/status.h"
+
+namespace nfuse::backends::fusion {
+
+// Where the rows of one image's NCHW f32 tensor live: the arena tensor itself (base 0, plane
+// stride H*W) or a line buffer holding image rows [base, base + capacity).
+struct RowView {
+  float* data = nullptr;  // image row `base` of channel 0
+  size_t plane_stride = 0;
+  size_t width = 0;       // also the row stride
+  size_t base = 0;
+  float* row(size_t c, size_t y) const { return data + c * plane_stride + (y - base) * width; }
+};
+
+struct RowRange {
+  size_t lo = 0, hi = 0;  // [lo, hi); empty when hi <= lo
+  size_t size() const { return hi > lo ? hi - lo : 0; }
+};
+
+struct PlaneShape {
+  size_t c = 0, h = 0, w = 0;
+  size_t floats() const { return c * h * w; }
+};
+
+class StripLayer {
+ public:
+  virtual ~StripLayer() = default;
+  const ir::Node* node = nullptr;
+  PlaneShape in, out;  // per image
+  // Values read besides the main input, at this layer's output rows (a residual, Add/Mul's other
+  // operand): out-shaped, one value per channel ([N|1, C, 1, 1] or [C, 1, 1]) or one value.
+  std::vector<const ir::Value*> externals;
+  enum class Operand { kFull, kPerChannel, kScalar };
+  std::vector<Operand> external_kinds;
+  std::vector<bool> external_constant;  // weights-like: not arena traffic
+
+  // Input rows that output rows [y0, y1) read, clipped to the input.
+  virtual RowRange input_rows(size_t y0, size_t y1) const { return {y0, y1}; }
+  // Computes output rows [y0, y1). `in` holds at least input_rows(y0, y1), `out` has room for
+  // rows [y0, y1), `ext[i]` views externals[i] of the same image (base 0). `scratch` has
+  // scratch_floats(y1 - y0) floats, private to the calling thread.
+  virtual void run(const RowView& in, const std::vector<RowView>& ext, const RowView& out, size_t y0, size_t y1,
+                   float* scratch) const = 0;
+  virtual size_t scratch_floats(size_t rows) const {
+    (void)rows;
+    return 0;
+  }
+  // True for element-wise members (activations, Add/Mul): the engine runs them in place on the
+  // rows the previous member just wrote, while they are still in L1/L2, instead of giving them
+  // a line buffer of their own. `run` must then accept `in` and `out` being the same rows.
+  virtual bool elementwise() const { return false; }
+  // Floating-point operations per output row (for the tile cost model and reports).
+  virtual double flops_per_row() const { return static_cast<double>(out.c * out.w); }
+};
+
+// Why `node` cannot be a member of a fused group ("" when it can), with the plan's types: the
+// reason starts with the category the partition report uses ("unsupported op", "dtype",
+// "dynamic shape", "rank != 4").
+std::string member_rejection(const ir::Node& node, const TypeOf& type_of);
+
+// The layer for a node member_rejection() accepted, reading its rows from input `main_input`;
+// kInvalidModel for malformed attributes.
+Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const TypeOf& type_of, int main_input);
+
+// The input among node.inputs that carries the rows (Add/Mul: the one produced inside the
+// group, `preferred` when both could; else the non-constant, full-shape one); others are externals.
+int main_input_index(const ir::Node& node, const ir::Value* preferred, const TypeOf& type_of);
+
+}  // namespace nfuse::backends::fusion

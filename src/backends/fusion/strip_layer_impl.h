@@ -1,0 +1,58 @@
+// What the strip layers share inside the fusion backend: window arithmetic over rows, and the
+// factories strip_layer.cpp dispatches to.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backends/cpu/cpu_op.h"
+#include "backends/fusion/strip_layer.h"
+#include "ops/conv_geometry.h"
+
+namespace nfuse::backends::fusion {
+
+// A layer with a 2-D window (Conv, pools): output row y reads input rows
+// y * sh - pad_top + ky * dh for ky in [0, kh), those inside the input.
+class WindowedLayer : public StripLayer {
+ public:
+  explicit WindowedLayer(const ops::ConvGeometry& g) {
+    auto u = [](int64_t v) { return static_cast<size_t>(v); };
+    in = {u(g.in_channels), u(g.in[0]), u(g.in[1])};
+    out = {u(g.out_channels), u(g.out[0]), u(g.out[1])};
+    kh_ = u(g.kernel[0]);
+    kw_ = u(g.kernel[1]);
+    sh_ = u(g.strides[0]);
+    sw_ = u(g.strides[1]);
+    dh_ = u(g.dilations[0]);
+    dw_ = u(g.dilations[1]);
+    pt_ = u(g.pad_begin[0]);
+    pl_ = u(g.pad_begin[1]);
+  }
+
+  RowRange input_rows(size_t y0, size_t y1) const override {
+    if (y1 <= y0) return {0, 0};
+    const int64_t lo = static_cast<int64_t>(y0 * sh_) - static_cast<int64_t>(pt_);
+    const int64_t hi = static_cast<int64_t>((y1 - 1) * sh_ + (kh_ - 1) * dh_ + 1) - static_cast<int64_t>(pt_);
+    const int64_t h = static_cast<int64_t>(in.h);
+    const size_t a = static_cast<size_t>(std::clamp<int64_t>(lo, 0, h));
+    return {a, std::max(a, static_cast<size_t>(std::clamp<int64_t>(hi, 0, h)))};
+  }
+
+ protected:
+  size_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pt_ = 0, pl_ = 0;
+};
+
+// How Add/Mul's other operand broadcasts over the main one ([N, C, H, W]); false when it does
+// not in a way fused groups take.
+bool binary_operand_kind(const std::vector<int64_t>& out, const std::vector<int64_t>& other, StripLayer::Operand* kind);
+
+Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const TypeOf& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const TypeOf& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const TypeOf& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const TypeOf& type_of, int main_input);
+
+// The element-wise activation a standalone node computes (Relu, Clip with constant bounds,
+// LeakyRelu, Sigmoid, HardSigmoid, HardSwish); false when it is none of them.
+bool unary_activation(const ir::Node& node, ops::FusedActivation* kind, std::vector<float>* params);
+
+}  // namespace nfuse::backends::fusion

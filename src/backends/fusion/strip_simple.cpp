@@ -1,0 +1,150 @@
+// Pools, element-wise activations and Add/Mul as fusion-group members. Pools call the cpu
+// backend's row-range pooling on the sub-problem "output rows from y0" (input starting at the
+// first row those windows read); the element-wise members work row by row, so a strip of them
+// never leaves the cache.
+#include <cstring>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_pool_rows.h"
+#include "backends/fusion/strip_layer_impl.h"
+
+namespace nfuse::backends::fusion {
+namespace {
+
+class StripPool final : public WindowedLayer {
+ public:
+  StripPool(const ops::ConvGeometry& g, cpu::PoolKind kind, bool count_pad)
+      : WindowedLayer(g), kind_(kind), count_pad_(count_pad) {}
+
+  double flops_per_row() const override { return static_cast<double>(out.c * out.w * kh_ * kw_); }
+
+  void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
+           float*) const override {
+    const RowRange need = input_rows(y0, y1);
+    cpu::PoolGeometry g;
+    g.planes = 1;
+    g.h = in.h - std::min(in.h, need.lo);
+    g.w = in.w;
+    g.ho = y1 - y0;
+    g.wo = out.w;
+    g.kh = kh_;
+    g.kw = kw_;
+    g.sh = sh_;
+    g.sw = sw_;
+    g.dh = dh_;
+    g.dw = dw_;
+    g.pad_top = pt_ > y0 * sh_ ? pt_ - y0 * sh_ : 0;
+    g.pad_left = pl_;
+    for (size_t c = 0; c < out.c; ++c) {
+      cpu::pool_rows(kind_, count_pad_, g, need.size() ? x.row(c, need.lo) : x.row(c, x.base), y.row(c, y0), 0,
+                     y1 - y0);
+    }
+  }
+
+ private:
+  cpu::PoolKind kind_;
+  bool count_pad_;
+};
+
+class StripUnary final : public StripLayer {
+ public:
+  explicit StripUnary(cpu::Activation act) : act_(std::move(act)) {}
+  bool elementwise() const override { return true; }
+
+  void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
+           float*) const override {
+    const size_t n = (y1 - y0) * out.w;
+    for (size_t c = 0; c < out.c; ++c) {
+      float* o = y.row(c, y0);
+      const float* a = x.row(c, y0);
+      if (a != o) std::memcpy(o, a, n * sizeof(float));
+      cpu::add_residual_and_activate(o, nullptr, n, act_);
+    }
+  }
+
+ private:
+  cpu::Activation act_;
+};
+
+// o[i] = f(a[i]); in place (o == a) or on disjoint rows, split so each loop vectorises without
+// the compiler's aliasing checks.
+template <typename F>
+inline void apply(float* o, const float* a, size_t n, F f) {
+  if (o == a) {
+    for (size_t i = 0; i < n; ++i) o[i] = f(o[i]);
+  } else {
+    for (size_t i = 0; i < n; ++i) o[i] = f(a[i]);
+  }
+}
+
+// y = x (+|*) e, e out-shaped, one value per channel (SE gates, per-channel scales) or a scalar.
+class StripBinary final : public StripLayer {
+ public:
+  explicit StripBinary(bool add) : add_(add) {}
+  bool elementwise() const override { return true; }
+
+  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
+           float*) const override {
+    const size_t n = (y1 - y0) * out.w;
+    const Operand kind = external_kinds[0];
+    for (size_t c = 0; c < out.c; ++c) {
+      const float* a = x.row(c, y0);
+      float* o = y.row(c, y0);
+      if (kind != Operand::kFull) {
+        const float b = ext[0].data[kind == Operand::kScalar ? 0 : c * ext[0].plane_stride];
+        if (add_) {
+          apply(o, a, n, [b](float v) { return v + b; });
+        } else {
+          apply(o, a, n, [b](float v) { return v * b; });
+        }
+        continue;
+      }
+      const float* b = ext[0].row(c, y0);
+      if (add_) {
+        for (size_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
+      } else {
+        for (size_t i = 0; i < n; ++i) o[i] = a[i] * b[i];
+      }
+    }
+  }
+
+ private:
+  bool add_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const TypeOf& type_of) {
+  auto dims = type_of(node.input(0)).shape.static_dims();
+  NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_pool(node.attrs, *dims));
+  const bool max = node.op_type == "MaxPool";
+  const bool count_pad = !max && node.attrs.get_int("count_include_pad", 0) != 0;
+  return std::unique_ptr<StripLayer>(
+      std::make_unique<StripPool>(g, max ? cpu::PoolKind::kMax : cpu::PoolKind::kAverage, count_pad));
+}
+
+Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const TypeOf& type_of) {
+  ops::FusedActivation kind;
+  std::vector<float> params;
+  if (!unary_activation(node, &kind, &params)) return unsupported(node.label() + ": not an activation");
+  auto layer = std::make_unique<StripUnary>(cpu::make_activation(kind, params));
+  auto d = *type_of(node.input(0)).shape.static_dims();
+  layer->in = layer->out = {static_cast<size_t>(d[1]), static_cast<size_t>(d[2]), static_cast<size_t>(d[3])};
+  return std::unique_ptr<StripLayer>(std::move(layer));
+}
+
+Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const TypeOf& type_of, int main_input) {
+  auto layer = std::make_unique<StripBinary>(node.op_type == "Add");
+  auto d = *type_of(node.output(0)).shape.static_dims();
+  layer->in = layer->out = {static_cast<size_t>(d[1]), static_cast<size_t>(d[2]), static_cast<size_t>(d[3])};
+  const ir::Value* other = node.input(main_input == 0 ? 1 : 0);
+  layer->externals.push_back(other);
+  StripLayer::Operand kind = StripLayer::Operand::kFull;
+  if (!binary_operand_kind(d, *type_of(other).shape.static_dims(), &kind))
+    return unsupported(node.label() + ": operand '" + other->name + "' does not broadcast per channel");
+  layer->external_kinds.push_back(kind);
+  layer->external_constant.push_back(other->constant.has_value());
+  return std::unique_ptr<StripLayer>(std::move(layer));
+}
+
+}  // namespace nfuse::backends::fusion

@@ -1,0 +1,48 @@
+#include "compile/plan_traffic.h"
+
+namespace nfuse::compile {
+namespace {
+
+// Bytes a layer-by-layer node moves: every non-constant input it reads (implicit ones such as a
+// fused residual included) and every output it writes, at the plan's concrete sizes.
+int64_t node_bytes(const Plan& plan, const ir::Node& node) {
+  auto bytes = [&](const ir::Value* v) -> int64_t {
+    if (!v) return 0;
+    auto it = plan.slot_of.find(v);
+    if (it == plan.slot_of.end()) return 0;
+    const PlannedValue& pv = plan.values[static_cast<size_t>(it->second)];
+    if (pv.known_value) return 0;  // a constant or folded value: weights, not activations
+    auto n = pv.type.shape.static_numel();
+    return n ? *n * static_cast<int64_t>(ir::dtype_size(pv.type.dtype)) : 0;
+  };
+  int64_t total = 0;
+  for (const ir::Value* v : node.inputs) total += bytes(v);
+  for (const ir::Value* v : node.implicit_inputs) total += bytes(v);
+  for (const ir::Value* v : node.outputs) total += bytes(v);
+  return total;
+}
+
+}  // namespace
+
+PlanTraffic plan_traffic(const Plan& plan) {
+  PlanTraffic t;
+  for (const Step& step : plan.steps) {
+    StepTraffic s;
+    s.backend = step.partition.backend;
+    backends::PartitionTraffic counted = step.compiled ? step.compiled->traffic() : backends::PartitionTraffic{};
+    if (counted.known) {
+      s.fused_bytes = counted.fused_bytes;
+      s.layerwise_bytes = counted.layerwise_bytes;
+      s.groups = std::move(counted.groups);
+    } else {
+      for (const ir::Node* n : step.partition.nodes) s.layerwise_bytes += node_bytes(plan, *n);
+      s.fused_bytes = s.layerwise_bytes;
+    }
+    t.fused_bytes += s.fused_bytes;
+    t.layerwise_bytes += s.layerwise_bytes;
+    t.steps.push_back(std::move(s));
+  }
+  return t;
+}
+
+}  // namespace nfuse::compile

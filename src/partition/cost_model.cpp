@@ -1,0 +1,108 @@
+#include "partition/cost_model.h"
+
+#include <algorithm>
+
+#include "partition/node_macs.h"
+
+namespace nfuse::partition {
+namespace {
+
+// Winograd F(4,3) computes a 4x4 output tile with 36 multiplies instead of 144 (4x), less its
+// transforms: ~2.25x fewer multiplies overall at the channel counts where the cpu backend uses it.
+constexpr double kWinogradSpeedup = 2.25;
+// The cpu backend's thresholds (cpu_conv.cpp: kWinogradMinChannels, kWinogradMinTiles).
+constexpr int64_t kWinogradMinChannels = 16;
+constexpr int64_t kWinogradMinTiles = 32;
+
+bool all_ones(const ir::Node& node, const char* attr) {
+  for (int64_t v : node.attrs.get_ints(attr, {1, 1}))
+    if (v != 1) return false;
+  return true;
+}
+
+}  // namespace
+
+CostModel::CostModel(backends::DeviceProfile profile, backends::TypeOf type_of,
+                     std::function<bool(const ir::Value*)> is_constant, int threads)
+    : profile_(std::move(profile)),
+      type_of_(std::move(type_of)),
+      is_constant_(std::move(is_constant)),
+      threads_(std::max(1, threads)) {}
+
+const backends::BackendProfile& CostModel::backend_profile(const std::string& backend) const {
+  auto it = by_name_.find(backend);
+  if (it == by_name_.end()) it = by_name_.emplace(backend, profile_.for_backend(backend)).first;
+  return it->second;
+}
+
+int64_t CostModel::bytes_of(const ir::Value* v) const {
+  if (!v) return 0;
+  const ir::TensorType& t = type_of_(v);
+  auto n = t.shape.static_numel();
+  if (!n || t.dtype == ir::DType::kUndefined) return 0;
+  return *n * static_cast<int64_t>(ir::dtype_size(t.dtype));
+}
+
+bool CostModel::runs_as_winograd(const ir::Node& node, const backends::BackendProfile& p) const {
+  if (!p.winograd_3x3 || node.op_type != "Conv" || !node.input(1)) return false;
+  if (node.attrs.get_int("group", 1) != 1 || !all_ones(node, "strides") || !all_ones(node, "dilations")) return false;
+  const ir::Shape& w = type_of_(node.input(1)).shape;
+  if (!w.is_static() || w.rank() != 4 || w[2].value != 3 || w[3].value != 3) return false;
+  if (w[0].value < kWinogradMinChannels || w[1].value < kWinogradMinChannels) return false;
+  const ir::Shape& x = type_of_(node.input(0)).shape;
+  if (x.is_static() && x.rank() == 4) {
+    const int64_t tiles = ((x[2].value + 3) / 4) * ((x[3].value + 3) / 4);
+    if (tiles < kWinogradMinTiles) return false;
+  }
+  return true;
+}
+
+double CostModel::peak_gflops(const ir::Node& node, const backends::BackendProfile& p) const {
+  const ir::Value* x = node.input(0);
+  const ir::DType dt = x ? type_of_(x).dtype : ir::DType::kF32;
+  if (dt == ir::DType::kI8 || dt == ir::DType::kU8) return p.gflops_int8;
+  // Depthwise: one input channel per group, so no reuse across channels for a GEMM to exploit.
+  if ((node.op_type == "Conv" || node.op_type == "QLinearConv") && node.attrs.get_int("group", 1) > 1 && node.input(1)) {
+    const ir::Shape& w = type_of_(node.op_type == "Conv" ? node.input(1) : node.input(3)).shape;
+    if (w.rank_known() && w.rank() >= 2 && w[1].is_static() && w[1].value == 1) return p.gflops_f32_depthwise;
+  }
+  return p.gflops_f32;
+}
+
+NodeEstimate CostModel::estimate(const ir::Node& node, const std::string& backend, const OnChip& on_chip) const {
+  const backends::BackendProfile& p = backend_profile(backend);
+  NodeEstimate e;
+  e.flops = node_flops(node, type_of_);
+  if (runs_as_winograd(node, p)) e.flops /= kWinogradSpeedup;
+  const double threads = static_cast<double>(threads_);
+  // GFLOP/s = 1e3 flops per microsecond.
+  e.compute_us = e.flops / (std::max(peak_gflops(node, p), 1e-6) * threads * 1e3);
+  const double l2_fit = static_cast<double>(p.l2_bytes) * threads;
+  auto charge = [&](const ir::Value* v) {
+    if (!v || is_constant_(v)) return;
+    const double bytes = static_cast<double>(bytes_of(v));
+    e.bytes += bytes;
+    // L2 bandwidth is per core; DRAM bandwidth is the socket's, shared by the threads.
+    const bool in_l2 = (on_chip && on_chip(v)) || bytes <= l2_fit;
+    const double gbps = in_l2 ? p.l2_gbps * threads : p.dram_gbps;
+    e.memory_us += bytes / (std::max(gbps, 1e-6) * 1e3);  // GB/s = 1e3 bytes per microsecond
+  };
+  for (const ir::Value* v : node.inputs) charge(v);
+  for (const ir::Value* v : node.implicit_inputs) charge(v);
+  for (const ir::Value* v : node.outputs) charge(v);
+  e.us = std::max(e.compute_us, e.memory_us) + p.step_us;
+  return e;
+}
+
+double CostModel::boundary_us(const std::string& from, const std::string& to, int64_t bytes) const {
+  if (from == to) return 0.0;
+  const backends::BackendProfile& a = backend_profile(from);
+  const backends::BackendProfile& b = backend_profile(to);
+  double us = std::max(a.boundary_us, b.boundary_us);
+  if (!a.host_shared || !b.host_shared) {
+    us += static_cast<double>(bytes) / (std::max(std::min(a.dram_gbps, b.dram_gbps), 1e-6) * 1e3);
+  }
+  return us;
+}
+
+}  // namespace nfuse::partition

@@ -1,0 +1,334 @@
+#include "partition/partitioner.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+#include "partition/partition_layout.h"
+
+namespace nfuse::partition {
+namespace {
+
+// A run of at most this many nodes between two runs of another backend is a ping-pong candidate:
+// longer runs are real partitions, judged by refuse_unprofitable.
+constexpr int kMaxPingPongNodes = 4;
+// Totals closer than this (us) count as equal: float noise must not decide a placement.
+constexpr double kEpsilonUs = 1e-9;
+// Above this share of nodes or time off the first preferred backend, the report warns.
+constexpr double kFallbackWarnRatio = 0.10;
+
+// Backends answer "why not" in their own words; the report sorts the answer into the design's
+// categories. A backend may lead with the category ("rank != 4: ..."), as fusion does; otherwise
+// the words it uses decide. `text` loses a leading category.
+Reason classify(std::string& text) {
+  for (Reason r : {Reason::kUnsupportedOp, Reason::kDtype, Reason::kDynamicShape, Reason::kRank}) {
+    const std::string prefix = std::string(reason_name(r)) + ": ";
+    if (text.rfind(prefix, 0) == 0) {
+      text = text.substr(prefix.size());
+      return r;
+    }
+  }
+  std::string t = text;
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto has = [&](const char* w) { return t.find(w) != std::string::npos; };
+  if (has("dtype") || has("data type") || has("int8") || has("float16") || has("quantiz")) return Reason::kDtype;
+  if (has("dynamic") || has("symbolic") || has("static shape") || has("not static") || has("unknown shape")) {
+    return Reason::kDynamicShape;
+  }
+  if (has("rank") || has("4-d") || has("4d")) return Reason::kRank;
+  return Reason::kUnsupportedOp;
+}
+
+// The state the passes share: the assignment and what each node may do.
+class Partitioner {
+ public:
+  Partitioner(const PartitionRequest& req, BackendPool& pool, const CostModel& cost)
+      : req_(req), pool_(pool), cost_(cost), index_(req.nodes) {
+    const size_t n = req.nodes.size();
+    assign_.assign(n, "");
+    pinned_.assign(n, false);
+    denied_.assign(n, false);
+    support_.resize(n);
+  }
+
+  Status resolve_backends(PartitionResult& result);
+  Status assign_pins_and_denials(PartitionResult& result);
+  Status assign_preferred();
+  void remove_ping_pong();
+  void refuse_unprofitable();
+  Status finish(PartitionResult& result);
+
+ private:
+  // supports_planned of `backend` for node i, asked once.
+  const backends::Support& support(int i, const std::string& backend) {
+    auto& cache = support_[static_cast<size_t>(i)];
+    auto it = cache.find(backend);
+    if (it != cache.end()) return it->second;
+    auto b = pool_.get(backend);  // names were checked by resolve_backends
+    backends::Support s = b.ok() ? (*b)->supports_planned(*req_.nodes[static_cast<size_t>(i)], *req_.graph, req_.type_of)
+                                 : backends::Support::no(b.status().message());
+    return cache.emplace(backend, std::move(s)).first->second;
+  }
+  bool can_run(int i, const std::string& backend) { return support(i, backend).ok; }
+  // Where a node goes when its preferred backends do not take it: the fallback, else ref.
+  std::string fallback_for(int i) { return can_run(i, fallback_) ? fallback_ : "ref"; }
+  // Whether node i may be moved to `backend` by a cost pass. With require_full_offload nothing
+  // leaves the first preferred backend for cost: the user asked for it whatever it costs.
+  bool movable(int i, const std::string& backend) {
+    if (pinned_[static_cast<size_t>(i)] || !can_run(i, backend)) return false;
+    if (req_.options.require_full_offload && assign_[static_cast<size_t>(i)] == prefer_[0] && backend != prefer_[0]) {
+      return false;
+    }
+    return !denied_[static_cast<size_t>(i)] || backend == fallback_for(i);
+  }
+  double total(const Assignment& a) const { return total_us(index_, a, cost_); }
+
+  const PartitionRequest& req_;
+  BackendPool& pool_;
+  const CostModel& cost_;
+  NodeIndex index_;
+  std::vector<std::string> prefer_;
+  std::string fallback_;
+  Assignment assign_;
+  std::vector<bool> pinned_, denied_;
+  std::vector<std::map<std::string, backends::Support>> support_;
+};
+
+Status Partitioner::resolve_backends(PartitionResult& result) {
+  if (req_.backend == "auto") {
+    prefer_ = req_.options.prefer.empty() ? default_prefer() : req_.options.prefer;
+  } else {
+    if (!req_.options.prefer.empty() && req_.options.prefer != std::vector<std::string>{req_.backend}) {
+      return invalid_argument("--prefer applies to --backend auto (the backend is '" + req_.backend + "')");
+    }
+    prefer_ = {req_.backend};
+  }
+  // The fallback is the last preferred backend; one named backend falls back to cpu (ref for ref).
+  fallback_ = prefer_.size() > 1 || prefer_[0] == "ref" ? prefer_.back() : "cpu";
+  std::vector<std::string> names = prefer_;
+  names.push_back(fallback_);
+  names.push_back("ref");
+  for (const auto& [key, backend] : req_.options.pins) names.push_back(backend);
+  for (const std::string& name : names) {
+    auto b = pool_.get(name);
+    if (!b.ok()) return b.status();
+  }
+  result.prefer = prefer_;
+  result.fallback = fallback_;
+  return ok_status();
+}
+
+// Pass 1. A node's own name wins over its op type, so `--pin Conv=fusion --pin conv7=cpu` works.
+Status Partitioner::assign_pins_and_denials(PartitionResult& result) {
+  const PartitionOptions& o = req_.options;
+  for (const auto& [key, backend] : o.pins) {  // std::map: warnings come out sorted
+    bool matches = false;
+    for (const auto& n : req_.graph->nodes()) matches = matches || n->name == key || n->op_type == key;
+    if (!matches) result.warnings.push_back("pin '" + key + "' matches no node name or op type of the (optimized) graph");
+  }
+  for (int i = 0; i < index_.size(); ++i) {
+    const ir::Node& n = *req_.nodes[static_cast<size_t>(i)];
+    auto pin = o.pins.find(n.name);
+    if (n.name.empty() || pin == o.pins.end()) pin = o.pins.find(n.op_type);
+    if (pin != o.pins.end()) {
+      const backends::Support& s = support(i, pin->second);
+      if (!s.ok) return unsupported(n.label() + " is pinned to '" + pin->second + "', which cannot run it: " + s.reason);
+      assign_[static_cast<size_t>(i)] = pin->second;
+      pinned_[static_cast<size_t>(i)] = true;
+      continue;
+    }
+    if (std::find(o.deny.begin(), o.deny.end(), n.op_type) != o.deny.end()) {
+      denied_[static_cast<size_t>(i)] = true;
+      assign_[static_cast<size_t>(i)] = fallback_for(i);
+    }
+  }
+  return ok_status();
+}
+
+// Pass 2.
+Status Partitioner::assign_preferred() {
+  for (int i = 0; i < index_.size(); ++i) {
+    if (!assign_[static_cast<size_t>(i)].empty()) continue;
+    for (const std::string& b : prefer_) {
+      if (!can_run(i, b)) continue;
+      assign_[static_cast<size_t>(i)] = b;
+      break;
+    }
+    if (!assign_[static_cast<size_t>(i)].empty()) continue;
+    for (const std::string& b : {fallback_, std::string("ref")}) {
+      if (!can_run(i, b)) continue;
+      assign_[static_cast<size_t>(i)] = b;
+      break;
+    }
+    if (assign_[static_cast<size_t>(i)].empty()) {
+      return unsupported(req_.nodes[static_cast<size_t>(i)]->label() + ": no backend can run it (" + prefer_[0] + ": " +
+                         support(i, prefer_[0]).reason + "; ref: " + support(i, "ref").reason + ")");
+    }
+  }
+  return ok_status();
+}
+
+// Pass 3. Each move lowers the total, so the loop ends; the guard is only a backstop.
+void Partitioner::remove_ping_pong() {
+  for (int guard = 0; guard <= index_.size(); ++guard) {
+    bool moved = false;
+    const std::vector<Run> runs = runs_of(assign_);
+    for (size_t r = 1; r + 1 < runs.size() && !moved; ++r) {
+      const std::string& a = runs[r - 1].backend;
+      if (runs[r + 1].backend != a || runs[r].end - runs[r].begin > kMaxPingPongNodes) continue;
+      bool ok = true;
+      for (int i = runs[r].begin; i < runs[r].end && ok; ++i) ok = movable(i, a);
+      if (!ok) continue;
+      Assignment candidate = assign_;
+      for (int i = runs[r].begin; i < runs[r].end; ++i) candidate[static_cast<size_t>(i)] = a;
+      if (total(candidate) < total(assign_) - kEpsilonUs) {
+        assign_ = std::move(candidate);
+        moved = true;
+      }
+    }
+    if (!moved) return;
+  }
+}
+
+// Pass 4. With require_full_offload the first backend's partitions are kept (see movable).
+void Partitioner::refuse_unprofitable() {
+  for (int guard = 0; guard <= index_.size(); ++guard) {
+    bool moved = false;
+    const std::vector<Run> runs = runs_of(assign_);
+    for (const Run& run : runs) {
+      if (run.backend == fallback_ || run.backend == "ref") continue;
+      if (std::find(prefer_.begin(), prefer_.end(), run.backend) == prefer_.end()) continue;  // pinned there
+      Assignment candidate = assign_;
+      bool any = false, ok = true;
+      for (int i = run.begin; i < run.end; ++i) {
+        if (pinned_[static_cast<size_t>(i)]) continue;
+        if (!movable(i, fallback_)) ok = false;
+        candidate[static_cast<size_t>(i)] = fallback_;
+        any = true;
+      }
+      if (!any || !ok) continue;
+      // "Not below": a tie goes to the fallback, which needs no boundary and is always there.
+      if (total(assign_) >= total(candidate) - kEpsilonUs) {
+        assign_ = std::move(candidate);
+        moved = true;
+        break;
+      }
+    }
+    if (!moved) return;
+  }
+}
+
+// Pass 5 and the report's figures.
+Status Partitioner::finish(PartitionResult& result) {
+  result.nodes.clear();
+  for (int i = 0; i < index_.size(); ++i) {
+    NodePlacement p;
+    p.node = req_.nodes[static_cast<size_t>(i)];
+    p.backend = assign_[static_cast<size_t>(i)];
+    if (p.backend != prefer_[0]) {
+      const backends::Support& first = support(i, prefer_[0]);
+      if (pinned_[static_cast<size_t>(i)]) {
+        p.reason = Reason::kPinned;
+      } else if (denied_[static_cast<size_t>(i)]) {
+        p.reason = Reason::kDenied;
+      } else if (!first.ok) {
+        std::string why = first.reason;
+        p.reason = classify(why);
+        p.detail = prefer_[0] + ": " + why;
+      } else {
+        p.reason = Reason::kCost;
+      }
+    }
+    result.nodes.push_back(std::move(p));
+  }
+  split(index_, assign_, cost_, result);
+  double time = 0.0, fallback_time = 0.0;
+  int fallback_nodes = 0;
+  for (const NodePlacement& p : result.nodes) {
+    time += p.est_us;
+    if (p.backend == prefer_[0]) continue;
+    ++fallback_nodes;
+    fallback_time += p.est_us;
+  }
+  const size_t n = result.nodes.size();
+  result.fallback_ratio_nodes = n ? static_cast<double>(fallback_nodes) / static_cast<double>(n) : 0.0;
+  result.fallback_ratio_time = time > 0.0 ? fallback_time / time : 0.0;
+  if (result.fallback_ratio_nodes > kFallbackWarnRatio || result.fallback_ratio_time > kFallbackWarnRatio) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%d of %zu nodes (%.1f%%) and %.1f%% of the estimated time fall back from '%s'",
+                  fallback_nodes, n, 100.0 * result.fallback_ratio_nodes, 100.0 * result.fallback_ratio_time,
+                  prefer_[0].c_str());
+    result.warnings.emplace_back(buf);
+  }
+  if (req_.options.require_full_offload && fallback_nodes > 0) {
+    std::string msg = "require_full_offload: " + std::to_string(fallback_nodes) + " of " + std::to_string(n) +
+                      " nodes would not run on '" + prefer_[0] + "':";
+    for (const NodePlacement& p : result.nodes) {
+      if (p.backend == prefer_[0]) continue;
+      msg += "\n  " + p.node->name + " (" + p.node->op_type + ") on " + p.backend + ": " + p.reason_text();
+    }
+    return unsupported(msg);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<backends::Backend*> BackendPool::get(const std::string& name) {
+  auto it = instances_.find(name);
+  if (it != instances_.end()) return it->second.get();
+  NFUSE_ASSIGN_OR_RETURN(auto backend, backends::BackendRegistry::global().create(name));
+  backends::Backend* raw = backend.get();
+  instances_.emplace(name, std::move(backend));
+  return raw;
+}
+
+const char* reason_name(Reason r) {
+  switch (r) {
+    case Reason::kNone: return "";
+    case Reason::kUnsupportedOp: return "unsupported op";
+    case Reason::kDtype: return "dtype";
+    case Reason::kDynamicShape: return "dynamic shape";
+    case Reason::kRank: return "rank != 4";
+    case Reason::kCost: return "cost";
+    case Reason::kPinned: return "pinned";
+    case Reason::kDenied: return "denied";
+  }
+  return "";
+}
+
+std::string NodePlacement::reason_text() const {
+  std::string s = reason_name(reason);
+  if (!detail.empty()) s += " (" + detail + ")";
+  return s;
+}
+
+std::vector<std::string> default_prefer() {
+  const std::vector<std::string> names = backends::BackendRegistry::global().names();
+  if (std::find(names.begin(), names.end(), "fusion") != names.end()) return {"fusion", "cpu"};
+  return {"cpu"};
+}
+
+Result<PartitionResult> partition_nodes(const PartitionRequest& request, BackendPool& pool) {
+  if (!request.graph || !request.type_of || !request.is_constant) {
+    return internal_error("partition_nodes: incomplete request");
+  }
+  PartitionResult result;
+  result.profile = request.profile;
+  result.threads = request.threads;
+  const CostModel cost(request.profile, request.type_of, request.is_constant, request.threads);
+  Partitioner p(request, pool, cost);
+  NFUSE_RETURN_IF_ERROR_PLAIN(p.resolve_backends(result));
+  NFUSE_RETURN_IF_ERROR_PLAIN(p.assign_pins_and_denials(result));
+  NFUSE_RETURN_IF_ERROR_PLAIN(p.assign_preferred());
+  // A named backend is the user's choice: the cost passes only refine "auto".
+  if (request.backend == "auto") {
+    p.remove_ping_pong();
+    p.refuse_unprofitable();
+    p.remove_ping_pong();
+  }
+  NFUSE_RETURN_IF_ERROR_PLAIN(p.finish(result));
+  return result;
+}
+
+}  // namespace nfuse::partition

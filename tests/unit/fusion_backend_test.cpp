@@ -1,0 +1,275 @@
+// The fusion backend's depth-first groups against the ref backend: MobileNet-style chains
+// (expand -> depthwise -> project + residual), stride 2 in the middle of a group, conv -> act ->
+// pool -> conv, SE-style per-channel Mul, standalone activations and Adds, odd heights, batch 2,
+// every strip height from one row to the whole image, and 1 or 2 threads. Also the traffic the
+// partition reports: exact for a chain of 1x1 convolutions, and below layer-by-layer for a block.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "cpu_test_util.h"
+#include "runtime/session.h"
+#include "support/tolerances_kernels.h"
+
+namespace nfuse {
+namespace {
+
+using cpu_test::random_tensor;
+
+// Builds a chain graph: each add_* appends a node consuming the previous output.
+class Chain {
+ public:
+  Chain(std::vector<int64_t> x_dims, uint32_t seed) : rng_(seed), g_(std::make_unique<ir::Graph>()) {
+    x_ = g_->add_value("x", {ir::DType::kF32, ir::Shape::from_dims(x_dims)}).value();
+    g_->inputs().push_back(x_);
+    feeds_.push_back({"x", random_tensor(x_dims, rng_)});
+    cur_ = x_;
+    c_ = x_dims[1];
+  }
+
+  // Conv with kernel k (square), stride, pad, dilation, group; optional fused activation and a
+  // residual (the chain's input x, which must have the output's shape).
+  Chain& conv(int64_t m, int64_t k, int64_t stride = 1, int64_t pad = 0, int64_t group = 1, std::string act = "",
+              bool residual = false, int64_t dilation = 1) {
+    ir::Value* w = constant({m, c_ / group, k, k});
+    ir::Value* b = constant({m});
+    ir::Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{k, k});
+    a.set("strides", std::vector<int64_t>{stride, stride});
+    a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    a.set("dilations", std::vector<int64_t>{dilation, dilation});
+    a.set("group", group);
+    if (act == "Relu6") cpu_test::set_activation(a, "Clip", {0.0f, 6.0f});
+    if (act == "HardSwish") cpu_test::set_activation(a, "HardSwish", {1.0f / 6.0f, 0.5f});
+    if (act == "Relu") cpu_test::set_activation(a, "Relu", {});
+    ir::Node* n = add("Conv", {cur_, w, b}, a);
+    if (residual) {
+      n->implicit_inputs.push_back(x_);
+      n->attrs.set(ops::kFusedResidualAttr, int64_t{1});
+    }
+    c_ = m;
+    return *this;
+  }
+  Chain& dw(int64_t k, int64_t stride, int64_t pad, std::string act = "", int64_t dilation = 1) {
+    return conv(c_, k, stride, pad, c_, std::move(act), false, dilation);
+  }
+  Chain& pool(const std::string& op, int64_t k, int64_t stride, int64_t pad) {
+    ir::Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{k, k});
+    a.set("strides", std::vector<int64_t>{stride, stride});
+    a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    add(op, {cur_}, a);
+    return *this;
+  }
+  Chain& unary(const std::string& op) {
+    add(op, {cur_}, {});
+    return *this;
+  }
+  // Add / Mul with a new graph input: full shape, or one value per channel.
+  Chain& binary(const std::string& op, std::vector<int64_t> other_dims, bool other_first = false) {
+    const std::string name = "e" + std::to_string(feeds_.size());
+    ir::Value* e = g_->add_value(name, {ir::DType::kF32, ir::Shape::from_dims(other_dims)}).value();
+    g_->inputs().push_back(e);
+    feeds_.push_back({name, random_tensor(other_dims, rng_)});
+    add(op, other_first ? std::vector<ir::Value*>{e, cur_} : std::vector<ir::Value*>{cur_, e}, {});
+    return *this;
+  }
+
+  std::unique_ptr<ir::Graph> graph() {
+    auto g = std::move(g_);
+    g->outputs().push_back(cur_);
+    g->relink();
+    return g;
+  }
+  const runtime::NamedTensors& feeds() const { return feeds_; }
+
+ private:
+  ir::Value* constant(std::vector<int64_t> dims) {
+    ir::Value* v = g_->add_value("c" + std::to_string(next_++), {ir::DType::kF32, ir::Shape::from_dims(dims)}).value();
+    v->constant = random_tensor(dims, rng_, -0.5f, 0.5f);
+    return v;
+  }
+  ir::Node* add(const std::string& op, std::vector<ir::Value*> ins, const ir::Attributes& a) {
+    ir::Value* y = g_->add_value("v" + std::to_string(next_++)).value();
+    ir::Node* n = g_->add_node(op, "n" + std::to_string(next_++), std::move(ins), {y}, a);
+    n->opset = 17;
+    cur_ = y;
+    return n;
+  }
+
+  std::mt19937 rng_;
+  std::unique_ptr<ir::Graph> g_;
+  ir::Value* x_ = nullptr;
+  ir::Value* cur_ = nullptr;
+  int64_t c_ = 0;
+  int next_ = 0;
+  runtime::NamedTensors feeds_;
+};
+
+using ChainFn = void (*)(Chain&);
+
+// Runs the chain on ref and on fusion (no graph optimization, so every node is as written), at
+// each strip height and thread count, and compares.
+void check_chain(const std::vector<int64_t>& x_dims, ChainFn build, const std::string& what,
+                 std::vector<int> tile_rows = {1, 2, 3, 0, 1000}) {
+  auto run = [&](const std::string& backend, int threads, int tiles) -> Result<ir::Tensor> {
+    Chain chain(x_dims, cpu_test::kSeed);
+    build(chain);
+    runtime::SessionOptions o;
+    o.backend = backend;
+    o.threads = threads;
+    o.optimize = false;
+    o.tile_rows = tiles;
+    NFUSE_ASSIGN_OR_RETURN(auto s, runtime::Session::create(chain.graph(), o));
+    NFUSE_ASSIGN_OR_RETURN(auto outs, s->run(chain.feeds()));
+    return outs[0];
+  };
+  auto ref = run("ref", 1, 0);
+  ASSERT_TRUE(ref.ok()) << what << ": ref: " << ref.status().to_string();
+  double max_abs = 0;
+  for (int64_t i = 0; i < ref->numel(); ++i) max_abs = std::max(max_abs, std::fabs(double{ref->data<float>()[i]}));
+  const double tol = test::f32_chain_tol(max_abs);
+  for (int threads : {1, 2}) {
+    for (int tiles : tile_rows) {
+      auto got = run("fusion", threads, tiles);
+      ASSERT_TRUE(got.ok()) << what << ": fusion: " << got.status().to_string();
+      ASSERT_EQ(got->dims(), ref->dims()) << what;
+      for (int64_t i = 0; i < ref->numel(); ++i) {
+        const double d = std::fabs(double{got->data<float>()[i]} - double{ref->data<float>()[i]});
+        ASSERT_LE(d, tol) << what << " (seed " << cpu_test::kSeed << ", threads " << threads << ", tile rows "
+                          << tiles << "): first mismatch at flat index " << i << " of "
+                          << ir::dims_to_string(ref->dims()) << ": fusion " << got->data<float>()[i] << ", ref "
+                          << ref->data<float>()[i];
+      }
+    }
+  }
+}
+
+TEST(FusionBackend, InvertedResidualOddPlane) {
+  check_chain({1, 16, 23, 17}, [](Chain& c) { c.conv(96, 1, 1, 0, 1, "Relu6").dw(3, 1, 1, "Relu6").conv(16, 1, 1, 0, 1, "", true); },
+              "expand/dw/project+residual 23x17");
+}
+
+TEST(FusionBackend, StrideTwoInTheMiddle) {
+  check_chain({1, 8, 31, 20}, [](Chain& c) { c.conv(48, 1, 1, 0, 1, "Relu6").dw(3, 2, 1, "Relu6").conv(24, 1); },
+              "expand/dw s2/project 31x20");
+}
+
+TEST(FusionBackend, ConvActPoolConv) {
+  check_chain({1, 3, 19, 21}, [](Chain& c) { c.conv(16, 3, 1, 1, 1, "Relu").pool("MaxPool", 2, 2, 0).conv(8, 3, 1, 1); },
+              "conv3x3/relu/maxpool/conv3x3 19x21");
+}
+
+TEST(FusionBackend, StemStrideTwoDenseThenDepthwiseFiveByFive) {
+  check_chain({1, 3, 33, 29},
+              [](Chain& c) { c.conv(16, 3, 2, 1, 1, "HardSwish").dw(5, 2, 2, "HardSwish").conv(24, 1, 1, 0, 1, "Relu"); },
+              "stem s2 / dw5x5 s2 / 1x1 33x29");
+}
+
+TEST(FusionBackend, DilatedDepthwiseGroupedConvAndOneByOneStrideTwo) {
+  check_chain({1, 8, 25, 14},
+              [](Chain& c) { c.dw(3, 1, 2, "", 2).conv(12, 5, 1, 2, 2, "Relu").conv(16, 1, 2, 0); },
+              "dilated dw / grouped 5x5 / 1x1 s2 25x14");
+}
+
+TEST(FusionBackend, StandaloneActivationsPoolsAndBinaries) {
+  check_chain({1, 6, 15, 13},
+              [](Chain& c) {
+                c.conv(12, 1).unary("Relu").pool("AveragePool", 3, 1, 1).binary("Mul", {1, 12, 1, 1}, true)
+                    .unary("HardSwish").binary("Add", {1, 12, 15, 13}).unary("Sigmoid").conv(6, 3, 1, 1);
+              },
+              "1x1/relu/avgpool/se-mul/hswish/add/sigmoid/3x3 15x13");
+}
+
+TEST(FusionBackend, BatchOfTwo) {
+  check_chain({2, 8, 18, 11}, [](Chain& c) { c.conv(32, 1, 1, 0, 1, "Relu6").dw(3, 1, 1, "Relu6").conv(8, 1, 1, 0, 1, "", true); },
+              "batch 2 inverted residual 18x11");
+}
+
+TEST(FusionBackend, OneRowImageAndTallNarrowImage) {
+  check_chain({1, 4, 1, 40}, [](Chain& c) { c.conv(8, 3, 1, 1).dw(3, 1, 1).conv(4, 1); }, "1-row image");
+  check_chain({1, 4, 70, 3}, [](Chain& c) { c.conv(8, 3, 1, 1).dw(3, 2, 1).conv(4, 1); }, "70x3 image");
+}
+
+// Arena traffic of a 1x1 -> 1x1 chain at one row per strip is exactly the input read once and
+// the output written once; layer by layer adds the intermediate's write and read.
+TEST(FusionBackend, TrafficOfPointwiseChainIsExact) {
+  Chain chain({1, 8, 10, 12}, 1);
+  chain.conv(32, 1).conv(8, 1);
+  runtime::SessionOptions o;
+  o.backend = "fusion";
+  o.optimize = false;
+  o.tile_rows = 1;
+  auto s = runtime::Session::create(chain.graph(), o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto plan = (*s)->prepare({{"x", {1, 8, 10, 12}}});
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  const backends::PartitionTraffic t = (*plan)->steps.at(0).compiled->traffic();
+  ASSERT_TRUE(t.known);
+  ASSERT_EQ(t.groups.size(), 1u);
+  const int64_t in = 8 * 10 * 12 * 4, mid = 32 * 10 * 12 * 4, out = 8 * 10 * 12 * 4;
+  EXPECT_EQ(t.fused_bytes, in + out);
+  EXPECT_EQ(t.layerwise_bytes, in + 2 * mid + out);
+}
+
+TEST(FusionBackend, TrafficOfInvertedResidualIsBelowHalfOfLayerwise) {
+  Chain chain({1, 24, 56, 56}, 2);
+  chain.conv(144, 1, 1, 0, 1, "Relu6").dw(3, 1, 1, "Relu6").conv(24, 1, 1, 0, 1, "", true);
+  runtime::SessionOptions o;
+  o.backend = "fusion";
+  o.optimize = false;
+  auto s = runtime::Session::create(chain.graph(), o);
+  ASSERT_TRUE(s.ok());
+  auto plan = (*s)->prepare({{"x", {1, 24, 56, 56}}});
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  const backends::PartitionTraffic t = (*plan)->steps.at(0).compiled->traffic();
+  // Layer by layer: x, 144-ch, 144-ch twice each, out and the residual; fused: the 3x3 halo
+  // re-reads nothing from the arena (the expand is 1x1), so x twice (expand, residual) + out.
+  const int64_t plane = 56 * 56 * 4;
+  EXPECT_EQ(t.fused_bytes, (24 + 24 + 24) * plane);
+  EXPECT_EQ(t.layerwise_bytes, (24 + 144) * plane + (144 + 144) * plane + (144 + 24 + 24) * plane);
+}
+
+TEST(FusionBackend, RejectsWhatItCannotRunWithACategory) {
+  Chain chain({1, 4, 8, 8}, 3);
+  chain.conv(4, 1);
+  auto g = chain.graph();
+  auto backend = backends::BackendRegistry::global().create("fusion");
+  ASSERT_TRUE(backend.ok());
+  const ir::Node& conv = *g->nodes().front();
+  const ir::Value* x = conv.input(0);
+  const ir::Value* y = conv.output(0);
+  ir::TensorType x_type{ir::DType::kF32, ir::Shape::from_dims({1, 4, 8, 8})};
+  ir::TensorType y_type = x_type;
+  backends::TypeOf type_of = [&](const ir::Value* v) -> const ir::TensorType& {
+    return v == x ? x_type : v == y ? y_type : v->type;
+  };
+  auto expect_category = [&](const std::string& category) {
+    const backends::Support r = (*backend)->supports_planned(conv, *g, type_of);
+    if (category.empty()) {
+      EXPECT_TRUE(r.ok) << r.reason;
+    } else {
+      EXPECT_FALSE(r.ok);
+      EXPECT_EQ(r.reason.rfind(category, 0), 0u) << r.reason;
+    }
+  };
+  expect_category("");
+  x_type.shape = ir::Shape({ir::Dim::symbolic("N"), ir::Dim(4), ir::Dim(8), ir::Dim(8)});
+  expect_category("dynamic shape");
+  x_type.shape = ir::Shape::from_dims({4, 8, 8});
+  expect_category("rank != 4");
+  x_type = {ir::DType::kU8, ir::Shape::from_dims({1, 4, 8, 8})};
+  expect_category("dtype");
+  ir::Node lstm;
+  lstm.op_type = "LSTM";
+  lstm.name = "rnn";
+  lstm.inputs = {const_cast<ir::Value*>(x)};
+  lstm.outputs = {const_cast<ir::Value*>(y)};
+  const backends::Support r = (*backend)->supports_planned(lstm, *g, type_of);
+  EXPECT_EQ(r.reason.rfind("unsupported op", 0), 0u) << r.reason;
+}
+
+}  // namespace
+}  // namespace nfuse

@@ -1,0 +1,229 @@
+// Partitioned plans end to end: a Session with backend "auto" (or pins) runs several partitions
+// on different backends and matches the ref backend; a new input shape gets a new plan whose
+// placement may differ; device profiles load, save and fail with the file and field named.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include "backends/device_profile.h"
+#include "partition/cost_model.h"
+#include "partition_test_util.h"
+#include "runtime/session.h"
+#include "support/tolerances.h"
+
+namespace nfuse::partition_test {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "nfuse_partition_" + name;
+}
+
+ir::Tensor seeded_input(std::vector<int64_t> dims, uint32_t seed) {
+  ir::Tensor t = ir::Tensor::allocate(ir::DType::kF32, std::move(dims));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+// Runs `model` on ref and under `options`; outputs must agree within the dot-product tolerance.
+void expect_matches_ref(const OnnxBuilder& model, const runtime::SessionOptions& options, const ir::Tensor& x,
+                        size_t min_steps) {
+  auto ref = runtime::Session::create(load(model), runtime::SessionOptions{});
+  ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+  auto under_test = runtime::Session::create(load(model), options);
+  ASSERT_TRUE(under_test.ok()) << under_test.status().to_string();
+  auto want = (*ref)->run({{"x", x}});
+  auto got = (*under_test)->run({{"x", x}});
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  auto plan = (*under_test)->prepare({{"x", x.dims()}});
+  ASSERT_TRUE(plan.ok());
+  ASSERT_TRUE((*plan)->partition_report);
+  EXPECT_GE((*plan)->steps.size(), min_steps);
+  const ir::Tensor& a = (*want)[0];
+  const ir::Tensor& b = (*got)[0];
+  ASSERT_EQ(a.dims(), b.dims());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double r = a.data<float>()[i];
+    ASSERT_NEAR(b.data<float>()[i], r, test::f32_dot_tol(r, 16 * 27)) << "index " << i;
+  }
+}
+
+TEST(PartitionPlan, AutoPlanWithSeveralBackendsMatchesRef) {
+  const std::string profile = temp_path("fast_fake.json");
+  ASSERT_TRUE(backends::save_device_profile(test_profile(4.0, 0.0), profile).ok());
+  runtime::SessionOptions o;
+  o.backend = "auto";
+  o.optimize = false;  // keep the Relus as nodes, so partitions alternate
+  o.partition.prefer = {kFake, "cpu"};
+  o.partition.pins["sig2"] = "ref";
+  o.partition.device_profile = profile;
+  // fake_npu (on cpu kernels), cpu, fake_npu, ref, fake_npu, cpu: six steps.
+  expect_matches_ref(small_cnn(17, 13), o, seeded_input({1, 3, 17, 13}, 7), 6);
+  // With the optimizer's fusions (Relu into Conv) and the built-in default order.
+  runtime::SessionOptions d;
+  d.backend = "auto";
+  expect_matches_ref(small_cnn(17, 13), d, seeded_input({1, 3, 17, 13}, 8), 1);
+  std::remove(profile.c_str());
+}
+
+TEST(PartitionPlan, RealFusionBackendPartitionsMatchRef) {
+  if (partition::default_prefer().front() != "fusion") GTEST_SKIP() << "fusion backend not registered";
+  // Pins make fusion run its ops whatever the cost model thinks of these small shapes.
+  runtime::SessionOptions o;
+  o.backend = "auto";
+  o.partition.pins = {{"Conv", "fusion"}, {"MaxPool", "fusion"}};
+  expect_matches_ref(small_cnn(17, 13), o, seeded_input({1, 3, 17, 13}, 10), 2);
+  auto s = runtime::Session::create(load(small_cnn(17, 13)), o);
+  ASSERT_TRUE(s.ok());
+  auto plan = (*s)->prepare({{"x", {1, 3, 17, 13}}});
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  int on_fusion = 0;
+  for (const auto& p : (*plan)->partition_report->nodes) on_fusion += p.backend == "fusion";
+  EXPECT_GE(on_fusion, 4) << placements(*(*plan)->partition_report);
+}
+
+TEST(PartitionPlan, NamedBackendWithPinsRunsTheSplitPlan) {
+  runtime::SessionOptions o;
+  o.backend = "cpu";
+  o.optimize = false;
+  o.partition.pins["Sigmoid"] = "ref";
+  // cpu, ref, cpu, ref, cpu: a named backend keeps every node it can run (no cost passes).
+  expect_matches_ref(small_cnn(), o, seeded_input({1, 3, 16, 16}, 9), 5);
+}
+
+TEST(PartitionPlan, SessionAcceptsAutoAndRejectsUnknownNames) {
+  runtime::SessionOptions o;
+  o.backend = "auto";
+  EXPECT_TRUE(runtime::Session::create(load(small_cnn()), o).ok());
+  o.partition.prefer = {"nope", "cpu"};
+  auto bad = runtime::Session::create(load(small_cnn()), o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kNotFound);
+  runtime::SessionOptions p;
+  p.backend = "cpu";
+  p.partition.pins["conv1"] = "nope";
+  EXPECT_EQ(runtime::Session::create(load(small_cnn()), p).status().code(), StatusCode::kNotFound);
+  // No placement options: the single-backend path and its error text are unchanged.
+  runtime::SessionOptions plain;
+  plain.backend = "cpu";
+  auto s = runtime::Session::create(load(small_cnn()), plain);
+  ASSERT_TRUE(s.ok());
+  auto plan = (*s)->prepare({{"x", {1, 3, 16, 16}}});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE((*plan)->partition_report);
+  EXPECT_EQ((*plan)->steps.size(), 1u);
+}
+
+// x [1,16,N,N] -> four Relus. A backend that keeps intermediates on chip but computes at half
+// speed pays only once the intermediates no longer fit L2: a shape change flips the placement.
+OnnxBuilder relu_chain() {
+  OnnxBuilder b;
+  b.input("x", kF, {1, 16, -1, -1});
+  std::string prev = "x";
+  for (int i = 0; i < 4; ++i) {
+    const std::string next = "r" + std::to_string(i);
+    b.node("Relu", {prev}, {next}, "relu" + std::to_string(i));
+    prev = next;
+  }
+  float_output(b, prev);
+  return b;
+}
+
+TEST(PartitionPlan, NewInputShapeGetsANewPlanAndPlacement) {
+  backends::DeviceProfile d = test_profile(0.5, 1.0);
+  d.backends.back().keeps_intermediates_on_chip = true;
+  d.backends.back().l2_gbps = d.for_backend("cpu").l2_gbps;
+  d.backends.back().dram_gbps = d.for_backend("cpu").dram_gbps;
+  const std::string profile = temp_path("on_chip_fake.json");
+  ASSERT_TRUE(backends::save_device_profile(d, profile).ok());
+  runtime::SessionOptions o;
+  o.backend = "auto";
+  o.optimize = false;
+  o.partition.prefer = {kFake, "cpu"};
+  o.partition.device_profile = profile;
+  auto s = runtime::Session::create(load(relu_chain()), o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  // 16x32x32 f32 = 64 KiB: everything stays in L2 on cpu, the slower fake does not pay.
+  auto small = (*s)->prepare({{"x", {1, 16, 32, 32}}});
+  // 16x256x256 f32 = 4 MiB: cpu streams every tensor through DRAM, the fake keeps them on chip.
+  auto large = (*s)->prepare({{"x", {1, 16, 256, 256}}});
+  ASSERT_TRUE(small.ok()) << small.status().to_string();
+  ASSERT_TRUE(large.ok()) << large.status().to_string();
+  EXPECT_NE(*small, *large);
+  EXPECT_EQ(placements(*(*small)->partition_report), "relu0:cpu relu1:cpu relu2:cpu relu3:cpu ");
+  EXPECT_EQ(placements(*(*large)->partition_report), "relu0:fake_npu relu1:fake_npu relu2:fake_npu relu3:fake_npu ");
+  EXPECT_EQ(*(*s)->prepare({{"x", {1, 16, 32, 32}}}), *small);  // cached
+  auto out = (*s)->run({{"x", seeded_input({1, 16, 256, 256}, 3)}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  std::remove(profile.c_str());
+}
+
+TEST(DeviceProfile, SavesLoadsAndNamesTheBadField) {
+  const std::string path = temp_path("profile.json");
+  backends::DeviceProfile d = test_profile(3.0, 0.25);
+  ASSERT_TRUE(backends::save_device_profile(d, path).ok());
+  auto back = backends::load_device_profile(path);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->source, path);
+  ASSERT_EQ(back->backends.size(), d.backends.size());
+  EXPECT_EQ(back->for_backend(kFake).gflops_f32, d.for_backend(kFake).gflops_f32);
+  EXPECT_EQ(back->for_backend("fusion").keeps_intermediates_on_chip, true);
+  EXPECT_EQ(back->for_backend("cpu").winograd_3x3, true);
+  EXPECT_EQ(back->for_backend("new_backend").gflops_f32, d.for_backend("cpu").gflops_f32);
+
+  std::ofstream(path) << R"({"version": 1, "backends": [{"backend": "cpu", "gflops_f32": "fast"}]})";
+  auto bad = backends::load_device_profile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find(path), std::string::npos);
+  EXPECT_NE(bad.status().message().find("backends[0].gflops_f32 must be a number"), std::string::npos)
+      << bad.status().message();
+  std::ofstream(path) << R"({"version": 1, "backends": [)";
+  auto broken = backends::load_device_profile(path);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("not valid JSON"), std::string::npos);
+  std::remove(path.c_str());
+  EXPECT_EQ(backends::load_device_profile(path).status().code(), StatusCode::kUnavailable);
+}
+
+TEST(CostModel, WinogradOnCpuRefScalarAndOnChipTensors) {
+  OnnxBuilder b;
+  b.input("x", kF, {1, 32, 32, 32});
+  random_init(b, "w", {32, 32, 3, 3}, 1);
+  set_ints_attr(b.node("Conv", {"x", "w"}, {"y"}, "conv"), "pads", {1, 1, 1, 1});
+  float_output(b, "y");
+  auto g = load(b);
+  ASSERT_TRUE(g);
+  const ir::Node& conv = *g->nodes()[0];
+  partition::CostModel cost(backends::default_device_profile(),
+                            [](const ir::Value* v) -> const ir::TensorType& { return v->type; },
+                            [](const ir::Value* v) { return v->constant.has_value(); }, 1);
+  const auto cpu = cost.estimate(conv, "cpu", nullptr);
+  const auto fusion = cost.estimate(conv, "fusion", nullptr);
+  const auto ref = cost.estimate(conv, "ref", nullptr);
+  const double macs = 32.0 * 32 * 32 * 32 * 9;
+  EXPECT_DOUBLE_EQ(fusion.flops, 2.0 * macs);  // im2col + GEMM: every MAC
+  EXPECT_DOUBLE_EQ(cpu.flops, 2.0 * macs / 2.25);  // Winograd F(4,3)
+  EXPECT_NEAR(ref.compute_us / fusion.compute_us, 20.0, 1e-9);
+  // 128 KiB in, 128 KiB out: both fit L2, so the weights-free traffic is L2-bound either way.
+  EXPECT_DOUBLE_EQ(cpu.bytes, 2.0 * 32 * 32 * 32 * 4);
+  // A tensor the caller says stays on chip is charged at L2 even when it would not fit.
+  OnnxBuilder big;
+  big.input("x", kF, {1, 64, 128, 128});
+  big.node("Relu", {"x"}, {"y"}, "relu");
+  float_output(big, "y");
+  auto gb = load(big);
+  const ir::Node& relu = *gb->nodes()[0];
+  const auto off = cost.estimate(relu, "fusion", nullptr);
+  const auto on = cost.estimate(relu, "fusion", [](const ir::Value*) { return true; });
+  const backends::BackendProfile p = backends::default_device_profile().for_backend("fusion");
+  EXPECT_NEAR(off.memory_us / on.memory_us, p.l2_gbps / p.dram_gbps, 1e-9);
+  EXPECT_DOUBLE_EQ(cost.boundary_us("cpu", "cpu", 1 << 20), 0.0);
+  EXPECT_DOUBLE_EQ(cost.boundary_us("cpu", "fusion", 1 << 20), p.boundary_us);  // host memory shared: no copy
+}
+
+}  // namespace
+}  // namespace nfuse::partition_test

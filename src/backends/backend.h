@@ -119,6 +119,19 @@ class Backend {
     (void)graph;
     (void)type_of;
   }
+  // Nodes of `partition` this backend can run but would run no faster than the fallback, each
+  // with the reason (the fusion backend: groups with nothing to keep in cache). The partitioner
+  // gives them to the fallback under "auto". Default: none.
+  struct Refusal {
+    const ir::Node* node = nullptr;
+    std::string reason;
+  };
+  virtual std::vector<Refusal> refuse(const Partition& partition, const ir::Graph& graph, const TypeOf& type_of) const {
+    (void)partition;
+    (void)graph;
+    (void)type_of;
+    return {};
+  }
   // Turns a partition of supported nodes into a runnable object; kUnsupported names the node.
   virtual Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition,
                                                              const CompileContext& ctx) = 0;

@@ -47,6 +47,7 @@ class Partitioner {
     const size_t n = req.nodes.size();
     assign_.assign(n, "");
     pinned_.assign(n, false);
+    refused_.assign(n, "");
     denied_.assign(n, false);
     support_.resize(n);
   }
@@ -56,6 +57,7 @@ class Partitioner {
   Status assign_preferred();
   void remove_ping_pong();
   void refuse_unprofitable();
+  void apply_backend_refusals();
   Status finish(PartitionResult& result);
 
  private:
@@ -76,6 +78,7 @@ class Partitioner {
   // leaves the first preferred backend for cost: the user asked for it whatever it costs.
   bool movable(int i, const std::string& backend) {
     if (pinned_[static_cast<size_t>(i)] || !can_run(i, backend)) return false;
+    if (!refused_[static_cast<size_t>(i)].empty() && backend != fallback_for(i)) return false;
     if (req_.options.require_full_offload && assign_[static_cast<size_t>(i)] == prefer_[0] && backend != prefer_[0]) {
       return false;
     }
@@ -91,6 +94,7 @@ class Partitioner {
   std::string fallback_;
   Assignment assign_;
   std::vector<bool> pinned_, denied_;
+  std::vector<std::string> refused_;  // the backend's words when it gave the node up (pass 4b)
   std::vector<std::map<std::string, backends::Support>> support_;
 };
 
@@ -218,6 +222,32 @@ void Partitioner::refuse_unprofitable() {
   }
 }
 
+// Pass 4b. A backend may give up nodes it supports but would run no faster than the fallback
+// (the fusion backend: groups with nothing to keep in cache); ask each preferred partition until
+// nothing changes, since giving up nodes can split the groups of the rest.
+void Partitioner::apply_backend_refusals() {
+  for (int guard = 0; guard <= index_.size(); ++guard) {
+    bool moved = false;
+    for (const Run& run : runs_of(assign_)) {
+      if (run.backend == fallback_ || run.backend == "ref") continue;
+      if (std::find(prefer_.begin(), prefer_.end(), run.backend) == prefer_.end()) continue;
+      auto b = pool_.get(run.backend);
+      if (!b.ok()) continue;
+      backends::Partition part;
+      part.backend = run.backend;
+      for (int i = run.begin; i < run.end; ++i) part.nodes.push_back(req_.nodes[static_cast<size_t>(i)]);
+      for (const backends::Backend::Refusal& r : (*b)->refuse(part, *req_.graph, req_.type_of)) {
+        const int i = index_.position(r.node);
+        if (i < 0 || !movable(i, fallback_for(i))) continue;
+        refused_[static_cast<size_t>(i)] = r.reason;
+        assign_[static_cast<size_t>(i)] = fallback_for(i);
+        moved = true;
+      }
+    }
+    if (!moved) return;
+  }
+}
+
 // Pass 5 and the report's figures.
 Status Partitioner::finish(PartitionResult& result) {
   result.nodes.clear();
@@ -235,6 +265,9 @@ Status Partitioner::finish(PartitionResult& result) {
         std::string why = first.reason;
         p.reason = classify(why);
         p.detail = prefer_[0] + ": " + why;
+      } else if (!refused_[static_cast<size_t>(i)].empty()) {
+        p.reason = Reason::kCost;
+        p.detail = prefer_[0] + ": " + refused_[static_cast<size_t>(i)];
       } else {
         p.reason = Reason::kCost;
       }
@@ -325,6 +358,7 @@ Result<PartitionResult> partition_nodes(const PartitionRequest& request, Backend
   if (request.backend == "auto") {
     p.remove_ping_pong();
     p.refuse_unprofitable();
+    p.apply_backend_refusals();
     p.remove_ping_pong();
   }
   NFUSE_RETURN_IF_ERROR_PLAIN(p.finish(result));

@@ -10,6 +10,8 @@
 #include <random>
 
 #include "cpu_test_util.h"
+#include "kernels/cpu_features.h"
+#include "partition/partitioner.h"
 #include "runtime/session.h"
 #include "support/tolerances_kernels.h"
 
@@ -74,6 +76,12 @@ class Chain {
     g_->inputs().push_back(e);
     feeds_.push_back({name, random_tensor(other_dims, rng_)});
     add(op, other_first ? std::vector<ir::Value*>{e, cur_} : std::vector<ir::Value*>{cur_, e}, {});
+    return *this;
+  }
+
+  // Add / Mul with a constant: one value, or one per channel ([C, 1, 1]).
+  Chain& binary_const(const std::string& op, std::vector<int64_t> dims) {
+    add(op, {cur_, constant(std::move(dims))}, {});
     return *this;
   }
 
@@ -183,6 +191,18 @@ TEST(FusionBackend, StandaloneActivationsPoolsAndBinaries) {
               "1x1/relu/avgpool/se-mul/hswish/add/sigmoid/3x3 15x13");
 }
 
+// Runs of constant Mul / Add after a member fold into one affine pass; the scalar comes first
+// in one of them (PaddleOCR writes `w * x`).
+TEST(FusionBackend, ConstantAffineRunsFold) {
+  check_chain({1, 8, 13, 21},
+              [](Chain& c) {
+                c.conv(16, 1, 1, 0, 1, "HardSwish").binary_const("Mul", {1}).binary_const("Add", {1})
+                    .binary_const("Mul", {16, 1, 1}).dw(3, 1, 1).binary_const("Add", {16, 1, 1}).unary("Relu")
+                    .binary_const("Mul", {1}).conv(8, 1);
+              },
+              "1x1/hswish/mul/add/mul(c)/dw/add(c)/relu/mul/1x1 13x21");
+}
+
 TEST(FusionBackend, BatchOfTwo) {
   check_chain({2, 8, 18, 11}, [](Chain& c) { c.conv(32, 1, 1, 0, 1, "Relu6").dw(3, 1, 1, "Relu6").conv(8, 1, 1, 0, 1, "", true); },
               "batch 2 inverted residual 18x11");
@@ -269,6 +289,45 @@ TEST(FusionBackend, RejectsWhatItCannotRunWithACategory) {
   lstm.outputs = {const_cast<ir::Value*>(y)};
   const backends::Support r = (*backend)->supports_planned(lstm, *g, type_of);
   EXPECT_EQ(r.reason.rfind("unsupported op", 0), 0u) << r.reason;
+}
+
+// Under "auto" groups that would not pay go to cpu with reason "cost" (the cost model's or the
+// backend's own words): a lone convolution, a group whose intermediates stay in cache, narrow
+// rows; a wide group with intermediates well past L2 stays fused.
+TEST(FusionBackend, AutoKeepsOnlyGroupsThatPay) {
+  const int64_t l2 = static_cast<int64_t>(kernels::cpu_features().l2_bytes);
+  auto placement = [](std::vector<int64_t> x_dims, int64_t expand, int64_t convs) {
+    Chain chain(x_dims, 5);
+    chain.conv(expand, 1, 1, 0, 1, "Relu6");
+    if (convs > 1) chain.dw(3, 1, 1, "Relu6").conv(x_dims[1], 1);
+    runtime::SessionOptions o;
+    o.backend = "auto";
+    o.optimize = false;
+    auto s = runtime::Session::create(chain.graph(), o);
+    EXPECT_TRUE(s.ok()) << s.status().to_string();
+    auto plan = (*s)->prepare({{"x", x_dims}});
+    EXPECT_TRUE(plan.ok()) << plan.status().to_string();
+    return (*plan)->partition_report->nodes;
+  };
+  // Wide rows, an expanded intermediate of 16 x L2: fused.
+  const int64_t wide_c = std::max<int64_t>(8, 16 * l2 / (256 * 256 * 4));
+  for (const auto& p : placement({1, 8, 256, 256}, wide_c, 3)) EXPECT_EQ(p.backend, "fusion") << p.node->name;
+  // One convolution: nothing to keep in cache.
+  for (const auto& p : placement({1, 8, 256, 256}, wide_c, 1)) {
+    EXPECT_EQ(p.backend, "cpu");
+    EXPECT_EQ(p.reason_text().rfind("cost", 0), 0u) << p.reason_text();
+  }
+  // Small intermediates.
+  for (const auto& p : placement({1, 8, 32, 32}, 16, 3)) {
+    EXPECT_EQ(p.backend, "cpu");
+    EXPECT_EQ(p.reason_text().rfind("cost", 0), 0u) << p.reason_text();
+  }
+  // Narrow rows, large intermediates.
+  const int64_t narrow_c = std::max<int64_t>(8, 16 * l2 / (1024 * 64 * 4));
+  for (const auto& p : placement({1, 8, 1024, 64}, narrow_c, 3)) {
+    EXPECT_EQ(p.backend, "cpu");
+    EXPECT_NE(p.reason_text().find("pixels"), std::string::npos) << p.reason_text();
+  }
 }
 
 }  // namespace

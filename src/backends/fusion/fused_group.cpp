@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/fusion/strip_layer_impl.h"
 #include "kernels/cpu_features.h"
 #include "kernels/f32-gemm/f32_gemm.h"
 
@@ -12,7 +13,7 @@ namespace {
 
 // Strips narrower than this many pixels leave the GEMM's NR-wide panels (16 or 32 columns)
 // partly empty and pay the per-call overhead of every member too often: the tile rule's floor.
-constexpr size_t kMinStripPixels = 64;
+constexpr size_t kMinStripPixels = 512;
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
@@ -46,7 +47,25 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const i
     if (i > 0 && g->layers_[i]->elementwise()) {
       g->stages_.back().layers.push_back(i);
     } else {
-      g->stages_.push_back(Stage{{i}});
+      g->stages_.push_back(Stage{{i}, {}});
+    }
+  }
+  for (Stage& st : g->stages_) {
+    for (size_t k = 1; k < st.layers.size(); ++k) {
+      const size_t i = st.layers[k];
+      std::vector<float> scale, shift, prev_scale, prev_shift;
+      if (g->layers_[i]->affine(&scale, &shift) && !st.posts.empty() &&
+          st.posts.back().layer->affine(&prev_scale, &prev_shift)) {
+        // (y * s1 + b1) * s2 + b2 = y * (s1 * s2) + (b1 * s2 + b2): one pass instead of two.
+        for (size_t c = 0; c < scale.size(); ++c) {
+          shift[c] += prev_shift[c] * scale[c];
+          scale[c] *= prev_scale[c];
+        }
+        g->folded_.push_back(make_strip_affine(g->layers_[i]->out, std::move(scale), std::move(shift)));
+        st.posts.back() = Post{g->folded_.back().get(), kNoExternals};
+        continue;
+      }
+      st.posts.push_back(Post{g->layers_[i].get(), i});
     }
   }
   const ir::Value* input = nodes.front()->input(main_inputs.front());
@@ -58,46 +77,20 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const i
 
   const StripLayer& last = *g->layers_.back();
   const size_t height = last.out.h;
-  g->tile_rows_ = ctx.tile_rows > 0 ? static_cast<size_t>(ctx.tile_rows)
-                                    : (kMinStripPixels + last.out.w - 1) / std::max<size_t>(1, last.out.w);
-  g->tile_rows_ = std::clamp<size_t>(g->tile_rows_, 1, std::max<size_t>(1, height));
-
-  // Bands: whole images while there are enough for the threads, else each image cut into
-  // bands of whole strips.
-  const size_t threads = static_cast<size_t>(std::max(1, ctx.threads));
-  const size_t strips = (height + g->tile_rows_ - 1) / g->tile_rows_;
-  const size_t per_image = g->batch_ >= threads ? 1 : std::min(strips, (threads + g->batch_ - 1) / g->batch_);
-  const size_t band_strips = (strips + per_image - 1) / std::max<size_t>(1, per_image);
-  for (size_t n = 0; n < g->batch_; ++n)
-    for (size_t s = 0; s < strips; s += band_strips)
-      g->bands_.push_back({n, s * g->tile_rows_, std::min(height, (s + band_strips) * g->tile_rows_)});
-
-  // A dry run with unbounded buffers: the largest row range each buffer must hold, and the exact
-  // arena bytes of the fused schedule.
-  const size_t stages = g->stages_.size();
-  std::vector<Buffer> unbounded(stages);
-  for (Buffer& b : unbounded) b.capacity = std::numeric_limits<size_t>::max() / 4;
-  std::vector<RowRange> max_need(stages);  // lo: rows held at once; hi: rows per call
+  // One stage keeps nothing between strips: the whole band at once, like the layer-by-layer
+  // kernel (strips would only add per-call overhead). Several stages: the smallest strip that
+  // still fills the GEMM panels, shrunk until one worker's line buffers and scratch fit in L2.
+  const size_t rule = g->stages_.size() == 1 ? height
+                                             : (kMinStripPixels + last.out.w - 1) / std::max<size_t>(1, last.out.w);
+  const size_t l2_floats = kernels::cpu_features().l2_bytes / sizeof(float);
+  size_t tiles = std::clamp<size_t>(ctx.tile_rows > 0 ? static_cast<size_t>(ctx.tile_rows) : rule, 1,
+                                    std::max<size_t>(1, height));
   int64_t fused = 0;
-  for (const Band& band : g->bands_) {
-    for (Buffer& b : unbounded) b.valid = false;
-    g->run_band(band, nullptr, unbounded, nullptr, &max_need, &fused);
+  for (;;) {
+    g->plan_tiles(tiles, static_cast<size_t>(std::max(1, ctx.threads)), &fused);
+    if (ctx.tile_rows > 0 || tiles == 1 || g->scratch_floats_ <= l2_floats) break;
+    tiles = std::max<size_t>(1, tiles / 2);
   }
-  size_t offset = 0;
-  for (size_t s = 0; s + 1 < stages; ++s) {
-    const StripLayer& l = *g->layers_[g->stages_[s].layers.front()];
-    const size_t held = std::max<size_t>(1, max_need[s].lo);
-    // Slack for a few strips past the largest window, so the kept rows move only now and then.
-    const size_t cap = std::min(l.out.h, 2 * held + 2);
-    g->capacity_.push_back(cap);
-    offset += round_up(l.out.c * cap * l.out.w, 16);
-  }
-  g->buffer_floats_ = offset;
-  for (size_t s = 0; s < stages; ++s)
-    for (size_t i : g->stages_[s].layers)
-      g->layer_scratch_floats_ =
-          std::max(g->layer_scratch_floats_, g->layers_[i]->scratch_floats(std::max<size_t>(1, max_need[s].hi)));
-  g->scratch_floats_ = g->buffer_floats_ + g->layer_scratch_floats_;
 
   GroupTraffic& t = g->traffic_;
   t.fused_bytes = fused;
@@ -112,6 +105,49 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const i
   t.tile_rows = static_cast<int>(g->tile_rows_);
   t.scratch_bytes = g->scratch_floats_ * sizeof(float);
   return g;
+}
+
+void FusedGroup::plan_tiles(size_t tile_rows, size_t threads, int64_t* fused) {
+  tile_rows_ = tile_rows;
+  const size_t height = layers_.back()->out.h;
+  // Bands: whole images while there are enough for the threads, else each image cut into
+  // bands of whole strips.
+  const size_t strips = (height + tile_rows_ - 1) / tile_rows_;
+  const size_t per_image = batch_ >= threads ? 1 : std::min(strips, (threads + batch_ - 1) / batch_);
+  const size_t band_strips = (strips + per_image - 1) / std::max<size_t>(1, per_image);
+  bands_.clear();
+  for (size_t n = 0; n < batch_; ++n)
+    for (size_t s = 0; s < strips; s += band_strips)
+      bands_.push_back({n, s * tile_rows_, std::min(height, (s + band_strips) * tile_rows_)});
+
+  // A dry run with unbounded buffers: the largest row range each buffer must hold, and the exact
+  // arena bytes of the fused schedule.
+  const size_t stages = stages_.size();
+  std::vector<Buffer> unbounded(stages);
+  for (Buffer& b : unbounded) b.capacity = std::numeric_limits<size_t>::max() / 4;
+  std::vector<RowRange> max_need(stages);  // lo: rows held at once; hi: rows per call
+  *fused = 0;
+  for (const Band& band : bands_) {
+    for (Buffer& b : unbounded) b.valid = false;
+    run_band(band, nullptr, unbounded, nullptr, &max_need, fused);
+  }
+  size_t offset = 0;
+  capacity_.clear();
+  for (size_t s = 0; s + 1 < stages; ++s) {
+    const StripLayer& l = *layers_[stages_[s].layers.front()];
+    const size_t held = std::max<size_t>(1, max_need[s].lo);
+    // Slack for a few strips past the largest window, so the kept rows move only now and then.
+    const size_t cap = std::min(l.out.h, held + std::max<size_t>(2, held));
+    capacity_.push_back(cap);
+    offset += round_up(l.out.c * cap * l.out.w, 16);
+  }
+  buffer_floats_ = offset;
+  layer_scratch_floats_ = 0;
+  for (size_t s = 0; s < stages; ++s)
+    for (size_t i : stages_[s].layers)
+      layer_scratch_floats_ =
+          std::max(layer_scratch_floats_, layers_[i]->scratch_floats(std::max<size_t>(1, max_need[s].hi)));
+  scratch_floats_ = buffer_floats_ + layer_scratch_floats_;
 }
 
 RowView FusedGroup::arena_view(ExecContext& ctx, int slot, size_t image, const PlaneShape& shape,
@@ -186,9 +222,13 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, std::vector<Buffer
       const Buffer* prev = s > 0 ? &buffers[s - 1] : nullptr;
       const RowView in = prev ? RowView{prev->data, prev->capacity * main.in.w, main.in.w, prev->base} : input;
       main.run(in, ext[stages_[s].layers.front()], out, a, b, layer_scratch);
-      for (size_t k = 1; k < stages_[s].layers.size(); ++k) {
-        const size_t i = stages_[s].layers[k];
-        layers_[i]->run(out, ext[i], out, a, b, layer_scratch);
+      const std::vector<Post>& posts = stages_[s].posts;
+      if (posts.empty()) continue;
+      static const std::vector<RowView> kNone;
+      const size_t n = (b - a) * main.out.w;
+      for (size_t c = 0; c < main.out.c; ++c) {
+        float* yc = out.row(c, a);
+        for (const Post& p : posts) p.layer->apply_channel(yc, c, a, n, p.ext_layer == kNoExternals ? kNone : ext[p.ext_layer]);
       }
     }
   }

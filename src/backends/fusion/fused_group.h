@@ -50,9 +50,18 @@ class FusedGroup {
   struct Band {
     size_t image = 0, y0 = 0, y1 = 0;
   };
+  struct Post {  // an element-wise step run per channel on the main member's fresh rows
+    const StripLayer* layer = nullptr;
+    size_t ext_layer = 0;  // whose external views it reads; kNoExternals for folded affines
+  };
+  static constexpr size_t kNoExternals = static_cast<size_t>(-1);
   struct Stage {
     std::vector<size_t> layers;  // a main member, then the element-wise ones run in place after it
+    std::vector<Post> posts;     // those element-wise members, constant Mul/Add runs folded
   };
+  // Bands, line-buffer capacities and scratch for strips of `tile_rows`; the schedule's exact
+  // arena bytes into *fused.
+  void plan_tiles(size_t tile_rows, size_t threads, int64_t* fused);
   // Runs (or, without `ctx`, only counts the arena bytes of) one band of output rows.
   void run_band(const Band& band, ExecContext* ctx, std::vector<Buffer>& buffers, float* layer_scratch,
                 std::vector<RowRange>* max_need, int64_t* arena_bytes) const;
@@ -67,6 +76,7 @@ class FusedGroup {
   size_t batch_ = 1, tile_rows_ = 1;
   std::vector<Band> bands_;
   std::vector<Stage> stages_;
+  std::vector<std::unique_ptr<StripLayer>> folded_;  // the affines posts point to
   std::vector<size_t> capacity_;  // line-buffer rows per stage (all but the last)
   size_t buffer_floats_ = 0, layer_scratch_floats_ = 0, scratch_floats_ = 0;
   GroupTraffic traffic_;

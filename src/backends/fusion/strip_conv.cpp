@@ -78,6 +78,10 @@ class StripGemmConv final : public WindowedLayer {
           for (size_t mp = 0; mp < mg_; mp += mr) {
             const size_t rows = std::min(mr, mg_ - mp), m = gi * mg_ + mp;
             const float* a = a_group + (mp / mr) * mr * kg_ + k0 * mr;
+            // The next weight panel, requested early: a strip sweeps all weights but reads each
+            // panel once, too few times for the hardware prefetcher when they come from L3.
+            if (mp + mr < mg_)
+              for (size_t i = 0; i < kc * mr; i += 64 / sizeof(float)) __builtin_prefetch(a + mr * kg_ + i);
             ep.row_bias = bias_.empty() ? nullptr : bias_.data() + m;
             for (size_t pn = 0; pn < npanels; ++pn) {
               const size_t q = q0 + pn * nr;
@@ -173,23 +177,49 @@ class StripDwConv final : public WindowedLayer {
 
   double flops_per_row() const override { return 2.0 * static_cast<double>(out.c * out.w * kh_ * kw_); }
 
+  size_t scratch_floats(size_t rows) const override { return copy_rows() ? window_rows(rows) * padded_stride() : 0; }
+
   void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
-           float*) const override {
+           float* ws) const override {
     const RowRange need = input_rows(y0, y1);
     const size_t local_pad = pt_ > y0 * sh_ ? pt_ - y0 * sh_ : 0;
+    const bool copy = copy_rows();
+    const size_t rows = window_rows(y1 - y0), stride = padded_stride();
+    const int64_t first = static_cast<int64_t>(y0 * sh_) - static_cast<int64_t>(pt_);
     const cpu::Activation& act = epilogue_.act;
     const RowView* r = epilogue_.residual ? &ext[0] : nullptr;
     const bool hswish_in_store = !r && act.kind == ops::FusedActivation::kHardSwish;
     const size_t n = (y1 - y0) * out.w;
     for (size_t c = 0; c < out.c; ++c) {
       kernels::F32DwconvParams p;
-      // The sub-problem "output rows from y0" starts its input at the first row it reads.
-      p.in = need.size() ? x.row(c, need.lo) : x.row(c, x.base);
-      p.in_stride = x.width;
-      p.in_height = in.h - std::min(in.h, need.lo);
-      p.in_width = in.w;
-      p.pad_top = local_pad;
-      p.pad_left = pl_;
+      if (copy) {
+        // Narrow rows: the window's rows copied with their zero padding into L1 scratch, so every
+        // kernel step is a plain one (in place, a 60-wide row is mostly masked edge steps).
+        const size_t left = std::min(pl_, stride), n_copy = std::min(in.w, stride - left);
+        for (size_t r = 0; r < rows; ++r) {
+          float* d = ws + r * stride;
+          const int64_t iy = first + static_cast<int64_t>(r);
+          if (iy < 0 || iy >= static_cast<int64_t>(in.h)) {
+            std::fill(d, d + stride, 0.0f);
+            continue;
+          }
+          std::fill(d, d + left, 0.0f);
+          std::memcpy(d + left, x.row(c, static_cast<size_t>(iy)), n_copy * sizeof(float));
+          std::fill(d + left + n_copy, d + stride, 0.0f);
+        }
+        p.in = ws;
+        p.in_stride = stride;
+        p.in_height = rows;
+        p.in_width = stride;
+      } else {
+        // The sub-problem "output rows from y0" starts its input at the first row it reads.
+        p.in = need.size() ? x.row(c, need.lo) : x.row(c, x.base);
+        p.in_stride = x.width;
+        p.in_height = in.h - std::min(in.h, need.lo);
+        p.in_width = in.w;
+        p.pad_top = local_pad;
+        p.pad_left = pl_;
+      }
       p.w = weights_.data() + c * kh_ * kw_;
       p.bias = bias_.empty() ? 0.0f : bias_[c];
       p.out = y.row(c, y0);
@@ -220,6 +250,14 @@ class StripDwConv final : public WindowedLayer {
   }
 
  private:
+  // Rows narrower than this run on a padded copy (the cpu backend's measured crossover).
+  static constexpr size_t kCopyMaxWidth = 112;
+  bool copy_rows() const { return in.w < kCopyMaxWidth; }
+  // Input rows of the padded window of `rows` output rows, and its row stride (16-float
+  // aligned with 32 zeros of slack so a partial last 16-wide stride-2 step stays in the row).
+  size_t window_rows(size_t rows) const { return (rows - 1) * sh_ + (kh_ - 1) * dh_ + 1; }
+  size_t padded_stride() const { return ((out.w - 1) * sw_ + (kw_ - 1) * dw_ + 1 + 32 + 15) / 16 * 16; }
+
   cpu::Epilogue epilogue_;
   std::vector<float> weights_, bias_;
   kernels::F32DwconvFn fn_ = nullptr;

@@ -62,6 +62,18 @@ class StripLayer {
   // rows the previous member just wrote, while they are still in L1/L2, instead of giving them
   // a line buffer of their own. `run` must then accept `in` and `out` being the same rows.
   virtual bool elementwise() const { return false; }
+  // Element-wise members only: the same work on channel c alone, in place on its n values of
+  // rows [y0, y0 + n / out.w) at y (contiguous), so a stage runs all its element-wise members
+  // on one channel's rows while they sit in L1.
+  virtual void apply_channel(float* y, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const {
+    (void)y, (void)c, (void)y0, (void)n, (void)ext;
+  }
+  // Mul / Add by a constant (scalar or per channel) as y * scale[c] + shift[c]; false for other
+  // members. Runs of these fold into one pass.
+  virtual bool affine(std::vector<float>* scale, std::vector<float>* shift) const {
+    (void)scale, (void)shift;
+    return false;
+  }
   // Floating-point operations per output row (for the tile cost model and reports).
   virtual double flops_per_row() const { return static_cast<double>(out.c * out.w); }
 };

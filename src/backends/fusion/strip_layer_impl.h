@@ -51,6 +51,10 @@ Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const 
 Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const TypeOf& type_of, int main_input);
 
+// y * scale[c] + shift[c] over `channels` channels: a folded run of constant Mul/Add members.
+std::unique_ptr<StripLayer> make_strip_affine(const PlaneShape& shape, std::vector<float> scale,
+                                              std::vector<float> shift);
+
 // The element-wise activation a standalone node computes (Relu, Clip with constant bounds,
 // LeakyRelu, Sigmoid, HardSigmoid, HardSwish); false when it is none of them.
 bool unary_activation(const ir::Node& node, ops::FusedActivation* kind, std::vector<float>* params);

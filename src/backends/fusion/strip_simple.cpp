@@ -62,20 +62,13 @@ class StripUnary final : public StripLayer {
     }
   }
 
+  void apply_channel(float* y, size_t, size_t, size_t n, const std::vector<RowView>&) const override {
+    cpu::add_residual_and_activate(y, nullptr, n, act_);
+  }
+
  private:
   cpu::Activation act_;
 };
-
-// o[i] = f(a[i]); in place (o == a) or on disjoint rows, split so each loop vectorises without
-// the compiler's aliasing checks.
-template <typename F>
-inline void apply(float* o, const float* a, size_t n, F f) {
-  if (o == a) {
-    for (size_t i = 0; i < n; ++i) o[i] = f(o[i]);
-  } else {
-    for (size_t i = 0; i < n; ++i) o[i] = f(a[i]);
-  }
-}
 
 // y = x (+|*) e, e out-shaped, one value per channel (SE gates, per-channel scales) or a scalar.
 class StripBinary final : public StripLayer {
@@ -86,33 +79,89 @@ class StripBinary final : public StripLayer {
   void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
            float*) const override {
     const size_t n = (y1 - y0) * out.w;
-    const Operand kind = external_kinds[0];
     for (size_t c = 0; c < out.c; ++c) {
       const float* a = x.row(c, y0);
       float* o = y.row(c, y0);
-      if (kind != Operand::kFull) {
-        const float b = ext[0].data[kind == Operand::kScalar ? 0 : c * ext[0].plane_stride];
-        if (add_) {
-          apply(o, a, n, [b](float v) { return v + b; });
-        } else {
-          apply(o, a, n, [b](float v) { return v * b; });
-        }
-        continue;
-      }
-      const float* b = ext[0].row(c, y0);
-      if (add_) {
-        for (size_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
-      } else {
-        for (size_t i = 0; i < n; ++i) o[i] = a[i] * b[i];
-      }
+      if (a != o) std::memcpy(o, a, n * sizeof(float));
+      apply_channel(o, c, y0, n, ext);
     }
+  }
+
+  void apply_channel(float* o, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const override {
+    const Operand kind = external_kinds[0];
+    if (kind != Operand::kFull) {
+      const float b = ext[0].data[kind == Operand::kScalar ? 0 : c * ext[0].plane_stride];
+      if (add_) {
+        for (size_t i = 0; i < n; ++i) o[i] += b;
+      } else {
+        for (size_t i = 0; i < n; ++i) o[i] *= b;
+      }
+      return;
+    }
+    const float* b = ext[0].row(c, y0);
+    if (add_) {
+      for (size_t i = 0; i < n; ++i) o[i] += b[i];
+    } else {
+      for (size_t i = 0; i < n; ++i) o[i] *= b[i];
+    }
+  }
+
+  bool affine(std::vector<float>* scale, std::vector<float>* shift) const override {
+    if (!external_constant[0] || external_kinds[0] == Operand::kFull) return false;
+    const ir::Tensor& t = *externals[0]->constant;
+    scale->assign(out.c, 1.0f);
+    shift->assign(out.c, 0.0f);
+    for (size_t c = 0; c < out.c; ++c) {
+      const float v = t.data<float>()[external_kinds[0] == Operand::kScalar ? 0 : c];
+      (add_ ? (*shift)[c] : (*scale)[c]) = v;
+    }
+    return true;
   }
 
  private:
   bool add_;
 };
 
+// y * scale[c] + shift[c]: a run of constant Mul / Add members folded into one pass.
+class StripAffine final : public StripLayer {
+ public:
+  StripAffine(std::vector<float> scale, std::vector<float> shift) : scale_(std::move(scale)), shift_(std::move(shift)) {}
+  bool elementwise() const override { return true; }
+
+  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
+           float*) const override {
+    const size_t n = (y1 - y0) * out.w;
+    for (size_t c = 0; c < out.c; ++c) {
+      const float* a = x.row(c, y0);
+      float* o = y.row(c, y0);
+      if (a != o) std::memcpy(o, a, n * sizeof(float));
+      apply_channel(o, c, y0, n, ext);
+    }
+  }
+
+  void apply_channel(float* o, size_t c, size_t, size_t n, const std::vector<RowView>&) const override {
+    const float s = scale_[c], b = shift_[c];
+    for (size_t i = 0; i < n; ++i) o[i] = o[i] * s + b;
+  }
+
+  bool affine(std::vector<float>* scale, std::vector<float>* shift) const override {
+    *scale = scale_;
+    *shift = shift_;
+    return true;
+  }
+
+ private:
+  std::vector<float> scale_, shift_;
+};
+
 }  // namespace
+
+std::unique_ptr<StripLayer> make_strip_affine(const PlaneShape& shape, std::vector<float> scale,
+                                              std::vector<float> shift) {
+  auto layer = std::make_unique<StripAffine>(std::move(scale), std::move(shift));
+  layer->in = layer->out = shape;
+  return layer;
+}
 
 Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const TypeOf& type_of) {
   auto dims = type_of(node.input(0)).shape.static_dims();

@@ -63,6 +63,8 @@ demo: build
 bench: build models
 	bash bench/compare_ort.sh $(BUILD)
 	bash bench/compare_int8.sh $(BUILD)
+	bash bench/compare_fusion.sh $(BUILD)
+	bash bench/backend_table.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(BUILD)-arm64

@@ -19,12 +19,13 @@ size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
 // Floats external operand e of layer l moves from the arena for `rows` output rows (constants
 // are weights, not traffic).
-int64_t external_floats(const StripLayer& l, size_t e, size_t rows) {
+int64_t external_bytes(const StripLayer& l, size_t e, size_t rows) {
   if (l.external_constant[e]) return 0;
+  const size_t elem = l.external_elem.empty() ? l.out.elem : l.external_elem[e];
   switch (l.external_kinds[e]) {
-    case StripLayer::Operand::kFull: return static_cast<int64_t>(rows * l.out.c * l.out.w);
-    case StripLayer::Operand::kPerChannel: return static_cast<int64_t>(l.out.c);
-    case StripLayer::Operand::kScalar: return 1;
+    case StripLayer::Operand::kFull: return static_cast<int64_t>(rows * l.out.c * l.out.w * elem);
+    case StripLayer::Operand::kPerChannel: return static_cast<int64_t>(l.out.c * elem);
+    case StripLayer::Operand::kScalar: return static_cast<int64_t>(elem);
   }
   return 0;
 }
@@ -73,6 +74,7 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const i
   g->output_slot_ = ctx.slot_of(nodes.back()->output(0));
   g->output_preallocated_ = ctx.is_preallocated(nodes.back()->output(0));
   g->output_dims_ = *ctx.type_of(nodes.back()->output(0)).shape.static_dims();
+  g->output_dtype_ = ctx.type_of(nodes.back()->output(0)).dtype;
   g->batch_ = static_cast<size_t>((*ctx.type_of(input).shape.static_dims())[0]);
 
   const StripLayer& last = *g->layers_.back();
@@ -96,9 +98,9 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const i
   t.fused_bytes = fused;
   for (size_t i = 0; i < g->layers_.size(); ++i) {
     const StripLayer& l = *g->layers_[i];
-    int64_t floats = static_cast<int64_t>(l.in.floats() + l.out.floats());
-    for (size_t e = 0; e < l.externals.size(); ++e) floats += external_floats(l, e, l.out.h);
-    t.layerwise_bytes += floats * static_cast<int64_t>(g->batch_ * sizeof(float));
+    int64_t bytes = static_cast<int64_t>(l.in.bytes() + l.out.bytes());
+    for (size_t e = 0; e < l.externals.size(); ++e) bytes += external_bytes(l, e, l.out.h);
+    t.layerwise_bytes += bytes * static_cast<int64_t>(g->batch_);
     t.nodes.push_back(nodes[i]->label());
   }
   t.label = nodes.front()->name + (nodes.size() > 1 ? " .. " + nodes.back()->name : "");
@@ -139,7 +141,7 @@ void FusedGroup::plan_tiles(size_t tile_rows, size_t threads, int64_t* fused) {
     // Slack for a few strips past the largest window, so the kept rows move only now and then.
     const size_t cap = std::min(l.out.h, held + std::max<size_t>(2, held));
     capacity_.push_back(cap);
-    offset += round_up(l.out.c * cap * l.out.w, 16);
+    offset += round_up(l.out.c * cap * l.out.w * l.out.elem, 64) / sizeof(float);
   }
   buffer_floats_ = offset;
   layer_scratch_floats_ = 0;
@@ -153,13 +155,14 @@ void FusedGroup::plan_tiles(size_t tile_rows, size_t threads, int64_t* fused) {
 RowView FusedGroup::arena_view(ExecContext& ctx, int slot, size_t image, const PlaneShape& shape,
                                StripLayer::Operand kind) const {
   ir::Tensor& t = ctx.slot(slot);
-  float* base = t.data<float>();
+  auto* base = static_cast<uint8_t*>(t.raw());
+  const size_t elem = ir::dtype_size(t.dtype());
   if (kind == StripLayer::Operand::kScalar) return RowView{base, 0, 1, 0};
   if (kind == StripLayer::Operand::kPerChannel) {  // [N|1, C, 1, 1] or [C, 1, 1]
     const size_t n = t.rank() == 4 && t.dim(0) != 1 ? image : 0;
-    return RowView{base + n * shape.c, 1, 1, 0};
+    return RowView{base + n * shape.c * elem, 1, 1, 0};
   }
-  return RowView{base + image * shape.floats(), shape.h * shape.w, shape.w, 0};
+  return RowView{base + image * shape.elements() * elem, shape.h * shape.w, shape.w, 0};
 }
 
 void FusedGroup::run_band(const Band& band, ExecContext* ctx, std::vector<Buffer>& buffers, float* layer_scratch,
@@ -195,10 +198,11 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, std::vector<Buffer
           buf.valid = true;
         } else if (nd.hi > buf.base + buf.capacity) {
           if (ctx) {  // keep rows [nd.lo, done): move them to the front of every channel plane
-            const size_t plane = buf.capacity * main.out.w, keep = (buf.done - nd.lo) * main.out.w;
+            const size_t e = main.out.elem;
+            const size_t plane = buf.capacity * main.out.w * e, keep = (buf.done - nd.lo) * main.out.w * e;
+            auto* bytes = reinterpret_cast<uint8_t*>(buf.data);
             for (size_t c = 0; c < main.out.c; ++c)
-              std::memmove(buf.data + c * plane, buf.data + c * plane + (nd.lo - buf.base) * main.out.w,
-                           keep * sizeof(float));
+              std::memmove(bytes + c * plane, bytes + c * plane + (nd.lo - buf.base) * main.out.w * e, keep);
           }
           buf.base = nd.lo;
         }
@@ -211,12 +215,15 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, std::vector<Buffer
       }
       if (max_need) (*max_need)[s].hi = std::max((*max_need)[s].hi, b - a);
       if (arena_bytes) {
-        int64_t floats = 0;
-        if (s == 0) floats += static_cast<int64_t>(main.input_rows(a, b).size() * main.in.c * main.in.w);
+        int64_t bytes = 0;
+        if (s == 0) bytes += static_cast<int64_t>(main.input_rows(a, b).size() * main.in.c * main.in.w * main.in.elem);
         for (size_t i : stages_[s].layers)
-          for (size_t e = 0; e < layers_[i]->externals.size(); ++e) floats += external_floats(*layers_[i], e, b - a);
-        if (s + 1 == stages) floats += static_cast<int64_t>((b - a) * main.out.c * main.out.w);
-        *arena_bytes += floats * static_cast<int64_t>(sizeof(float));
+          for (size_t e = 0; e < layers_[i]->externals.size(); ++e) bytes += external_bytes(*layers_[i], e, b - a);
+        if (s + 1 == stages) {
+          const PlaneShape& o = layers_[stages_[s].layers.back()]->out;
+          bytes += static_cast<int64_t>((b - a) * o.c * o.w * o.elem);
+        }
+        *arena_bytes += bytes;
       }
       if (!ctx) continue;
       const Buffer* prev = s > 0 ? &buffers[s - 1] : nullptr;
@@ -227,7 +234,7 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, std::vector<Buffer
       static const std::vector<RowView> kNone;
       const size_t n = (b - a) * main.out.w;
       for (size_t c = 0; c < main.out.c; ++c) {
-        float* yc = out.row(c, a);
+        void* yc = static_cast<uint8_t*>(out.data) + (c * out.plane_stride + (a - out.base) * out.width) * main.out.elem;
         for (const Post& p : posts) p.layer->apply_channel(yc, c, a, n, p.ext_layer == kNoExternals ? kNone : ext[p.ext_layer]);
       }
     }
@@ -236,7 +243,7 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, std::vector<Buffer
 
 Status FusedGroup::run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& scratch) {
   if (!output_preallocated_) {  // the caller keeps what it got last time
-    NFUSE_ASSIGN_OR_RETURN(ctx.slot(output_slot_), ir::Tensor::try_allocate(ir::DType::kF32, output_dims_));
+    NFUSE_ASSIGN_OR_RETURN(ctx.slot(output_slot_), ir::Tensor::try_allocate(output_dtype_, output_dims_));
   }
   auto task = [&](size_t index, size_t worker) {
     float* mem = scratch.get(worker);
@@ -246,7 +253,7 @@ Status FusedGroup::run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& sc
       const StripLayer& l = *layers_[stages_[s].layers.front()];
       buffers[s].data = mem + offset;
       buffers[s].capacity = capacity_[s];
-      offset += round_up(l.out.c * capacity_[s] * l.out.w, 16);
+      offset += round_up(l.out.c * capacity_[s] * l.out.w * l.out.elem, 64) / sizeof(float);
     }
     run_band(bands_[index], &ctx, buffers, mem + buffer_floats_, nullptr, nullptr);
   };

@@ -72,6 +72,7 @@ class FusedGroup {
   int input_slot_ = -1, output_slot_ = -1;
   bool output_preallocated_ = true;  // false for graph outputs: a fresh tensor every run
   std::vector<int64_t> output_dims_;
+  ir::DType output_dtype_ = ir::DType::kF32;
   std::vector<std::vector<int>> ext_slots_;  // per layer
   size_t batch_ = 1, tile_rows_ = 1;
   std::vector<Band> bands_;

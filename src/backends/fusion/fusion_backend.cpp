@@ -84,8 +84,7 @@ class FusionBackend final : public Backend {
       for (size_t i = 0; i < g.nodes.size(); ++i) {
         ops::FusedActivation kind;
         std::vector<float> params;
-        const bool elementwise = g.nodes[i]->op_type == "Add" || g.nodes[i]->op_type == "Mul" ||
-                                 unary_activation(*g.nodes[i], &kind, &params);
+        const bool elementwise = row_inputs(*g.nodes[i]).size() > 1 || unary_activation(*g.nodes[i], &kind, &params);
         if (i == 0 || !elementwise) ++stages;
       }
       const std::string label = g.nodes.front()->name + (g.nodes.size() > 1 ? " .. " + g.nodes.back()->name : "");
@@ -99,9 +98,10 @@ class FusionBackend final : public Backend {
         int64_t largest = 0;
         size_t largest_width = 0;
         for (size_t i = 0; i + 1 < g.nodes.size(); ++i) {
-          auto d = type_of(g.nodes[i]->output(0)).shape.static_dims();
+          const ir::TensorType& t = type_of(g.nodes[i]->output(0));
+          auto d = t.shape.static_dims();
           if (!d || d->size() != 4) continue;
-          const int64_t bytes = (*d)[0] * (*d)[1] * (*d)[2] * (*d)[3] * 4;
+          const int64_t bytes = (*d)[0] * (*d)[1] * (*d)[2] * (*d)[3] * static_cast<int64_t>(ir::dtype_size(t.dtype));
           if (bytes > largest) {
             largest = bytes;
             largest_width = static_cast<size_t>((*d)[3]);

@@ -21,11 +21,11 @@ std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, co
   std::vector<GroupPlan> groups;
   std::unordered_map<const ir::Value*, size_t> open_tail;  // a group's current output -> group
   for (const ir::Node* n : nodes) {
-    const bool binary = n->op_type == "Add" || n->op_type == "Mul";
-    const int candidates = binary ? 2 : 1;
+    const std::vector<int> candidates = row_inputs(*n);
+    const bool binary = candidates.size() > 1;
     bool joined = false;
-    for (int k = 0; k < candidates && !joined; ++k) {
-      const ir::Value* v = n->input(k);
+    for (size_t k = 0; k < candidates.size() && !joined; ++k) {
+      const ir::Value* v = n->input(candidates[k]);
       auto it = open_tail.find(v);
       if (it == open_tail.end() || !internal_candidate(v) || v->consumers.front() != n) continue;
       if (batch_of(type_of, v) != batch_of(type_of, n->output(0))) continue;

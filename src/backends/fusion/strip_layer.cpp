@@ -81,7 +81,16 @@ bool unary_activation(const ir::Node& node, ops::FusedActivation* kind, std::vec
   return true;
 }
 
+bool is_qlinear_add(const ir::Node& node) { return node.domain == "com.microsoft" && node.op_type == "QLinearAdd"; }
+
+std::vector<int> row_inputs(const ir::Node& node) {
+  if (is_qlinear_add(node)) return {0, 3};
+  if (node.domain.empty() && (node.op_type == "Add" || node.op_type == "Mul")) return {0, 1};
+  return {0};
+}
+
 int main_input_index(const ir::Node& node, const ir::Value* preferred, const TypeOf& type_of) {
+  if (is_qlinear_add(node)) return preferred && node.input(3) == preferred && node.input(0) != preferred ? 3 : 0;
   if (node.op_type != "Add" && node.op_type != "Mul") return 0;
   if (preferred && node.input(1) == preferred && node.input(0) != preferred) return 1;
   if (preferred && node.input(0) == preferred) return 0;
@@ -94,9 +103,35 @@ int main_input_index(const ir::Node& node, const ir::Value* preferred, const Typ
   return type_of(a).shape == out || type_of(b).shape != out ? 0 : 1;
 }
 
+// The integer members: 1x1 and depthwise QLinearConv, QLinearAdd of two same-shape operands.
+std::string int8_rejection(const ir::Node& node, const TypeOf& type_of) {
+  const ir::Value* x = node.input(0);
+  if (!x || node.outputs.size() != 1 || !node.output(0)) return "unsupported op: " + node.op_type + " operands";
+  if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
+  if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
+  if (is_qlinear_add(node)) {
+    kernels::Q8VbinaryParams p;
+    return qadd_params(node, type_of, &p);
+  }
+  QConvParams q;
+  if (std::string why = qconv_params(node, type_of, &q); !why.empty()) return why;
+  auto g = ops::resolve_conv(node.attrs, *type_of(x).shape.static_dims(), node.input(3)->constant->dims());
+  if (!g.ok()) return "unsupported op: QLinearConv geometry does not resolve";
+  const bool depthwise = g->group > 1 && g->group == g->in_channels && g->group == g->out_channels;
+  const bool pointwise = g->group == 1 && g->kernel[0] * g->kernel[1] == 1 && g->strides[0] == 1 &&
+                         g->strides[1] == 1 && g->pad_begin[0] == 0 && g->pad_begin[1] == 0 && g->out[0] == g->in[0] &&
+                         g->out[1] == g->in[1];
+  if (depthwise && g->kernel[0] * g->kernel[1] > kMaxExactF32Taps)
+    return "unsupported op: depthwise QLinearConv with more than 514 taps";
+  if (!depthwise && !pointwise)
+    return "unsupported op: QLinearConv other than 1x1 stride 1 or depthwise in int8 strips";
+  return "";
+}
+
 std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   static const std::set<std::string> kOps = {"Conv", "MaxPool", "AveragePool", "Relu",  "Clip", "LeakyRelu",
-                                             "Sigmoid", "HardSigmoid", "HardSwish", "Add", "Mul"};
+                                             "Sigmoid", "HardSigmoid", "HardSwish", "Add", "Mul", "QLinearConv"};
+  if (is_qlinear_add(node) || (node.domain.empty() && node.op_type == "QLinearConv")) return int8_rejection(node, type_of);
   if (!node.domain.empty() || !kOps.count(node.op_type)) {
     const std::string op = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
     return "unsupported op: the fusion engine has no strip kernel for " + op;
@@ -167,6 +202,10 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
       layer->external_kinds.push_back(StripLayer::Operand::kFull);
       layer->external_constant.push_back(false);
     }
+  } else if (node.op_type == "QLinearConv") {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qconv(node, type_of));
+  } else if (is_qlinear_add(node)) {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qadd(node, type_of, main_input));
   } else if (node.op_type == "MaxPool" || node.op_type == "AveragePool") {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_pool(node, type_of));
   } else if (node.op_type == "Add" || node.op_type == "Mul") {

@@ -15,14 +15,18 @@
 
 namespace nfuse::backends::fusion {
 
-// Where the rows of one image's NCHW f32 tensor live: the arena tensor itself (base 0, plane
-// stride H*W) or a line buffer holding image rows [base, base + capacity).
+// Where the rows of one image's NCHW tensor live: the arena tensor itself (base 0, plane stride
+// H*W) or a line buffer holding image rows [base, base + capacity). Strides count elements of
+// the tensor's type (f32 or u8/s8).
 struct RowView {
-  float* data = nullptr;  // image row `base` of channel 0
+  void* data = nullptr;  // image row `base` of channel 0
   size_t plane_stride = 0;
   size_t width = 0;       // also the row stride
   size_t base = 0;
-  float* row(size_t c, size_t y) const { return data + c * plane_stride + (y - base) * width; }
+  template <typename T = float>
+  T* row(size_t c, size_t y) const {
+    return static_cast<T*>(data) + c * plane_stride + (y - base) * width;
+  }
 };
 
 struct RowRange {
@@ -32,7 +36,9 @@ struct RowRange {
 
 struct PlaneShape {
   size_t c = 0, h = 0, w = 0;
-  size_t floats() const { return c * h * w; }
+  size_t elem = sizeof(float);  // bytes per element: 4 (f32) or 1 (u8 / s8)
+  size_t elements() const { return c * h * w; }
+  size_t bytes() const { return elements() * elem; }
 };
 
 class StripLayer {
@@ -46,6 +52,7 @@ class StripLayer {
   enum class Operand { kFull, kPerChannel, kScalar };
   std::vector<Operand> external_kinds;
   std::vector<bool> external_constant;  // weights-like: not arena traffic
+  std::vector<size_t> external_elem;     // bytes per element of each; empty: out.elem
 
   // Input rows that output rows [y0, y1) read, clipped to the input.
   virtual RowRange input_rows(size_t y0, size_t y1) const { return {y0, y1}; }
@@ -65,7 +72,7 @@ class StripLayer {
   // Element-wise members only: the same work on channel c alone, in place on its n values of
   // rows [y0, y0 + n / out.w) at y (contiguous), so a stage runs all its element-wise members
   // on one channel's rows while they sit in L1.
-  virtual void apply_channel(float* y, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const {
+  virtual void apply_channel(void* y, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const {
     (void)y, (void)c, (void)y0, (void)n, (void)ext;
   }
   // Mul / Add by a constant (scalar or per channel) as y * scale[c] + shift[c]; false for other
@@ -86,6 +93,10 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of);
 // The layer for a node member_rejection() accepted, reading its rows from input `main_input`;
 // kInvalidModel for malformed attributes.
 Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const TypeOf& type_of, int main_input);
+
+// The inputs that may carry the rows (Add/Mul: both; QLinearAdd: A and B; else input 0).
+std::vector<int> row_inputs(const ir::Node& node);
+bool is_qlinear_add(const ir::Node& node);
 
 // The input among node.inputs that carries the rows (Add/Mul: the one produced inside the
 // group, `preferred` when both could; else the non-constant, full-shape one); others are externals.

@@ -62,8 +62,8 @@ class StripUnary final : public StripLayer {
     }
   }
 
-  void apply_channel(float* y, size_t, size_t, size_t n, const std::vector<RowView>&) const override {
-    cpu::add_residual_and_activate(y, nullptr, n, act_);
+  void apply_channel(void* y, size_t, size_t, size_t n, const std::vector<RowView>&) const override {
+    cpu::add_residual_and_activate(static_cast<float*>(y), nullptr, n, act_);
   }
 
  private:
@@ -87,10 +87,11 @@ class StripBinary final : public StripLayer {
     }
   }
 
-  void apply_channel(float* o, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const override {
+  void apply_channel(void* y, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const override {
+    float* o = static_cast<float*>(y);
     const Operand kind = external_kinds[0];
     if (kind != Operand::kFull) {
-      const float b = ext[0].data[kind == Operand::kScalar ? 0 : c * ext[0].plane_stride];
+      const float b = static_cast<const float*>(ext[0].data)[kind == Operand::kScalar ? 0 : c * ext[0].plane_stride];
       if (add_) {
         for (size_t i = 0; i < n; ++i) o[i] += b;
       } else {
@@ -139,7 +140,8 @@ class StripAffine final : public StripLayer {
     }
   }
 
-  void apply_channel(float* o, size_t c, size_t, size_t n, const std::vector<RowView>&) const override {
+  void apply_channel(void* y, size_t c, size_t, size_t n, const std::vector<RowView>&) const override {
+    float* o = static_cast<float*>(y);
     const float s = scale_[c], b = shift_[c];
     for (size_t i = 0; i < n; ++i) o[i] = o[i] * s + b;
   }

@@ -1,0 +1,371 @@
+// Integer members of fused groups, bit-exact with the ref kernels (ref_quant_util.h):
+//   QLinearConv 1x1 (stride 1, no padding, one group) on the qu8 W * X GEMM (qu8_wxgemm.h: the
+//     VNNI kernel where the CPU has it, its scalar statement elsewhere), X panels packed straight
+//     from the strip's input rows;
+//   depthwise QLinearConv (up to 514 taps) on the f32 depthwise kernels, exactly as the cpu op's
+//     f32 path: the window's rows become f32 (x - x_zp) with the padding 0 in L1 scratch (every
+//     product and partial sum is an integer below 2^24, so the f32 sums are the exact int32 ones),
+//     then bias + requantization as ref;
+//   com.microsoft QLinearAdd with two full-shape operands on the q8-vbinary kernels (in place on
+//     the rows the previous member wrote).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backends/fusion/strip_layer_impl.h"
+#include "backends/ref/ref_quant_util.h"
+#include "kernels/f32-dwconv/f32_dwconv.h"
+#include "kernels/q8-vbinary/q8_vbinary.h"
+#include "kernels/qu8-dwconv/qu8_dwconv.h"
+#include "kernels/qu8-gemm/qu8_wxgemm.h"
+
+namespace nfuse::backends::fusion {
+namespace {
+
+constexpr size_t kWxBlock = 512;  // pixels per packed X block (kpad x 512 bytes: L2-resident)
+
+const kernels::Qu8WxConfig& wx_config() {
+  const kernels::Qu8WxConfig* c = kernels::qu8_wxgemm_config(kernels::selected_isa());
+  return c ? *c : *kernels::qu8_wxgemm_config(kernels::Isa::kScalar);
+}
+
+int32_t qmin_of(bool s) { return s ? -128 : 0; }
+int32_t qmax_of(bool s) { return s ? 127 : 255; }
+
+class StripQConv1x1 final : public StripLayer {
+ public:
+  StripQConv1x1(const QConvParams& q) : q_(q), cfg_(wx_config()) {
+    kpad_ = (q.k + 3) / 4 * 4;
+    packed_.resize(kernels::qu8_wxgemm_packed_w_size(cfg_, q.m, q.k));
+    kernels::qu8_wxgemm_pack_w(cfg_, q.m, q.k, q.w.data(), q.bias.data(), q.mult.data(), q.x_zp, q.x_signed,
+                               packed_.data());
+    rq_ = kernels::qu8_requant(q.y_signed, q.y_zp, qmin_of(q.y_signed), qmax_of(q.y_signed));
+  }
+
+  size_t scratch_floats(size_t) const override { return (kpad_ * kWxBlock + sizeof(float) - 1) / sizeof(float); }
+  double flops_per_row() const override { return 2.0 * static_cast<double>(out.c * out.w * q_.k); }
+
+  void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
+           float* ws) const override {
+    const size_t np = (y1 - y0) * out.w, mr = cfg_.mr, nr = cfg_.nr;
+    const size_t w_panel = kernels::qu8_wxgemm_packed_w_size(cfg_, mr, q_.k);
+    auto* px = reinterpret_cast<uint8_t*>(ws);
+    const uint8_t* xr = x.row<uint8_t>(0, y0);
+    for (size_t pb = 0; pb < np; pb += kWxBlock) {
+      const size_t len = std::min(kWxBlock, np - pb);
+      for (size_t j = 0; j < len; j += nr)
+        kernels::qu8_wxgemm_pack_x(cfg_, q_.k, std::min(nr, len - j), xr + pb + j, x.plane_stride, q_.x_signed,
+                                   px + j * kpad_);
+      for (size_t c = 0; c < q_.m; c += mr) {
+        const uint8_t* wp = packed_.data() + c / mr * w_panel;
+        for (size_t j = 0; j < len; j += nr)
+          cfg_.ukernel(std::min(mr, q_.m - c), std::min(nr, len - j), kpad_, wp, px + j * kpad_,
+                       y.row<uint8_t>(c, y0) + pb + j, y.plane_stride, rq_);
+      }
+    }
+  }
+
+ private:
+  QConvParams q_;
+  const kernels::Qu8WxConfig& cfg_;
+  size_t kpad_ = 0;
+  std::vector<uint8_t> packed_;
+  kernels::Qu8GemmRequant rq_;
+};
+
+class StripQDwConv final : public WindowedLayer {
+ public:
+  StripQDwConv(const ops::ConvGeometry& g, const QConvParams& q) : WindowedLayer(g), q_(q) {
+    wf_.assign(q.w.begin(), q.w.end());
+    fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), kh_, kw_, sh_, sw_, dh_, dw_);
+    const bool shape_ok = kh_ == 3 && kw_ == 3 && dh_ == 1 && dw_ == 1 && (sh_ == 1 || sh_ == 2) && (sw_ == 1 || sw_ == 2);
+    direct_ = shape_ok ? kernels::qu8_dwconv3x3_select(kernels::selected_isa()) : nullptr;
+    if (direct_) {
+      rq_ = kernels::qu8_requant(q.y_signed, q.y_zp, qmin_of(q.y_signed), qmax_of(q.y_signed));
+      const int32_t zp_u8 = q.x_zp + (q.x_signed ? 128 : 0);  // the zero point as the kernel reads bytes
+      for (size_t c = 0; c < out.c; ++c) {
+        const int8_t* w = q.w.data() + c * 9;
+        int32_t wsum = 0;
+        for (size_t k = 0; k < 9; ++k) wsum += w[k];
+        Column col;
+        for (size_t kx = 0; kx < 3; ++kx) col.w[kx] = kernels::qu8_dwconv_pack_column(w, kx);
+        col.bias = static_cast<int32_t>(static_cast<uint32_t>(q.bias[c]) - static_cast<uint32_t>(zp_u8 * wsum));
+        columns_.push_back(col);
+      }
+    }
+  }
+
+  double flops_per_row() const override { return 2.0 * static_cast<double>(out.c * out.w * kh_ * kw_); }
+  size_t scratch_floats(size_t rows) const override {
+    if (direct_) return (window_rows(rows) * direct_stride() + sizeof(float) - 1) / sizeof(float);
+    return window_rows(rows) * stride() + rows * out.w;
+  }
+
+  void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
+           float* ws) const override {
+    if (direct_) {
+      run_direct(x, y, y0, y1, reinterpret_cast<uint8_t*>(ws));
+      return;
+    }
+    if (q_.x_signed) {
+      run_typed<int8_t>(x, y, y0, y1, ws);
+    } else {
+      run_typed<uint8_t>(x, y, y0, y1, ws);
+    }
+  }
+
+ private:
+  struct Column {  // one channel's weights and folded bias as the direct kernel takes them
+    int32_t w[3] = {};
+    int32_t bias = 0;
+  };
+  size_t window_rows(size_t rows) const { return (rows - 1) * sh_ + (kh_ - 1) * dh_ + 1; }
+  size_t stride() const { return ((out.w - 1) * sw_ + (kw_ - 1) * dw_ + 1 + 32 + 15) / 16 * 16; }
+  size_t direct_stride() const {
+    return std::max((out.w - 1) * sw_ + 3, kernels::qu8_dwconv_row_bytes(out.w, sw_));
+  }
+
+  // The direct u8 kernel (AVX-512 VNNI + VBMI) on the window's rows copied with their padding
+  // written as the input zero point (s8: sign bit flipped), as the cpu op does for whole planes.
+  void run_direct(const RowView& x, const RowView& y, size_t y0, size_t y1, uint8_t* win) const {
+    const size_t rows = window_rows(y1 - y0), st = direct_stride(), cols = (out.w - 1) * sw_ + 3;
+    const int64_t first = static_cast<int64_t>(y0 * sh_) - static_cast<int64_t>(pt_);
+    const size_t left = std::min(pl_, cols), n_copy = cols > left ? std::min(in.w, cols - left) : 0;
+    const auto zp = static_cast<uint8_t>(q_.x_zp + (q_.x_signed ? 128 : 0));
+    for (size_t c = 0; c < out.c; ++c) {
+      for (size_t r = 0; r < rows; ++r) {
+        uint8_t* d = win + r * st;
+        const int64_t iy = first + static_cast<int64_t>(r);
+        if (iy < 0 || iy >= static_cast<int64_t>(in.h)) {
+          std::memset(d, zp, st);
+          continue;
+        }
+        std::memset(d, zp, left);
+        const uint8_t* src = x.row<uint8_t>(c, static_cast<size_t>(iy));
+        if (q_.x_signed) {
+          for (size_t j = 0; j < n_copy; ++j) d[left + j] = static_cast<uint8_t>(src[j] ^ 0x80);
+        } else {
+          std::memcpy(d + left, src, n_copy);
+        }
+        std::memset(d + left + n_copy, zp, st - left - n_copy);
+      }
+      kernels::Qu8DwconvParams p;
+      p.in = win;
+      p.in_stride = st;
+      for (size_t kx = 0; kx < 3; ++kx) p.w[kx] = columns_[c].w[kx];
+      p.bias = columns_[c].bias;
+      p.multiplier = q_.mult[c];
+      p.rq = rq_;
+      p.out = y.row<uint8_t>(c, y0);
+      p.out_stride = y.width;
+      p.out_width = out.w;
+      p.sh = sh_;
+      p.sw = sw_;
+      direct_(p, 0, y1 - y0);
+    }
+  }
+
+  template <typename X>
+  void run_typed(const RowView& x, const RowView& y, size_t y0, size_t y1, float* ws) const {
+    const size_t rows = window_rows(y1 - y0), st = stride(), n = (y1 - y0) * out.w, taps = kh_ * kw_;
+    const int64_t first = static_cast<int64_t>(y0 * sh_) - static_cast<int64_t>(pt_);
+    const size_t left = std::min(pl_, st), n_copy = std::min(in.w, st - left);
+    float* win = ws;
+    float* acc = ws + rows * st;
+    for (size_t c = 0; c < out.c; ++c) {
+      for (size_t r = 0; r < rows; ++r) {  // (x - x_zp) as f32, the padding 0
+        float* d = win + r * st;
+        const int64_t iy = first + static_cast<int64_t>(r);
+        std::fill(d, d + st, 0.0f);
+        if (iy < 0 || iy >= static_cast<int64_t>(in.h)) continue;
+        const X* src = x.row<X>(c, static_cast<size_t>(iy));
+        for (size_t i = 0; i < n_copy; ++i) d[left + i] = static_cast<float>(static_cast<int32_t>(src[i]) - q_.x_zp);
+      }
+      kernels::F32DwconvParams p;
+      p.in = win;
+      p.in_stride = st;
+      p.in_height = rows;
+      p.in_width = st;
+      p.w = wf_.data() + c * taps;
+      p.out = acc;
+      p.out_stride = out.w;
+      p.out_width = out.w;
+      p.kh = kh_;
+      p.kw = kw_;
+      p.sh = sh_;
+      p.sw = sw_;
+      p.dh = dh_;
+      p.dw = dw_;
+      fn_(p, 0, y1 - y0);
+      if (q_.y_signed) {
+        store<int8_t>(acc, y.row<int8_t>(c, y0), n, c);
+      } else {
+        store<uint8_t>(acc, y.row<uint8_t>(c, y0), n, c);
+      }
+    }
+  }
+
+  template <typename Y>
+  void store(const float* acc, Y* out_row, size_t n, size_t c) const {
+    const int32_t b = q_.bias[c];
+    const float m = q_.mult[c];
+    for (size_t i = 0; i < n; ++i)
+      out_row[i] = ref::requantize_value<Y>(static_cast<int64_t>(acc[i]) + b, m, q_.y_zp);
+  }
+
+  QConvParams q_;
+  std::vector<float> wf_;
+  kernels::F32DwconvFn fn_ = nullptr;
+  kernels::Qu8DwconvFn direct_ = nullptr;
+  kernels::Qu8GemmRequant rq_;
+  std::vector<Column> columns_;
+};
+
+// y = QLinearAdd(a, b) with both operands full-shape; the main input is a or b (kept in ref's
+// order for the kernel's FMA).
+class StripQAdd final : public StripLayer {
+ public:
+  StripQAdd(const kernels::Q8VbinaryParams& p, bool main_is_a, bool is_signed)
+      : p_(p), main_is_a_(main_is_a), signed_(is_signed) {}
+  bool elementwise() const override { return true; }
+
+  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
+           float*) const override {
+    const size_t n = (y1 - y0) * out.w;
+    for (size_t c = 0; c < out.c; ++c) {
+      const uint8_t* a = x.row<uint8_t>(c, y0);
+      uint8_t* o = y.row<uint8_t>(c, y0);
+      if (a != o) std::memcpy(o, a, n);
+      apply_channel(o, c, y0, n, ext);
+    }
+  }
+
+  void apply_channel(void* yv, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const override {
+    if (signed_) {
+      auto* y = static_cast<int8_t*>(yv);
+      const int8_t* e = ext[0].row<int8_t>(c, y0);
+      kernels::qs8_vbinary_config(kernels::selected_isa()).add(main_is_a_ ? y : e, main_is_a_ ? e : y, y, n, p_);
+    } else {
+      auto* y = static_cast<uint8_t*>(yv);
+      const uint8_t* e = ext[0].row<uint8_t>(c, y0);
+      kernels::qu8_vbinary_config(kernels::selected_isa()).add(main_is_a_ ? y : e, main_is_a_ ? e : y, y, n, p_);
+    }
+  }
+
+ private:
+  kernels::Q8VbinaryParams p_;
+  bool main_is_a_, signed_;
+};
+
+const ir::Tensor* const_of(const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; }
+bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
+
+}  // namespace
+
+std::string qconv_params(const ir::Node& node, const TypeOf& type_of, QConvParams* q) {
+  if (ops::has_fused_epilogue(node)) return "unsupported op: QLinearConv with a fused epilogue";
+  if (node.num_inputs() < 8 || !node.input(0) || !node.input(7)) return "unsupported op: QLinearConv without y_zero_point";
+  const ir::Tensor* xs = const_of(node.input(1));
+  const ir::Tensor* xz = const_of(node.input(2));
+  const ir::Tensor* w = const_of(node.input(3));
+  const ir::Tensor* ws = const_of(node.input(4));
+  const ir::Tensor* wz = const_of(node.input(5));
+  const ir::Tensor* ys = const_of(node.input(6));
+  const ir::Tensor* yz = const_of(node.input(7));
+  const ir::Tensor* b = const_of(node.input(8));
+  const ir::DType xt = type_of(node.input(0)).dtype, yt = yz ? yz->dtype() : ir::DType::kUndefined;
+  if (!is_q8(xt) || !is_q8(yt)) return "dtype: QLinearConv of " + std::string(ir::dtype_name(xt));
+  if (!xs || !w || !ws || !ys || (node.input(2) && !xz) || (node.input(5) && !wz) || (node.input(8) && !b))
+    return "unsupported op: QLinearConv with non-constant parameters";
+  if (w->dtype() != ir::DType::kI8 || w->rank() != 4 || w->numel() == 0) return "unsupported op: QLinearConv weights";
+  const int64_t co = w->dim(0);
+  if (xs->numel() != 1 || ys->numel() != 1 || (ws->numel() != 1 && ws->numel() != co) || yz->numel() != 1 ||
+      (xz && xz->numel() != 1) || xs->dtype() != ir::DType::kF32 || ys->dtype() != ir::DType::kF32 ||
+      ws->dtype() != ir::DType::kF32)
+    return "unsupported op: QLinearConv with per-axis activation parameters";
+  for (int64_t i = 0; wz && i < wz->numel(); ++i)
+    if (wz->get_int(i) != 0) return "unsupported op: QLinearConv with a non-zero weight zero point";
+  if (b && (b->dtype() != ir::DType::kI32 || b->numel() != co)) return "unsupported op: QLinearConv bias";
+  const int64_t taps = w->numel() / co;
+  const int64_t max_sum = taps * 255 * 128;
+  for (int64_t c = 0; b && c < co; ++c) {
+    const int64_t v = b->data<int32_t>()[c];
+    if ((v < 0 ? -v : v) + max_sum >= (int64_t{1} << 31)) return "unsupported op: QLinearConv bias beyond int32 sums";
+  }
+  q->m = static_cast<size_t>(co);
+  q->k = static_cast<size_t>(taps);
+  q->w.assign(w->data<int8_t>(), w->data<int8_t>() + w->numel());
+  q->bias.assign(q->m, 0);
+  if (b) std::copy(b->data<int32_t>(), b->data<int32_t>() + co, q->bias.begin());
+  q->mult.resize(q->m);
+  const float x_scale = xs->data<float>()[0], y_scale = ys->data<float>()[0];
+  for (size_t c = 0; c < q->m; ++c) {
+    q->mult[c] = ref::requant_multiplier(x_scale, ws->data<float>()[ws->numel() == 1 ? 0 : c], y_scale);
+    if (!(q->mult[c] > 0.0f) || !std::isfinite(q->mult[c])) return "unsupported op: QLinearConv multiplier";
+  }
+  q->x_zp = xz ? static_cast<int32_t>(xz->get_int(0)) : 0;
+  q->y_zp = static_cast<int32_t>(yz->get_int(0));
+  q->x_signed = xt == ir::DType::kI8;
+  q->y_signed = yt == ir::DType::kI8;
+  return "";
+}
+
+std::string qadd_params(const ir::Node& node, const TypeOf& type_of, kernels::Q8VbinaryParams* p) {
+  const ir::Value* a = node.input(0);
+  const ir::Value* b = node.input(3);
+  if (!a || !b || node.num_inputs() < 8 || !node.input(7)) return "unsupported op: QLinearAdd operands";
+  const ir::DType t = type_of(a).dtype;
+  if (!is_q8(t) || type_of(b).dtype != t) return "dtype: QLinearAdd of " + std::string(ir::dtype_name(t));
+  if (type_of(a).shape != type_of(b).shape) return "unsupported op: QLinearAdd with broadcasting";
+  auto scale = [](const ir::Value* v) -> float {
+    const ir::Tensor* c = const_of(v);
+    return c && c->dtype() == ir::DType::kF32 && c->numel() == 1 ? c->data<float>()[0] : NAN;
+  };
+  auto zp = [&](const ir::Value* v, int32_t* out) {
+    if (!v) return (*out = 0, true);
+    const ir::Tensor* c = const_of(v);
+    if (!c || c->dtype() != t || c->numel() != 1) return false;
+    *out = static_cast<int32_t>(c->get_int(0));
+    return true;
+  };
+  const float as = scale(node.input(1)), bs = scale(node.input(4)), ys = scale(node.input(6));
+  if (!zp(node.input(2), &p->a_zp) || !zp(node.input(5), &p->b_zp) || !zp(node.input(7), &p->y_zp))
+    return "unsupported op: QLinearAdd with non-constant zero points";
+  p->a_mult = as / ys;  // exactly as ref_qlinear_binary.cpp
+  p->b_mult = bs / ys;
+  if (!std::isfinite(p->a_mult) || !std::isfinite(p->b_mult)) return "unsupported op: QLinearAdd scales";
+  return "";
+}
+
+Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const TypeOf& type_of) {
+  QConvParams q;
+  if (std::string why = qconv_params(node, type_of, &q); !why.empty()) return unsupported(node.label() + ": " + why);
+  auto x_dims = *type_of(node.input(0)).shape.static_dims();
+  NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(node.attrs, x_dims, node.input(3)->constant->dims()));
+  std::unique_ptr<StripLayer> layer;
+  if (g.group > 1 && g.group == g.in_channels && g.group == g.out_channels) {
+    layer = std::make_unique<StripQDwConv>(g, q);
+  } else {
+    auto conv = std::make_unique<StripQConv1x1>(q);
+    conv->in = {static_cast<size_t>(g.in_channels), static_cast<size_t>(g.in[0]), static_cast<size_t>(g.in[1])};
+    conv->out = {static_cast<size_t>(g.out_channels), static_cast<size_t>(g.out[0]), static_cast<size_t>(g.out[1])};
+    layer = std::move(conv);
+  }
+  layer->in.elem = layer->out.elem = 1;
+  return layer;
+}
+
+Result<std::unique_ptr<StripLayer>> make_strip_qadd(const ir::Node& node, const TypeOf& type_of, int main_input) {
+  kernels::Q8VbinaryParams p;
+  if (std::string why = qadd_params(node, type_of, &p); !why.empty()) return unsupported(node.label() + ": " + why);
+  const bool main_is_a = main_input == 0;
+  auto layer = std::make_unique<StripQAdd>(p, main_is_a, type_of(node.input(0)).dtype == ir::DType::kI8);
+  auto d = *type_of(node.output(0)).shape.static_dims();
+  layer->in = layer->out = {static_cast<size_t>(d[1]), static_cast<size_t>(d[2]), static_cast<size_t>(d[3]), 1};
+  layer->externals.push_back(node.input(main_is_a ? 3 : 0));
+  layer->external_kinds.push_back(StripLayer::Operand::kFull);
+  layer->external_constant.push_back(false);
+  return std::unique_ptr<StripLayer>(std::move(layer));
+}
+
+}  // namespace nfuse::backends::fusion

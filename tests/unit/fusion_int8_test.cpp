@@ -1,0 +1,204 @@
+// The fusion backend's integer groups against the ref kernels, byte for byte: quantized
+// MobileNetV2 blocks (1x1 QLinearConv -> depthwise 3x3 QLinearConv -> 1x1 QLinearConv ->
+// com.microsoft QLinearAdd with the block input), stride 2 in the middle, 5x5 depthwise (the
+// exact f32 path), u8 and s8, zero points at both ends, saturation, odd planes, batch 2, every
+// strip height from one row to the whole image, 1 and 2 threads; and that the whole chain ran on
+// fusion, as one group, with its traffic.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "cpu_test_util.h"
+#include "partition/partitioner.h"
+#include "runtime/session.h"
+
+namespace nfuse {
+namespace {
+
+class QChain {
+ public:
+  QChain(std::vector<int64_t> x_dims, bool is_signed, uint32_t seed)
+      : rng_(seed), signed_(is_signed), g_(std::make_unique<ir::Graph>()) {
+    g_->opsets["com.microsoft"] = 1;
+    x_ = g_->add_value("x", {dtype(), ir::Shape::from_dims(x_dims)}).value();
+    g_->inputs().push_back(x_);
+    ir::Tensor x = ir::Tensor::allocate(dtype(), x_dims);
+    std::uniform_int_distribution<int> d(0, 255);
+    for (int64_t i = 0; i < x.numel(); ++i) static_cast<uint8_t*>(x.raw())[i] = static_cast<uint8_t>(d(rng_));
+    feeds_.push_back({"x", x});
+    cur_ = x_;
+    c_ = x_dims[1];
+    zp_ = signed_ ? -5 : 131;
+  }
+
+  // QLinearConv, per-channel weight scales, output scale chosen so outputs spread over the range
+  // (`saturate` > 1 makes them clip at both ends).
+  QChain& qconv(int64_t co, int64_t k, int64_t stride, int64_t pad, int64_t group, float saturate = 1.0f) {
+    const int64_t kk = c_ / group * k * k;
+    std::uniform_real_distribution<float> ws(0.004f, 0.02f);
+    std::vector<float> w_scales(static_cast<size_t>(co));
+    for (float& s : w_scales) s = ws(rng_);
+    const float y_scale = scale_ * w_scales[0] * 74.0f * std::sqrt(static_cast<float>(kk)) * 2.0f / saturate;
+    std::uniform_int_distribution<int> wd(-128, 127);
+    ir::Tensor w = ir::Tensor::allocate(ir::DType::kI8, {co, c_ / group, k, k});
+    for (int64_t i = 0; i < w.numel(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(wd(rng_));
+    std::uniform_int_distribution<int32_t> bd(static_cast<int32_t>(-kk * 3000), static_cast<int32_t>(kk * 3000));
+    std::vector<int32_t> b(static_cast<size_t>(co));
+    for (int32_t& v : b) v = bd(rng_);
+    const int64_t y_zp = signed_ ? 7 : 120;
+    ir::Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{k, k});
+    a.set("strides", std::vector<int64_t>{stride, stride});
+    a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    a.set("group", group);
+    add("", "QLinearConv",
+        {cur_, f32(scale_), q8(zp_), constant(w), constant(ir::Tensor::from_vector<float>(w_scales, {co})),
+         constant(ir::Tensor::from_vector<int8_t>(std::vector<int8_t>(static_cast<size_t>(co), 0), {co})), f32(y_scale),
+         q8(y_zp), constant(ir::Tensor::from_vector<int32_t>(b, {co}))},
+        a);
+    scale_ = y_scale;
+    zp_ = y_zp;
+    c_ = co;
+    return *this;
+  }
+
+  // com.microsoft QLinearAdd of the current value and the chain's input (same shape).
+  QChain& add_input(bool input_first) {
+    const float y_scale = scale_ * 1.5f;
+    const int64_t y_zp = signed_ ? -3 : 125;
+    std::vector<ir::Value*> a = {cur_, f32(scale_), q8(zp_)};
+    std::vector<ir::Value*> b = {x_, f32(0.0173f), q8(signed_ ? -5 : 131)};
+    std::vector<ir::Value*> ins = input_first ? b : a;
+    const std::vector<ir::Value*>& second = input_first ? a : b;
+    ins.insert(ins.end(), second.begin(), second.end());
+    ins.push_back(f32(y_scale));
+    ins.push_back(q8(y_zp));
+    add("com.microsoft", "QLinearAdd", ins, {});
+    scale_ = y_scale;
+    zp_ = y_zp;
+    return *this;
+  }
+
+  std::unique_ptr<ir::Graph> graph() {
+    auto g = std::move(g_);
+    g->outputs().push_back(cur_);
+    g->relink();
+    return g;
+  }
+  const runtime::NamedTensors& feeds() const { return feeds_; }
+
+ private:
+  ir::DType dtype() const { return signed_ ? ir::DType::kI8 : ir::DType::kU8; }
+  ir::Value* constant(ir::Tensor t) {
+    ir::Value* v = g_->add_value("c" + std::to_string(next_++), {t.dtype(), ir::Shape::from_dims(t.dims())}).value();
+    v->constant = std::move(t);
+    return v;
+  }
+  ir::Value* f32(float v) { return constant(ir::Tensor::from_vector<float>({v}, {})); }
+  ir::Value* q8(int64_t v) {
+    ir::Tensor t = ir::Tensor::allocate(dtype(), {});
+    static_cast<uint8_t*>(t.raw())[0] = static_cast<uint8_t>(v);
+    return constant(std::move(t));
+  }
+  void add(const std::string& domain, const std::string& op, std::vector<ir::Value*> ins, const ir::Attributes& a) {
+    ir::Value* y = g_->add_value("v" + std::to_string(next_++)).value();
+    ir::Node* n = g_->add_node(op, "n" + std::to_string(next_++), std::move(ins), {y}, a);
+    n->domain = domain;
+    n->opset = domain.empty() ? 10 : 1;
+    cur_ = y;
+  }
+
+  std::mt19937 rng_;
+  bool signed_;
+  std::unique_ptr<ir::Graph> g_;
+  ir::Value* x_ = nullptr;
+  ir::Value* cur_ = nullptr;
+  int64_t c_ = 0;
+  float scale_ = 0.0173f;
+  int64_t zp_ = 0;
+  int next_ = 0;
+  runtime::NamedTensors feeds_;
+};
+
+using QChainFn = void (*)(QChain&);
+
+void check(const std::vector<int64_t>& x_dims, bool is_signed, QChainFn build, const std::string& what,
+           size_t expect_members) {
+  auto run = [&](const std::string& backend, int threads, int tiles, const compile::Plan** plan_out,
+                 std::unique_ptr<runtime::Session>* keep) -> Result<ir::Tensor> {
+    QChain chain(x_dims, is_signed, cpu_test::kSeed);
+    build(chain);
+    runtime::SessionOptions o;
+    o.backend = backend;
+    o.threads = threads;
+    o.optimize = false;
+    o.tile_rows = tiles;
+    NFUSE_ASSIGN_OR_RETURN(*keep, runtime::Session::create(chain.graph(), o));
+    NFUSE_ASSIGN_OR_RETURN(auto outs, (*keep)->run(chain.feeds()));
+    std::map<std::string, std::vector<int64_t>> dims{{"x", x_dims}};
+    NFUSE_ASSIGN_OR_RETURN(*plan_out, (*keep)->prepare(dims));
+    return outs[0];
+  };
+  std::unique_ptr<runtime::Session> ref_session;
+  const compile::Plan* ref_plan = nullptr;
+  auto ref = run("ref", 1, 0, &ref_plan, &ref_session);
+  ASSERT_TRUE(ref.ok()) << what << ": ref: " << ref.status().to_string();
+  for (int threads : {1, 2}) {
+    for (int tiles : {1, 2, 3, 0, 1000}) {
+      std::unique_ptr<runtime::Session> session;
+      const compile::Plan* plan = nullptr;
+      auto got = run("fusion", threads, tiles, &plan, &session);
+      ASSERT_TRUE(got.ok()) << what << ": fusion: " << got.status().to_string();
+      // Everything ran on fusion, as one group of all the members.
+      ASSERT_EQ(plan->steps.size(), 1u) << what;
+      ASSERT_EQ(plan->steps[0].partition.backend, "fusion") << what;
+      const backends::PartitionTraffic t = plan->steps[0].compiled->traffic();
+      ASSERT_EQ(t.groups.size(), 1u) << what;
+      EXPECT_EQ(t.groups[0].nodes.size(), expect_members) << what;
+      EXPECT_LT(t.fused_bytes, t.layerwise_bytes) << what;
+      ASSERT_EQ(got->dims(), ref->dims()) << what;
+      ASSERT_EQ(got->dtype(), ref->dtype()) << what;
+      for (int64_t i = 0; i < ref->numel(); ++i) {
+        const int a = static_cast<const uint8_t*>(got->raw())[i], b = static_cast<const uint8_t*>(ref->raw())[i];
+        ASSERT_EQ(a, b) << what << " (seed " << cpu_test::kSeed << ", threads " << threads << ", tile rows " << tiles
+                        << "): first mismatch at flat index " << i << " of " << ir::dims_to_string(ref->dims());
+      }
+    }
+  }
+}
+
+TEST(FusionInt8, InvertedResidualU8) {
+  check({1, 16, 23, 17}, false,
+        [](QChain& c) { c.qconv(96, 1, 1, 0, 1).qconv(96, 3, 1, 1, 96).qconv(16, 1, 1, 0, 1).add_input(false); },
+        "u8 expand/dw/project+add 23x17", 4);
+}
+
+TEST(FusionInt8, InvertedResidualS8ResidualFirstAndSaturating) {
+  check({1, 8, 19, 33}, true,
+        [](QChain& c) {
+          c.qconv(40, 1, 1, 0, 1, 8.0f).qconv(40, 3, 1, 1, 40, 8.0f).qconv(8, 1, 1, 0, 1).add_input(true);
+        },
+        "s8 expand/dw/project + input-first add, saturating 19x33", 4);
+}
+
+TEST(FusionInt8, StrideTwoDepthwiseInTheMiddle) {
+  check({1, 8, 31, 20}, false, [](QChain& c) { c.qconv(48, 1, 1, 0, 1).qconv(48, 3, 2, 1, 48).qconv(24, 1, 1, 0, 1); },
+        "u8 expand/dw s2/project 31x20", 3);
+}
+
+TEST(FusionInt8, FiveByFiveDepthwiseRunsTheExactF32Path) {
+  check({1, 12, 17, 26}, true, [](QChain& c) { c.qconv(24, 1, 1, 0, 1).qconv(24, 5, 2, 2, 24).qconv(12, 1, 1, 0, 1); },
+        "s8 expand/dw5x5 s2/project 17x26", 3);
+}
+
+TEST(FusionInt8, BatchOfTwoAndOneRowImage) {
+  check({2, 8, 18, 11}, false,
+        [](QChain& c) { c.qconv(32, 1, 1, 0, 1).qconv(32, 3, 1, 1, 32).qconv(8, 1, 1, 0, 1).add_input(false); },
+        "u8 batch 2", 4);
+  check({1, 8, 1, 40}, false, [](QChain& c) { c.qconv(16, 1, 1, 0, 1).qconv(16, 3, 1, 1, 16).qconv(8, 1, 1, 0, 1); },
+        "u8 1-row image", 3);
+}
+
+}  // namespace
+}  // namespace nfuse

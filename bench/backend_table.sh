@@ -4,8 +4,8 @@
 #   cpu INT8     nfuse --backend cpu on the QDQ model `nfuse quantize` writes (minmax, u8, 4
 #                random calibration inputs: the zoo's weights are random, so this measures speed
 #                only, not accuracy)
-#   fusion INT8  the fusion backend on that QDQ model: its groups run f32 only, so every integer
-#                op stays on cpu and the column repeats what actually ran ("= cpu")
+#   fusion INT8  --backend fusion on that QDQ model: integer chains (1x1 and depthwise
+#                QLinearConv, QLinearAdd) run as fused groups, the rest falls back to cpu
 #   auto         nfuse --backend auto on the FP32 model: the partitioner's plan
 # interleaved inside one round (DESIGN.md, "Benchmark protocol"), 10 warm-ups + 50 runs, median
 # over rounds of each side's median.
@@ -49,14 +49,18 @@ for i in range(4):
 PY
     "$NFUSE" quantize "$model" --calib "$calib" -o "$q" > "$INT8/$name.quantize.log" 2>&1 || rm -f "$q"
   fi
-  : > "$INT8/f"; : > "$INT8/i"; : > "$INT8/a"
+  : > "$INT8/f"; : > "$INT8/i"; : > "$INT8/u"; : > "$INT8/a"
   for ((r = 0; r < ROUNDS; r++)); do
     common=(--threads 1 --input "$input=$file" --warmup "$WARMUP" --runs "$RUNS" --json)
     "$NFUSE" bench "$model" --backend cpu "${common[@]}" | json_field median_ms >> "$INT8/f"
-    if [[ -f "$q" ]]; then "$NFUSE" bench "$q" --backend cpu "${common[@]}" | json_field median_ms >> "$INT8/i"; fi
+    if [[ -f "$q" ]]; then
+      "$NFUSE" bench "$q" --backend cpu "${common[@]}" | json_field median_ms >> "$INT8/i"
+      "$NFUSE" bench "$q" --backend fusion "${common[@]}" | json_field median_ms >> "$INT8/u"
+    fi
     "$NFUSE" bench "$model" --backend auto "${common[@]}" | json_field median_ms >> "$INT8/a"
   done
-  i="n/a"
+  i="n/a"; u="n/a"
   [[ -s "$INT8/i" ]] && i="$(printf %.2f "$(median < "$INT8/i")")"
-  row "$name" "$(printf %.2f "$(median < "$INT8/f")")" "$i" "= cpu" "$(printf %.2f "$(median < "$INT8/a")")"
+  [[ -s "$INT8/u" ]] && u="$(printf %.2f "$(median < "$INT8/u")")"
+  row "$name" "$(printf %.2f "$(median < "$INT8/f")")" "$i" "$u" "$(printf %.2f "$(median < "$INT8/a")")"
 done < "$INT8/cases.txt"

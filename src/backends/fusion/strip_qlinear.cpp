@@ -2,10 +2,11 @@
 //   QLinearConv 1x1 (stride 1, no padding, one group) on the qu8 W * X GEMM (qu8_wxgemm.h: the
 //     VNNI kernel where the CPU has it, its scalar statement elsewhere), X panels packed straight
 //     from the strip's input rows;
-//   depthwise QLinearConv (up to 514 taps) on the f32 depthwise kernels, exactly as the cpu op's
-//     f32 path: the window's rows become f32 (x - x_zp) with the padding 0 in L1 scratch (every
-//     product and partial sum is an integer below 2^24, so the f32 sums are the exact int32 ones),
-//     then bias + requantization as ref;
+//   depthwise QLinearConv: 3x3 on the direct u8 kernel (qu8_dwconv.h) where the CPU has it, else
+//     (up to 514 taps) on the f32 depthwise kernels exactly as the cpu op's f32 path: the
+//     window's rows become f32 (x - x_zp) with the padding 0 in L1 scratch (every product and
+//     partial sum is an integer below 2^24, so the f32 sums are the exact int32 ones), then bias
+//     and the qu8 requantization (qu8_vcvt.h);
 //   com.microsoft QLinearAdd with two full-shape operands on the q8-vbinary kernels (in place on
 //     the rows the previous member wrote).
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "kernels/f32-dwconv/f32_dwconv.h"
 #include "kernels/q8-vbinary/q8_vbinary.h"
 #include "kernels/qu8-dwconv/qu8_dwconv.h"
+#include "kernels/qu8-vcvt/qu8_vcvt.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
 
 namespace nfuse::backends::fusion {
@@ -78,10 +80,11 @@ class StripQDwConv final : public WindowedLayer {
   StripQDwConv(const ops::ConvGeometry& g, const QConvParams& q) : WindowedLayer(g), q_(q) {
     wf_.assign(q.w.begin(), q.w.end());
     fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), kh_, kw_, sh_, sw_, dh_, dw_);
+    vcvt_ = kernels::qu8_vcvt_select(kernels::selected_isa());
+    rq_ = kernels::qu8_requant(q.y_signed, q.y_zp, qmin_of(q.y_signed), qmax_of(q.y_signed));
     const bool shape_ok = kh_ == 3 && kw_ == 3 && dh_ == 1 && dw_ == 1 && (sh_ == 1 || sh_ == 2) && (sw_ == 1 || sw_ == 2);
     direct_ = shape_ok ? kernels::qu8_dwconv3x3_select(kernels::selected_isa()) : nullptr;
     if (direct_) {
-      rq_ = kernels::qu8_requant(q.y_signed, q.y_zp, qmin_of(q.y_signed), qmax_of(q.y_signed));
       const int32_t zp_u8 = q.x_zp + (q.x_signed ? 128 : 0);  // the zero point as the kernel reads bytes
       for (size_t c = 0; c < out.c; ++c) {
         const int8_t* w = q.w.data() + c * 9;
@@ -107,11 +110,7 @@ class StripQDwConv final : public WindowedLayer {
       run_direct(x, y, y0, y1, reinterpret_cast<uint8_t*>(ws));
       return;
     }
-    if (q_.x_signed) {
-      run_typed<int8_t>(x, y, y0, y1, ws);
-    } else {
-      run_typed<uint8_t>(x, y, y0, y1, ws);
-    }
+    run_f32(x, y, y0, y1, ws);
   }
 
  private:
@@ -165,21 +164,28 @@ class StripQDwConv final : public WindowedLayer {
     }
   }
 
-  template <typename X>
-  void run_typed(const RowView& x, const RowView& y, size_t y0, size_t y1, float* ws) const {
+  // The f32 path (any window of at most 514 taps, or no direct kernel on this CPU): the window's
+  // rows unpacked to f32 (x - x_zp) with the padding 0, the f32 kernel's exact sums, and the
+  // vectorised requantization (qu8_vcvt.h), as the cpu op does for whole planes.
+  void run_f32(const RowView& x, const RowView& y, size_t y0, size_t y1, float* ws) const {
     const size_t rows = window_rows(y1 - y0), st = stride(), n = (y1 - y0) * out.w, taps = kh_ * kw_;
     const int64_t first = static_cast<int64_t>(y0 * sh_) - static_cast<int64_t>(pt_);
     const size_t left = std::min(pl_, st), n_copy = std::min(in.w, st - left);
+    const uint8_t flip = q_.x_signed ? 0x80 : 0;
+    const int32_t zp = q_.x_zp + (q_.x_signed ? 128 : 0);
     float* win = ws;
     float* acc = ws + rows * st;
     for (size_t c = 0; c < out.c; ++c) {
-      for (size_t r = 0; r < rows; ++r) {  // (x - x_zp) as f32, the padding 0
+      for (size_t r = 0; r < rows; ++r) {
         float* d = win + r * st;
         const int64_t iy = first + static_cast<int64_t>(r);
-        std::fill(d, d + st, 0.0f);
-        if (iy < 0 || iy >= static_cast<int64_t>(in.h)) continue;
-        const X* src = x.row<X>(c, static_cast<size_t>(iy));
-        for (size_t i = 0; i < n_copy; ++i) d[left + i] = static_cast<float>(static_cast<int32_t>(src[i]) - q_.x_zp);
+        if (iy < 0 || iy >= static_cast<int64_t>(in.h)) {
+          std::fill(d, d + st, 0.0f);
+          continue;
+        }
+        std::fill(d, d + left, 0.0f);
+        vcvt_.unpack(x.row<uint8_t>(c, static_cast<size_t>(iy)), n_copy, flip, zp, d + left);
+        std::fill(d + left + n_copy, d + st, 0.0f);
       }
       kernels::F32DwconvParams p;
       p.in = win;
@@ -197,26 +203,15 @@ class StripQDwConv final : public WindowedLayer {
       p.dh = dh_;
       p.dw = dw_;
       fn_(p, 0, y1 - y0);
-      if (q_.y_signed) {
-        store<int8_t>(acc, y.row<int8_t>(c, y0), n, c);
-      } else {
-        store<uint8_t>(acc, y.row<uint8_t>(c, y0), n, c);
-      }
+      vcvt_.requant(acc, n, q_.bias[c], q_.mult[c], rq_, y.row<uint8_t>(c, y0));
     }
-  }
-
-  template <typename Y>
-  void store(const float* acc, Y* out_row, size_t n, size_t c) const {
-    const int32_t b = q_.bias[c];
-    const float m = q_.mult[c];
-    for (size_t i = 0; i < n; ++i)
-      out_row[i] = ref::requantize_value<Y>(static_cast<int64_t>(acc[i]) + b, m, q_.y_zp);
   }
 
   QConvParams q_;
   std::vector<float> wf_;
   kernels::F32DwconvFn fn_ = nullptr;
   kernels::Qu8DwconvFn direct_ = nullptr;
+  kernels::Qu8VcvtKernels vcvt_{};
   kernels::Qu8GemmRequant rq_;
   std::vector<Column> columns_;
 };

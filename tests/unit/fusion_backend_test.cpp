@@ -208,6 +208,15 @@ TEST(FusionBackend, BatchOfTwo) {
               "batch 2 inverted residual 18x11");
 }
 
+// A long element-wise chain on 1x1 and tiny planes (the device profile's overhead probe).
+TEST(FusionBackend, LongActivationChainOnTinyPlanes) {
+  auto relus = [](Chain& c) {
+    for (int i = 0; i < 32; ++i) c.unary(i % 2 ? "Relu" : "HardSwish");
+  };
+  check_chain({1, 8, 1, 1}, relus, "32 activations on 1x8x1x1");
+  check_chain({1, 8, 3, 2}, relus, "32 activations on 1x8x3x2");
+}
+
 TEST(FusionBackend, OneRowImageAndTallNarrowImage) {
   check_chain({1, 4, 1, 40}, [](Chain& c) { c.conv(8, 3, 1, 1).dw(3, 1, 1).conv(4, 1); }, "1-row image");
   check_chain({1, 4, 70, 3}, [](Chain& c) { c.conv(8, 3, 1, 1).dw(3, 2, 1).conv(4, 1); }, "70x3 image");

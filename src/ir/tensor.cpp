@@ -38,6 +38,12 @@ Tensor Tensor::allocate(DType dtype, std::vector<int64_t> dims) {
   return t;
 }
 
+Status reuse_or_allocate(Tensor* t, DType dtype, const std::vector<int64_t>& dims) {
+  if (t->dtype() == dtype && t->dims() == dims && t->sole_owner()) return ok_status();
+  NFUSE_ASSIGN_OR_RETURN(*t, Tensor::try_allocate(dtype, dims));
+  return ok_status();
+}
+
 Result<Tensor> Tensor::try_allocate(DType dtype, std::vector<int64_t> dims) {
   size_t bytes = dtype_size(dtype);
   for (int64_t d : dims) {

@@ -43,6 +43,8 @@ class Tensor {
   int64_t numel() const { return shape_numel(dims_); }
   size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
   bool owns_data() const { return owned_; }
+  // Owns its buffer and no other Tensor shares it (e.g. a run's output the caller has released).
+  bool sole_owner() const { return owned_ && storage_ && storage_.use_count() == 1; }
 
   void* raw() { return data_; }
   const void* raw() const { return data_; }
@@ -71,6 +73,12 @@ class Tensor {
   void* data_ = nullptr;
   bool owned_ = false;
 };
+
+// Makes *t a tensor of `dtype` and `dims` for an op to overwrite: keeps its buffer when it is
+// already exactly that and nobody else holds it (a graph output from the previous run that the
+// caller has released: a large output then costs no new allocation, zero-fill and page faults
+// on every run), else allocates (try_allocate). The kept buffer's contents are unspecified.
+Status reuse_or_allocate(Tensor* t, DType dtype, const std::vector<int64_t>& dims);
 
 template <typename T>
 Tensor Tensor::from_vector(const std::vector<T>& values, std::vector<int64_t> dims) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ir/graph.h"
 #include "runtime/session.h"
 
@@ -36,6 +38,42 @@ TEST(Session, RunsIdentityChainWithSymbolicBatch) {
     ASSERT_EQ(out->size(), 1u);
     EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{n, 3}));
     for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ((*out)[0].data<float>()[i], x.data<float>()[i]);
+  }
+}
+
+// A graph output the caller released is written into the same buffer by the next run (no new
+// allocation, zero-fill or page faults for large outputs); one the caller still holds is left
+// alone. Both for the cpu backend's ops and for a fused group's output.
+TEST(Session, ReusesReleasedOutputBuffersOnly) {
+  for (const char* backend : {"cpu", "fusion"}) {
+    auto g = std::make_unique<ir::Graph>();
+    g->opsets[""] = 13;
+    ir::TensorType t{ir::DType::kF32, ir::Shape::from_dims({1, 2, 4, 4})};
+    ir::Value* x = g->add_value("x", t).value();
+    ir::Value* y = g->add_value("y", t).value();
+    ir::Value* z = g->add_value("z", t).value();
+    g->inputs().push_back(x);
+    g->outputs().push_back(z);
+    g->add_node("Relu", "a", {x}, {y});
+    g->add_node("Sigmoid", "b", {y}, {z});
+    runtime::SessionOptions options;
+    options.backend = backend;
+    auto session = runtime::Session::create(std::move(g), options);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    ir::Tensor in = ir::Tensor::allocate(ir::DType::kF32, {1, 2, 4, 4});
+    auto run = [&](float v) {
+      for (int64_t i = 0; i < in.numel(); ++i) in.data<float>()[i] = v;
+      auto out = (*session)->run({{"x", in}});
+      EXPECT_TRUE(out.ok()) << out.status().to_string();
+      return (*out)[0];
+    };
+    const void* first = run(1.0f).raw();  // released at once
+    ir::Tensor held = run(2.0f);
+    EXPECT_EQ(held.raw(), first) << backend << ": a released output buffer is reused";
+    ir::Tensor next = run(-3.0f);
+    EXPECT_NE(next.raw(), held.raw()) << backend << ": a held output is never overwritten";
+    EXPECT_FLOAT_EQ(held.data<float>()[0], 1.0f / (1.0f + std::exp(-2.0f))) << backend;
+    EXPECT_FLOAT_EQ(next.data<float>()[0], 0.5f) << backend;
   }
 }
 

@@ -124,7 +124,7 @@ class CpuPartition final : public CompiledPartition {
       // No NaN poison here, unlike ref: this runs on every inference for graph outputs, and the
       // arena (poisoned once per plan) and the ref/golden comparisons already catch kernels
       // that skip elements.
-      NFUSE_ASSIGN_OR_RETURN(*t.outputs[i], ir::Tensor::try_allocate(types[i].dtype, *dims));
+      NFUSE_RETURN_IF_ERROR_PLAIN(ir::reuse_or_allocate(t.outputs[i], types[i].dtype, *dims));
     }
     return ok_status();
   }

@@ -242,8 +242,8 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, std::vector<Buffer
 }
 
 Status FusedGroup::run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& scratch) {
-  if (!output_preallocated_) {  // the caller keeps what it got last time
-    NFUSE_ASSIGN_OR_RETURN(ctx.slot(output_slot_), ir::Tensor::try_allocate(output_dtype_, output_dims_));
+  if (!output_preallocated_) {  // a graph output: the last run's buffer unless the caller still holds it
+    NFUSE_RETURN_IF_ERROR_PLAIN(ir::reuse_or_allocate(&ctx.slot(output_slot_), output_dtype_, output_dims_));
   }
   auto task = [&](size_t index, size_t worker) {
     float* mem = scratch.get(worker);

@@ -83,6 +83,11 @@ struct PartitionTraffic {
 struct Partition {
   std::string backend;
   std::vector<const ir::Node*> nodes;
+  // Set by reorder() when the backend runs several nodes at once (a fused group reads its input
+  // and writes its output strip by strip, interleaved): nodes with the same number execute
+  // together, so the arena must keep every tensor they touch live across all of them. Empty:
+  // one node after another.
+  std::vector<int> step_of_node;
 };
 
 class CompiledPartition {

@@ -104,9 +104,11 @@ Status propagate(const ir::Graph& graph, Plan& plan, std::vector<const ir::Node*
   return ok_status();
 }
 
-void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes) {
-  for (size_t step = 0; step < nodes.size(); ++step) {
-    const ir::Node& n = *nodes[step];
+// `steps[i]` is the lifetime step of nodes[i]: nodes a backend runs together share one.
+void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std::vector<int>& steps) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& n = *nodes[i];
+    const size_t step = static_cast<size_t>(steps[i]);
     for (const ir::Value* v : n.outputs) {
       if (!v) continue;
       PlannedValue& pv = plan.values[static_cast<size_t>(plan.slot_of.at(v))];
@@ -237,12 +239,23 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   }
   // Backends put their partition's nodes in execution order; tensor lifetimes follow that order.
   std::vector<const ir::Node*> execution_order;
+  std::vector<int> lifetime_steps;
+  int next_step = 0;
   for (Step& step : plan->steps) {
     NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(step.partition.backend));
     backend->reorder(step.partition, graph, cc.type_of);
-    execution_order.insert(execution_order.end(), step.partition.nodes.begin(), step.partition.nodes.end());
+    const backends::Partition& part = step.partition;
+    execution_order.insert(execution_order.end(), part.nodes.begin(), part.nodes.end());
+    const bool grouped = part.step_of_node.size() == part.nodes.size();
+    int last = -1;
+    for (size_t i = 0; i < part.nodes.size(); ++i) {
+      const int local = grouped ? part.step_of_node[i] : static_cast<int>(i);
+      lifetime_steps.push_back(next_step + local);
+      last = std::max(last, local);
+    }
+    next_step += last + 1;
   }
-  plan_arena(*plan, execution_order);
+  plan_arena(*plan, execution_order, lifetime_steps);
   for (Step& step : plan->steps) {
     NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(step.partition.backend));
     NFUSE_ASSIGN_OR_RETURN(step.compiled, backend->compile(step.partition, cc));

@@ -1,5 +1,6 @@
-// The real PaddleOCR detector on the cpu backend against ref, on the demo's real text image:
-// the probability maps agree closely and the binarized text map (threshold 0.3) is the same.
+// The real PaddleOCR detector on the cpu backend, on the fusion backend (every chain it can run
+// fused) and under the partitioner, against ref, on the demo's real text image: the probability
+// maps agree closely and the binarized text map (threshold 0.3) is the same.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,22 +32,24 @@ TEST(OcrCpu, DetectorMatchesRef) {
   ASSERT_TRUE(input.ok()) << input.status().to_string();
   auto ref = run_det("ref", *input);
   ASSERT_TRUE(ref.ok()) << ref.status().to_string();
-  auto cpu = run_det("cpu", *input);
-  ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
-  ASSERT_EQ(ref->dims(), cpu->dims());
-  double max_diff = 0.0;
-  int64_t both = 0, either = 0;
-  for (int64_t i = 0; i < ref->numel(); ++i) {
-    const float r = ref->data<float>()[i], c = cpu->data<float>()[i];
-    ASSERT_TRUE(std::isfinite(c)) << "index " << i;
-    max_diff = std::max(max_diff, static_cast<double>(std::fabs(r - c)));
-    both += (r > 0.3f) && (c > 0.3f);
-    either += (r > 0.3f) || (c > 0.3f);
+  for (const char* backend : {"cpu", "fusion", "auto"}) {
+    auto got = run_det(backend, *input);
+    ASSERT_TRUE(got.ok()) << backend << ": " << got.status().to_string();
+    ASSERT_EQ(ref->dims(), got->dims());
+    double max_diff = 0.0;
+    int64_t both = 0, either = 0;
+    for (int64_t i = 0; i < ref->numel(); ++i) {
+      const float r = ref->data<float>()[i], c = got->data<float>()[i];
+      ASSERT_TRUE(std::isfinite(c)) << backend << ": index " << i;
+      max_diff = std::max(max_diff, static_cast<double>(std::fabs(r - c)));
+      both += (r > 0.3f) && (c > 0.3f);
+      either += (r > 0.3f) || (c > 0.3f);
+    }
+    const double iou = either ? static_cast<double>(both) / static_cast<double>(either) : 1.0;
+    std::printf("ocr_det %s vs ref: max abs diff %.3g, text-map IoU %.6f\n", backend, max_diff, iou);
+    EXPECT_LE(max_diff, 1e-3) << backend;
+    EXPECT_GE(iou, 0.999) << backend;
   }
-  const double iou = either ? static_cast<double>(both) / static_cast<double>(either) : 1.0;
-  std::printf("ocr_det cpu vs ref: max abs diff %.3g, text-map IoU %.6f\n", max_diff, iou);
-  EXPECT_LE(max_diff, 1e-3);
-  EXPECT_GE(iou, 0.999);
 }
 
 }  // namespace

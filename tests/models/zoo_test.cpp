@@ -1,5 +1,5 @@
-// The model zoo end to end: every model scripts/models.py builds is imported, run on `ref` and
-// on `cpu` (1 and 2 threads) and compared with PyTorch's output; the real PaddleOCR models (scripts/
+// The model zoo end to end: every model scripts/models.py builds is imported, run on `ref`, on
+// `cpu` and `fusion` (1 and 2 threads) and under `auto`, and compared with PyTorch's output; the real PaddleOCR models (scripts/
 // fetch_ocr_models.sh, inputs from scripts/make_demo_image.py) must load, run and give sane,
 // finite outputs. A missing file is a failure that says to run `make models`, never a skip.
 #include <gtest/gtest.h>
@@ -92,7 +92,8 @@ Result<ir::Tensor> read_required_npy(const fs::path& path) {
   return runtime::read_npy(path.string());
 }
 
-// Every zoo model on ref, and on the optimized cpu backend at 1 and 2 threads.
+// Every zoo model on ref, on the optimized cpu backend at 1 and 2 threads, on the fusion backend
+// (forced: every chain it can run) at 1 and 2 threads, and under the partitioner (auto).
 struct ZooCase {
   const char* model;
   const char* backend;
@@ -107,6 +108,9 @@ std::vector<ZooCase> zoo_cases() {
     cases.push_back({m, "ref", 1});
     cases.push_back({m, "cpu", 1});
     cases.push_back({m, "cpu", 2});
+    cases.push_back({m, "fusion", 1});  // every chain fusion can run, the rest on cpu
+    cases.push_back({m, "fusion", 2});
+    cases.push_back({m, "auto", 1});    // the partitioner's plan
   }
   return cases;
 }

@@ -46,6 +46,7 @@ class Chain {
     if (act == "Relu6") cpu_test::set_activation(a, "Clip", {0.0f, 6.0f});
     if (act == "HardSwish") cpu_test::set_activation(a, "HardSwish", {1.0f / 6.0f, 0.5f});
     if (act == "Relu") cpu_test::set_activation(a, "Relu", {});
+    if (act == "SiLU") cpu_test::set_activation(a, "SiLU", {});
     ir::Node* n = add("Conv", {cur_, w, b}, a);
     if (residual) {
       n->implicit_inputs.push_back(x_);
@@ -76,6 +77,12 @@ class Chain {
     g_->inputs().push_back(e);
     feeds_.push_back({name, random_tensor(other_dims, rng_)});
     add(op, other_first ? std::vector<ir::Value*>{e, cur_} : std::vector<ir::Value*>{cur_, e}, {});
+    return *this;
+  }
+
+  // Add of the chain's input x (same shape) as a standalone node, x first.
+  Chain& add_x() {
+    add("Add", {x_, cur_}, {});
     return *this;
   }
 
@@ -201,6 +208,41 @@ TEST(FusionBackend, ConstantAffineRunsFold) {
                     .binary_const("Mul", {1}).conv(8, 1);
               },
               "1x1/hswish/mul/add/mul(c)/dw/add(c)/relu/mul/1x1 13x21");
+}
+
+// Deep 3x3 layers (K = 9 x 64 > one K block) after two 1x1 layers, at the strip heights the
+// tile rule picks for 40-pixel rows (a YOLO C3 block without shortcut).
+TEST(FusionBackend, DeepDenseThreeByThreeAfterPointwise) {
+  check_chain({1, 64, 40, 40}, [](Chain& c) { c.conv(64, 1, 1, 0, 1, "Relu").conv(64, 1, 1, 0, 1, "Relu").conv(64, 3, 1, 1); },
+              "1x1/1x1/3x3 K=576 40x40");
+}
+
+// A dense stride-2 3x3 reading its rows from a line buffer (a YOLO downsampling conv after a
+// 1x1), wide enough that the GEMM takes the strip in several pixel chunks.
+TEST(FusionBackend, DenseStrideTwoFromALineBuffer) {
+  check_chain({1, 32, 41, 46}, [](Chain& c) { c.conv(64, 1, 1, 0, 1, "Relu").conv(48, 3, 2, 1, 1, "HardSwish"); },
+              "1x1/3x3 s2 41x46");
+  check_chain({1, 32, 160, 160}, [](Chain& c) { c.conv(32, 1, 1, 0, 1, "SiLU").conv(64, 3, 2, 1, 1, "SiLU"); },
+              "1x1/3x3 s2 160x160 SiLU", {0});
+}
+
+// A bottleneck whose residual joins a dense 3x3 (YOLO's C3: x + cv2(cv1(x))), the residual
+// entering the GEMM's epilogue over several K blocks and pixel chunks.
+TEST(FusionBackend, ResidualIntoDenseThreeByThree) {
+  check_chain({1, 32, 80, 80}, [](Chain& c) { c.conv(32, 1, 1, 0, 1, "SiLU").conv(32, 3, 1, 1, 1, "SiLU", true); },
+              "1x1/3x3+residual 80x80", {1, 7, 0});
+  check_chain({1, 32, 80, 80}, [](Chain& c) { c.conv(32, 1, 1, 0, 1, "SiLU").conv(32, 3, 1, 1, 1, "SiLU").add_x(); },
+              "1x1/3x3, then x + that 80x80", {1, 7, 0});
+}
+
+// A group whose input is an arena tensor read only by its first member and whose output is an
+// arena tensor written by its last: the two must not share memory, since the group reads the
+// one while it writes the other, strip by strip (the arena plan once let them alias: YOLO's
+// stem -> down3 group overwrote its own input).
+TEST(FusionBackend, GroupInputAndOutputNeverShareArenaMemory) {
+  check_chain({1, 16, 40, 40},
+              [](Chain& c) { c.unary("Tanh").conv(16, 1, 1, 0, 1, "Relu").conv(16, 3, 1, 1).unary("Tanh"); },
+              "tanh (cpu) / 1x1 / 3x3 (fused, arena in and out) / tanh (cpu) 40x40", {1, 7, 0});
 }
 
 TEST(FusionBackend, BatchOfTwo) {

@@ -129,7 +129,15 @@ class FusionBackend final : public Backend {
   }
 
   void reorder(Partition& partition, const ir::Graph&, const TypeOf& type_of) const override {
-    partition.nodes = group_order(partition.nodes, type_of);
+    std::vector<const ir::Node*> order;
+    std::vector<int> steps;
+    int group = 0;
+    for (const GroupPlan& g : form_groups(partition.nodes, type_of)) {
+      order.insert(order.end(), g.nodes.begin(), g.nodes.end());
+      steps.insert(steps.end(), g.nodes.size(), group++);
+    }
+    partition.nodes = std::move(order);
+    partition.step_of_node = std::move(steps);
   }
 
   Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition, const CompileContext& ctx) override {

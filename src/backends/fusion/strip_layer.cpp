@@ -152,6 +152,7 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   if (op == "Conv") {
     if (!constant_f32(node.input(1)) || node.input(1)->constant->rank() != 4)
       return "unsupported op: Conv with non-constant weights";
+    if (node.input(1)->constant->numel() == 0) return "unsupported op: Conv with empty weights";
     if (node.has_input(2) && !constant_f32(node.input(2))) return "unsupported op: Conv with a non-constant bias";
     auto e = ops::read_fused_epilogue(node);
     if (!e.ok()) return "unsupported op: " + e.status().message();

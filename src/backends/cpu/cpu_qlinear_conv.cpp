@@ -39,7 +39,7 @@
 #endif
 
 #include "backends/cpu/cpu_conv_util.h"
-#include "backends/ref/ref_quant_util.h"
+#include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
 
@@ -105,9 +105,6 @@ inline void fill_short(uint8_t* dst, uint8_t v, size_t n) {
   if (n > 1) dst[1] = v;
   if (n > 2) dst[2] = v;
 }
-
-const ir::Tensor* const_of(const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; }
-bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
 
 class QLinearConv final : public CpuOp {
  public:
@@ -525,57 +522,15 @@ std::unique_ptr<CpuOp> make_qlinear_dwconv(const ir::Node& node, const ir::Tenso
                                            int32_t y_zp);
 
 Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const CompileContext&) {
-  if (ops::has_fused_epilogue(node) || node.num_inputs() < 8 || !node.input(0) || !node.input(7)) {
-    return std::unique_ptr<CpuOp>();
+  if (!node.input(0)) return std::unique_ptr<CpuOp>();
+  QConvParams q;
+  if (!read_qconv_params(node, node.input(0)->type.dtype, &q).empty()) return std::unique_ptr<CpuOp>();
+  const ir::Tensor& w = *node.input(3)->constant;
+  if (w.dim(1) == 1 && q.group > 1) {  // depthwise: the direct kernel (cpu_qlinear_dwconv.cpp)
+    return make_qlinear_dwconv(node, w, q.bias.data(), std::move(q.mult), q.x_signed, q.x_zp, q.y_signed, q.y_zp);
   }
-  const ir::Tensor* xs = const_of(node.input(1));
-  const ir::Tensor* xz = const_of(node.input(2));
-  const ir::Tensor* w = const_of(node.input(3));
-  const ir::Tensor* ws = const_of(node.input(4));
-  const ir::Tensor* wz = const_of(node.input(5));
-  const ir::Tensor* ys = const_of(node.input(6));
-  const ir::Tensor* yz = const_of(node.input(7));
-  const ir::Tensor* b = const_of(node.input(8));
-  const ir::DType xt = node.input(0)->type.dtype, yt = yz ? yz->dtype() : ir::DType::kUndefined;
-  if (!is_q8(xt) || !is_q8(yt) || !xs || !w || !ws || !ys || !yz) return std::unique_ptr<CpuOp>();
-  if ((node.input(2) && !xz) || (node.input(5) && !wz) || (node.input(8) && !b)) return std::unique_ptr<CpuOp>();
-  if (w->dtype() != ir::DType::kI8 || w->rank() != 4 || w->dim(0) <= 0 || w->numel() == 0) return std::unique_ptr<CpuOp>();
-  const int64_t co = w->dim(0);
-  if (xs->dtype() != ir::DType::kF32 || xs->numel() != 1 || ys->dtype() != ir::DType::kF32 || ys->numel() != 1 ||
-      ws->dtype() != ir::DType::kF32 || (ws->numel() != 1 && ws->numel() != co) || yz->numel() != 1 ||
-      yz->dtype() != yt || (xz && (xz->numel() != 1 || xz->dtype() != xt)))
-    return std::unique_ptr<CpuOp>();
-  if (wz) {
-    if (wz->dtype() != ir::DType::kI8) return std::unique_ptr<CpuOp>();
-    for (int64_t i = 0; i < wz->numel(); ++i)
-      if (wz->get_int(i) != 0) return std::unique_ptr<CpuOp>();
-  }
-  if (b && (b->dtype() != ir::DType::kI32 || b->numel() != co)) return std::unique_ptr<CpuOp>();
-  // The GEMM's accumulator is exact only while |bias + sum| < 2^31 (each term is at most
-  // 255 * 128 in magnitude); ref accumulates in int64, so larger sums stay on ref.
-  const int64_t max_sum = (w->numel() / co) * 255 * 128;
-  for (int64_t c = 0; b && c < co; ++c) {
-    const int64_t v = b->data<int32_t>()[c];
-    if ((v < 0 ? -v : v) + max_sum >= (int64_t{1} << 31)) return std::unique_ptr<CpuOp>();
-  }
-  const int64_t group = node.attrs.get_int("group", 1);
-  if (group < 1 || co % group != 0) return std::unique_ptr<CpuOp>();
-  // Multipliers exactly as ref: requant_multiplier in f32; the kernel needs them finite and > 0.
-  const float x_scale = xs->data<float>()[0], y_scale = ys->data<float>()[0];
-  std::vector<float> mult(static_cast<size_t>(co));
-  for (int64_t c = 0; c < co; ++c) {
-    mult[static_cast<size_t>(c)] =
-        ref::requant_multiplier(x_scale, ws->data<float>()[ws->numel() == 1 ? 0 : c], y_scale);
-    if (!(mult[static_cast<size_t>(c)] > 0.0f) || !std::isfinite(mult[static_cast<size_t>(c)])) return std::unique_ptr<CpuOp>();
-  }
-  const int32_t x_zp = xz ? static_cast<int32_t>(xz->get_int(0)) : 0;
-  const int32_t y_zp = static_cast<int32_t>(yz->get_int(0));
-  if (w->dim(1) == 1 && group > 1) {  // depthwise: the direct kernel (cpu_qlinear_dwconv.cpp)
-    return make_qlinear_dwconv(node, *w, b ? b->data<int32_t>() : nullptr, std::move(mult), xt == ir::DType::kI8, x_zp,
-                               yt == ir::DType::kI8, y_zp);
-  }
-  auto op = std::make_unique<QLinearConv>(node, *w, xt == ir::DType::kI8, x_zp, yt == ir::DType::kI8, y_zp);
-  if (!op->pack(*w, b ? b->data<int32_t>() : nullptr, mult, static_cast<size_t>(group))) {
+  auto op = std::make_unique<QLinearConv>(node, w, q.x_signed, q.x_zp, q.y_signed, q.y_zp);
+  if (!op->pack(w, q.bias.data(), q.mult, static_cast<size_t>(q.group))) {
     return out_of_memory(node.label() + ": packed weights");
   }
   return std::unique_ptr<CpuOp>(std::move(op));

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "backends/cpu/cpu_op.h"
+#include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "backends/fusion/strip_layer.h"
 #include "kernels/q8-vbinary/q8_vbinary.h"
 #include "ops/conv_geometry.h"
@@ -46,15 +47,7 @@ class WindowedLayer : public StripLayer {
 // Depthwise taps whose integer sums stay exact in f32 (every partial sum < 2^24; 255 * 128 per tap).
 inline constexpr int64_t kMaxExactF32Taps = 514;
 
-// A QLinearConv's constants as the integer members use them (checked like the cpu op's).
-struct QConvParams {
-  size_t m = 0, k = 0;       // output channels, taps per output (C/group * kh * kw)
-  std::vector<int8_t> w;     // [m][k]
-  std::vector<int32_t> bias;
-  std::vector<float> mult;   // x_scale * w_scale[c] / y_scale in f32, as ref
-  int32_t x_zp = 0, y_zp = 0;
-  bool x_signed = false, y_signed = false;
-};
+using cpu::QConvParams;
 // "" and *q filled when QLinearConv `node` has the constants the integer members need; else why.
 std::string qconv_params(const ir::Node& node, const TypeOf& type_of, QConvParams* q);
 // "" and *p filled for a com.microsoft QLinearAdd of two same-shape operands; else why.

@@ -1,5 +1,7 @@
 #include "compile/plan.h"
 
+#include <unordered_map>
+
 #include "backends/device_profile.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/op_registry.h"
@@ -104,8 +106,26 @@ Status propagate(const ir::Graph& graph, Plan& plan, std::vector<const ir::Node*
   return ok_status();
 }
 
-// `steps[i]` is the lifetime step of nodes[i]: nodes a backend runs together share one.
+// `steps[i]` is the lifetime step of nodes[i]: nodes a backend runs together share one. A value
+// produced and consumed only within one such step (passed between the members of a fused group,
+// which keeps it in its line buffers) never exists as a tensor and gets no arena space.
 void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std::vector<int>& steps) {
+  std::unordered_map<const ir::Node*, int> step_of;
+  for (size_t i = 0; i < nodes.size(); ++i) step_of[nodes[i]] = steps[i];
+  auto within_one_step = [&](const ir::Value* v, int step) {
+    if (v->is_graph_output) return false;
+    int shared = 0;
+    for (const ir::Node* c : v->consumers) {
+      auto it = step_of.find(c);
+      if (it == step_of.end()) continue;  // folded at plan time: does not read it at run time
+      if (it->second != step) return false;
+      ++shared;
+    }
+    return shared > 0;
+  };
+  // How many nodes share each step: a value can only stay inside a step that has several.
+  std::unordered_map<int, int> nodes_in_step;
+  for (int st : steps) ++nodes_in_step[st];
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& n = *nodes[i];
     const size_t step = static_cast<size_t>(steps[i]);
@@ -123,11 +143,17 @@ void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std
     for (const ir::Value* v : n.inputs) touch(v);
     for (const ir::Value* v : n.implicit_inputs) touch(v);
   }
+  std::vector<bool> internal(plan.values.size(), false);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes_in_step[steps[i]] < 2) continue;
+    for (const ir::Value* v : nodes[i]->outputs)
+      if (v && within_one_step(v, steps[i])) internal[static_cast<size_t>(plan.slot_of.at(v))] = true;
+  }
   std::vector<BufferRequest> requests;
   std::vector<size_t> request_slot;
   for (size_t s = 0; s < plan.values.size(); ++s) {
     PlannedValue& pv = plan.values[s];
-    if (pv.known_value || pv.first_step < 0 || pv.value->is_graph_output) continue;
+    if (pv.known_value || pv.first_step < 0 || pv.value->is_graph_output || internal[s]) continue;
     auto numel = pv.type.shape.static_numel();
     if (!numel || pv.type.dtype == ir::DType::kUndefined) continue;  // sized at run time
     requests.push_back({static_cast<size_t>(*numel) * ir::dtype_size(pv.type.dtype), pv.first_step, pv.last_step});

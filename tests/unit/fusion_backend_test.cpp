@@ -245,6 +245,29 @@ TEST(FusionBackend, GroupInputAndOutputNeverShareArenaMemory) {
               "tanh (cpu) / 1x1 / 3x3 (fused, arena in and out) / tanh (cpu) 40x40", {1, 7, 0});
 }
 
+// Values passed between the members of a group live only in line buffers: the arena holds no
+// space for them (here the 64-channel expansion), while every tensor outside the group keeps
+// its own.
+TEST(FusionBackend, GroupInternalsTakeNoArenaSpace) {
+  auto arena = [](const std::string& backend) -> size_t {
+    Chain chain({1, 16, 32, 32}, 6);
+    chain.unary("Tanh").conv(64, 1, 1, 0, 1, "Relu").conv(64, 3, 1, 1, 64).conv(16, 1).unary("Tanh");
+    runtime::SessionOptions o;
+    o.backend = backend;
+    o.optimize = false;
+    auto s = runtime::Session::create(chain.graph(), o);
+    EXPECT_TRUE(s.ok()) << s.status().to_string();
+    auto plan = (*s)->prepare({{"x", {1, 16, 32, 32}}});
+    EXPECT_TRUE(plan.ok()) << plan.status().to_string();
+    return (*plan)->memory.arena_bytes;
+  };
+  const size_t plane = 32 * 32 * sizeof(float);
+  // Layer by layer the two 64-channel tensors are live together; fused, only the group's 16-channel
+  // input and output are, around the cpu Tanh nodes.
+  EXPECT_EQ(arena("cpu"), (64 + 64) * plane);
+  EXPECT_EQ(arena("fusion"), (16 + 16) * plane);
+}
+
 TEST(FusionBackend, BatchOfTwo) {
   check_chain({2, 8, 18, 11}, [](Chain& c) { c.conv(32, 1, 1, 0, 1, "Relu6").dw(3, 1, 1, "Relu6").conv(8, 1, 1, 0, 1, "", true); },
               "batch 2 inverted residual 18x11");

@@ -15,8 +15,7 @@ namespace nfuse::cli {
 
 Result<std::unique_ptr<ir::Graph>> load(const std::string& path) { return frontend::onnx::load_model(path); }
 
-Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args) {
-  NFUSE_ASSIGN_OR_RETURN(auto graph, load(args.model));
+Result<runtime::SessionOptions> session_options(const CommonArgs& args) {
   runtime::SessionOptions options;
   options.backend = args.backend;
   options.threads = args.threads;
@@ -33,6 +32,12 @@ Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args) {
     options.partition.pins[pin.substr(0, eq)] = pin.substr(eq + 1);
   }
   options.tile_rows = args.tile_rows;
+  return options;
+}
+
+Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args) {
+  NFUSE_ASSIGN_OR_RETURN(runtime::SessionOptions options, session_options(args));
+  NFUSE_ASSIGN_OR_RETURN(auto graph, load(args.model));
   return runtime::Session::create(std::move(graph), options);
 }
 

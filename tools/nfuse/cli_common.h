@@ -16,6 +16,9 @@ namespace nfuse::cli {
 struct CommonArgs;
 // Loads and verifies an ONNX model.
 Result<std::unique_ptr<ir::Graph>> load(const std::string& path);
+// The session options the common flags say (backend, threads, optimization, output filter,
+// placement); kInvalidArgument for a malformed --pin.
+Result<runtime::SessionOptions> session_options(const CommonArgs& args);
 // Loads the model and creates a session as the common flags say (backend, threads,
 // optimization, output filter).
 Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args);

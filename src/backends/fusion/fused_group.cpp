@@ -94,6 +94,7 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const i
     tiles = std::max<size_t>(1, tiles / 2);
   }
 
+  g->workers_.assign(static_cast<size_t>(std::max(1, ctx.threads)), g->make_state());
   GroupTraffic& t = g->traffic_;
   t.fused_bytes = fused;
   for (size_t i = 0; i < g->layers_.size(); ++i) {
@@ -125,12 +126,12 @@ void FusedGroup::plan_tiles(size_t tile_rows, size_t threads, int64_t* fused) {
   // A dry run with unbounded buffers: the largest row range each buffer must hold, and the exact
   // arena bytes of the fused schedule.
   const size_t stages = stages_.size();
-  std::vector<Buffer> unbounded(stages);
-  for (Buffer& b : unbounded) b.capacity = std::numeric_limits<size_t>::max() / 4;
+  BandState unbounded = make_state();
+  for (Buffer& b : unbounded.buffers) b.capacity = std::numeric_limits<size_t>::max() / 4;
   std::vector<RowRange> max_need(stages);  // lo: rows held at once; hi: rows per call
   *fused = 0;
   for (const Band& band : bands_) {
-    for (Buffer& b : unbounded) b.valid = false;
+    for (Buffer& b : unbounded.buffers) b.valid = false;
     run_band(band, nullptr, unbounded, nullptr, &max_need, fused);
   }
   size_t offset = 0;
@@ -165,18 +166,28 @@ RowView FusedGroup::arena_view(ExecContext& ctx, int slot, size_t image, const P
   return RowView{base + image * shape.elements() * elem, shape.h * shape.w, shape.w, 0};
 }
 
-void FusedGroup::run_band(const Band& band, ExecContext* ctx, std::vector<Buffer>& buffers, float* layer_scratch,
+FusedGroup::BandState FusedGroup::make_state() const {
+  BandState st;
+  st.buffers.resize(stages_.size());
+  st.needs.resize(stages_.size());
+  st.ext.resize(layers_.size());
+  for (size_t i = 0; i < layers_.size(); ++i) st.ext[i].resize(ext_slots_[i].size());
+  return st;
+}
+
+void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, float* layer_scratch,
                           std::vector<RowRange>* max_need, int64_t* arena_bytes) const {
   const size_t stages = stages_.size();
-  std::vector<RowRange> needs(stages);
+  std::vector<Buffer>& buffers = state.buffers;
+  std::vector<RowRange>& needs = state.needs;
+  std::vector<std::vector<RowView>>& ext = state.ext;
   RowView input, output;
-  std::vector<std::vector<RowView>> ext(layers_.size());
   if (ctx) {
     input = arena_view(*ctx, input_slot_, band.image, layers_.front()->in, StripLayer::Operand::kFull);
     output = arena_view(*ctx, output_slot_, band.image, layers_.back()->out, StripLayer::Operand::kFull);
     for (size_t i = 0; i < layers_.size(); ++i)
       for (size_t e = 0; e < ext_slots_[i].size(); ++e)
-        ext[i].push_back(arena_view(*ctx, ext_slots_[i][e], band.image, layers_[i]->out, layers_[i]->external_kinds[e]));
+        ext[i][e] = arena_view(*ctx, ext_slots_[i][e], band.image, layers_[i]->out, layers_[i]->external_kinds[e]);
   }
   for (size_t y0 = band.y0; y0 < band.y1; y0 += tile_rows_) {
     const size_t y1 = std::min(band.y1, y0 + tile_rows_);
@@ -245,17 +256,17 @@ Status FusedGroup::run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& sc
   if (!output_preallocated_) {  // a graph output: the last run's buffer unless the caller still holds it
     NFUSE_RETURN_IF_ERROR_PLAIN(ir::reuse_or_allocate(&ctx.slot(output_slot_), output_dtype_, output_dims_));
   }
+  if (workers_.size() < pool.threads()) workers_.resize(pool.threads(), make_state());  // first run only
   auto task = [&](size_t index, size_t worker) {
     float* mem = scratch.get(worker);
-    std::vector<Buffer> buffers(stages_.size());
+    BandState& state = workers_[worker];
     size_t offset = 0;
     for (size_t s = 0; s + 1 < stages_.size(); ++s) {
       const StripLayer& l = *layers_[stages_[s].layers.front()];
-      buffers[s].data = mem + offset;
-      buffers[s].capacity = capacity_[s];
+      state.buffers[s] = Buffer{mem + offset, capacity_[s], 0, 0, false};
       offset += round_up(l.out.c * capacity_[s] * l.out.w * l.out.elem, 64) / sizeof(float);
     }
-    run_band(bands_[index], &ctx, buffers, mem + buffer_floats_, nullptr, nullptr);
+    run_band(bands_[index], &ctx, state, mem + buffer_floats_, nullptr, nullptr);
   };
   pool.run(bands_.size(), task);
   return ok_status();

@@ -38,7 +38,6 @@ class FusedGroup {
   size_t scratch_floats() const { return scratch_floats_; }
   const GroupTraffic& traffic() const { return traffic_; }
   const std::vector<const ir::Node*>& nodes() const { return nodes_; }
-  int tile_rows() const { return static_cast<int>(tile_rows_); }
 
  private:
   struct Buffer {  // one member's line buffer in one worker's scratch
@@ -62,8 +61,15 @@ class FusedGroup {
   // Bands, line-buffer capacities and scratch for strips of `tile_rows`; the schedule's exact
   // arena bytes into *fused.
   void plan_tiles(size_t tile_rows, size_t threads, int64_t* fused);
+  // One worker's state for a band, sized once so a run allocates nothing.
+  struct BandState {
+    std::vector<Buffer> buffers;             // per stage (the last one writes the arena)
+    std::vector<RowRange> needs;             // per stage, for the current strip
+    std::vector<std::vector<RowView>> ext;   // per layer, its external operands' views
+  };
+  BandState make_state() const;
   // Runs (or, without `ctx`, only counts the arena bytes of) one band of output rows.
-  void run_band(const Band& band, ExecContext* ctx, std::vector<Buffer>& buffers, float* layer_scratch,
+  void run_band(const Band& band, ExecContext* ctx, BandState& state, float* layer_scratch,
                 std::vector<RowRange>* max_need, int64_t* arena_bytes) const;
   RowView arena_view(ExecContext& ctx, int slot, size_t image, const PlaneShape& shape, StripLayer::Operand kind) const;
 
@@ -79,6 +85,7 @@ class FusedGroup {
   std::vector<Stage> stages_;
   std::vector<std::unique_ptr<StripLayer>> folded_;  // the affines posts point to
   std::vector<size_t> capacity_;  // line-buffer rows per stage (all but the last)
+  std::vector<BandState> workers_;  // one per pool worker, buffers pointing into its scratch
   size_t buffer_floats_ = 0, layer_scratch_floats_ = 0, scratch_floats_ = 0;
   GroupTraffic traffic_;
 };

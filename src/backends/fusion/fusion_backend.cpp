@@ -81,12 +81,8 @@ class FusionBackend final : public Backend {
     std::vector<Refusal> out;
     for (const GroupPlan& g : form_groups(partition.nodes, type_of)) {
       size_t stages = 0;
-      for (size_t i = 0; i < g.nodes.size(); ++i) {
-        ops::FusedActivation kind;
-        std::vector<float> params;
-        const bool elementwise = row_inputs(*g.nodes[i]).size() > 1 || unary_activation(*g.nodes[i], &kind, &params);
-        if (i == 0 || !elementwise) ++stages;
-      }
+      for (size_t i = 0; i < g.nodes.size(); ++i)
+        if (i == 0 || !elementwise_member(*g.nodes[i])) ++stages;
       const std::string label = g.nodes.front()->name + (g.nodes.size() > 1 ? " .. " + g.nodes.back()->name : "");
       std::string why;
       if (stages == 1) {

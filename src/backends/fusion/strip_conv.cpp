@@ -53,7 +53,6 @@ class StripGemmConv final : public WindowedLayer {
     return kc_ * std::min(chunk_, (np + cfg_.nr - 1) / cfg_.nr * cfg_.nr);
   }
 
-  double flops_per_row() const override { return 2.0 * static_cast<double>(out.c * out.w * kg_); }
 
   void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
            float* ws) const override {
@@ -175,7 +174,6 @@ class StripDwConv final : public WindowedLayer {
     fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), kh_, kw_, sh_, sw_, dh_, dw_);
   }
 
-  double flops_per_row() const override { return 2.0 * static_cast<double>(out.c * out.w * kh_ * kw_); }
 
   size_t scratch_floats(size_t rows) const override { return copy_rows() ? window_rows(rows) * padded_stride() : 0; }
 

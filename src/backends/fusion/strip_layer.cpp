@@ -128,6 +128,12 @@ std::string int8_rejection(const ir::Node& node, const TypeOf& type_of) {
   return "";
 }
 
+bool elementwise_member(const ir::Node& node) {
+  ops::FusedActivation kind;
+  std::vector<float> params;
+  return row_inputs(node).size() > 1 || unary_activation(node, &kind, &params);
+}
+
 std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   static const std::set<std::string> kOps = {"Conv", "MaxPool", "AveragePool", "Relu",  "Clip", "LeakyRelu",
                                              "Sigmoid", "HardSigmoid", "HardSwish", "Add", "Mul", "QLinearConv"};

@@ -81,8 +81,6 @@ class StripLayer {
     (void)scale, (void)shift;
     return false;
   }
-  // Floating-point operations per output row (for the tile cost model and reports).
-  virtual double flops_per_row() const { return static_cast<double>(out.c * out.w); }
 };
 
 // Why `node` cannot be a member of a fused group ("" when it can), with the plan's types: the
@@ -97,6 +95,9 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
 // The inputs that may carry the rows (Add/Mul: both; QLinearAdd: A and B; else input 0).
 std::vector<int> row_inputs(const ir::Node& node);
 bool is_qlinear_add(const ir::Node& node);
+// Whether a member of `node`'s kind runs in place after the member before it (activations,
+// Add/Mul, QLinearAdd): the node-level form of StripLayer::elementwise().
+bool elementwise_member(const ir::Node& node);
 
 // The input among node.inputs that carries the rows (Add/Mul: the one produced inside the
 // group, `preferred` when both could; else the non-constant, full-shape one); others are externals.

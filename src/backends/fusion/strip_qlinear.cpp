@@ -46,7 +46,6 @@ class StripQConv1x1 final : public StripLayer {
   }
 
   size_t scratch_floats(size_t) const override { return (kpad_ * kWxBlock + sizeof(float) - 1) / sizeof(float); }
-  double flops_per_row() const override { return 2.0 * static_cast<double>(out.c * out.w * q_.k); }
 
   void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
            float* ws) const override {
@@ -99,7 +98,6 @@ class StripQDwConv final : public WindowedLayer {
     }
   }
 
-  double flops_per_row() const override { return 2.0 * static_cast<double>(out.c * out.w * kh_ * kw_); }
   size_t scratch_floats(size_t rows) const override {
     if (direct_) return (window_rows(rows) * direct_stride() + sizeof(float) - 1) / sizeof(float);
     return window_rows(rows) * stride() + rows * out.w;
@@ -222,7 +220,9 @@ class StripQDwConv final : public WindowedLayer {
 class StripQAdd final : public StripLayer {
  public:
   StripQAdd(const kernels::Q8VbinaryParams& p, bool main_is_a, bool is_signed)
-      : p_(p), main_is_a_(main_is_a), signed_(is_signed) {}
+      : p_(p), main_is_a_(main_is_a), signed_(is_signed),
+        add_u8_(kernels::qu8_vbinary_config(kernels::selected_isa()).add),
+        add_s8_(kernels::qs8_vbinary_config(kernels::selected_isa()).add) {}
   bool elementwise() const override { return true; }
 
   void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
@@ -240,17 +240,19 @@ class StripQAdd final : public StripLayer {
     if (signed_) {
       auto* y = static_cast<int8_t*>(yv);
       const int8_t* e = ext[0].row<int8_t>(c, y0);
-      kernels::qs8_vbinary_config(kernels::selected_isa()).add(main_is_a_ ? y : e, main_is_a_ ? e : y, y, n, p_);
+      add_s8_(main_is_a_ ? y : e, main_is_a_ ? e : y, y, n, p_);
     } else {
       auto* y = static_cast<uint8_t*>(yv);
       const uint8_t* e = ext[0].row<uint8_t>(c, y0);
-      kernels::qu8_vbinary_config(kernels::selected_isa()).add(main_is_a_ ? y : e, main_is_a_ ? e : y, y, n, p_);
+      add_u8_(main_is_a_ ? y : e, main_is_a_ ? e : y, y, n, p_);
     }
   }
 
  private:
   kernels::Q8VbinaryParams p_;
   bool main_is_a_, signed_;
+  kernels::Q8VbinaryFn<uint8_t> add_u8_;
+  kernels::Q8VbinaryFn<int8_t> add_s8_;
 };
 
 const ir::Tensor* const_of(const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; }

@@ -16,7 +16,6 @@ class StripPool final : public WindowedLayer {
   StripPool(const ops::ConvGeometry& g, cpu::PoolKind kind, bool count_pad)
       : WindowedLayer(g), kind_(kind), count_pad_(count_pad) {}
 
-  double flops_per_row() const override { return static_cast<double>(out.c * out.w * kh_ * kw_); }
 
   void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
            float*) const override {

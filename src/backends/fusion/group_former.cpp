@@ -53,10 +53,4 @@ std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, co
   return groups;
 }
 
-std::vector<const ir::Node*> group_order(const std::vector<const ir::Node*>& nodes, const TypeOf& type_of) {
-  std::vector<const ir::Node*> order;
-  for (const GroupPlan& g : form_groups(nodes, type_of)) order.insert(order.end(), g.nodes.begin(), g.nodes.end());
-  return order;
-}
-
 }  // namespace nfuse::backends::fusion

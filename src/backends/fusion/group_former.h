@@ -15,11 +15,8 @@ struct GroupPlan {
 };
 
 // Groups of `nodes` (a topological order of supported nodes) in the order of their last
-// members. Deterministic.
+// members: running each group whole at its last member's place is again a topological order
+// (a member's value is consumed only inside its group). Deterministic.
 std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, const TypeOf& type_of);
-
-// `nodes` with each group's members moved together to the position of its last member: a
-// topological order (members' values are consumed only inside their group).
-std::vector<const ir::Node*> group_order(const std::vector<const ir::Node*>& nodes, const TypeOf& type_of);
 
 }  // namespace nfuse::backends::fusion

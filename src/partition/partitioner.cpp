@@ -211,6 +211,20 @@ void Partitioner::refuse_unprofitable() {
         any = true;
       }
       if (!any || !ok) continue;
+      // An end node may cost more on this backend than it saves (a 3x3 conv the fallback runs
+      // as Winograd, ahead of a fused chain): peel it off, one at a time, when that is strictly
+      // cheaper, before judging what remains as a whole.
+      for (int i : {run.begin, run.end - 1}) {
+        if (pinned_[static_cast<size_t>(i)] || !movable(i, fallback_)) continue;
+        Assignment peeled = assign_;
+        peeled[static_cast<size_t>(i)] = fallback_;
+        if (total(peeled) < total(assign_) - kEpsilonUs) {
+          assign_ = std::move(peeled);
+          moved = true;
+          break;
+        }
+      }
+      if (moved) break;
       // "Not below": a tie goes to the fallback, which needs no boundary and is always there.
       if (total(assign_) >= total(candidate) - kEpsilonUs) {
         assign_ = std::move(candidate);

@@ -279,6 +279,37 @@ TEST(CpuConvTranspose, Epilogues) {
   }
 }
 
+// kernel == stride with no padding runs UpsampleDeconv (each output written once): non-square
+// taps, K over one K block, GEMM rows over one MR tile or a fraction of it, rows wider than an
+// NR panel with a partial last one, bands of odd height across threads.
+TEST(CpuConvTranspose, NonOverlappingTaps) {
+  std::mt19937 rng(cpu_test::kSeed + 108);
+  for (int threads : {1, 3}) {
+    TCase t = base(7, 5, 2, 2, 0);
+    t.kw = t.sw = 3;
+    t.h = 9;
+    t.w = 37;
+    check(t, rng, threads);
+    t = base(300, 3, 3, 3, 0);
+    t.h = 5;
+    t.w = 6;
+    t.act = "Sigmoid";
+    check(t, rng, threads);
+    t = base(16, 40, 2, 2, 0);
+    t.n = 2;
+    t.h = 13;
+    t.w = 70;
+    t.act = "Clip";
+    t.residual = true;
+    check(t, rng, threads);
+    t = base(24, 1, 2, 2, 0);  // one output channel: two GEMM rows per tap row
+    t.h = 3;
+    t.w = 100;
+    t.bias = false;
+    check(t, rng, threads);
+  }
+}
+
 TEST(CpuConvTranspose, ScalarKernels) {
   // The same through the portable GEMM kernels (what a CPU without AVX2 runs).
   kernels::ScopedIsaOverride scalar(kernels::Isa::kScalar);
@@ -290,6 +321,11 @@ TEST(CpuConvTranspose, ScalarKernels) {
     check(t, rng);
     check(t, rng, 2);
   }
+  TCase t = base(11, 6, 2, 2, 0);  // UpsampleDeconv on the portable kernels
+  t.h = 7;
+  t.w = 19;
+  t.act = "Relu";
+  check(t, rng, 2);
 }
 
 }  // namespace

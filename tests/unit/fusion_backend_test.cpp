@@ -55,6 +55,21 @@ class Chain {
     c_ = m;
     return *this;
   }
+  // ConvTranspose with kernel (kh, kw) and strides (sh, sw), pads 0 unless given; optional
+  // fused activation.
+  Chain& deconv(int64_t m, int64_t kh, int64_t kw, int64_t sh, int64_t sw, std::string act = "", int64_t pad = 0) {
+    ir::Value* w = constant({c_, m, kh, kw});
+    ir::Value* b = constant({m});
+    ir::Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{kh, kw});
+    a.set("strides", std::vector<int64_t>{sh, sw});
+    a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    if (act == "Relu") cpu_test::set_activation(a, "Relu", {});
+    if (act == "Sigmoid") cpu_test::set_activation(a, "Sigmoid", {});
+    add("ConvTranspose", {cur_, w, b}, a);
+    c_ = m;
+    return *this;
+  }
   Chain& dw(int64_t k, int64_t stride, int64_t pad, std::string act = "", int64_t dilation = 1) {
     return conv(c_, k, stride, pad, c_, std::move(act), false, dilation);
   }
@@ -200,6 +215,18 @@ TEST(FusionBackend, StandaloneActivationsPoolsAndBinaries) {
 
 // Runs of constant Mul / Add after a member fold into one affine pass; the scalar comes first
 // in one of them (PaddleOCR writes `w * x`).
+// The text detector's head: 3x3 conv, then two 2x2 stride-2 deconvolutions (the second with
+// one output channel and a sigmoid); strips of odd heights ask a deconvolution for half of an
+// input row's output rows.
+TEST(FusionBackend, UpsamplingDeconvolutions) {
+  check_chain({1, 12, 9, 13},
+              [](Chain& c) { c.conv(8, 3, 1, 1, 1, "Relu").deconv(8, 2, 2, 2, 2, "Relu").deconv(1, 2, 2, 2, 2, "Sigmoid"); },
+              "conv3x3 / deconv 2x2 s2 / deconv 2x2 s2 to one channel 9x13");
+  check_chain({1, 5, 7, 6},
+              [](Chain& c) { c.deconv(6, 3, 2, 3, 2).dw(3, 1, 1, "Relu").deconv(4, 2, 3, 2, 3).conv(3, 1); },
+              "deconv 3x2 s3x2 / dw3x3 / deconv 2x3 s2x3 / 1x1 7x6");
+}
+
 TEST(FusionBackend, ConstantAffineRunsFold) {
   check_chain({1, 8, 13, 21},
               [](Chain& c) {
@@ -363,6 +390,31 @@ TEST(FusionBackend, RejectsWhatItCannotRunWithACategory) {
   lstm.outputs = {const_cast<ir::Value*>(y)};
   const backends::Support r = (*backend)->supports_planned(lstm, *g, type_of);
   EXPECT_EQ(r.reason.rfind("unsupported op", 0), 0u) << r.reason;
+}
+
+// Deconvolutions whose taps overlap or pad stay off fused groups; kernel == stride joins.
+TEST(FusionBackend, TakesOnlyNonOverlappingDeconvolutions) {
+  auto support = [](int64_t k, int64_t s, int64_t pad) {
+    Chain chain({1, 4, 6, 6}, 3);
+    chain.deconv(3, k, k, s, s, "", pad);
+    auto g = chain.graph();
+    auto backend = backends::BackendRegistry::global().create("fusion");
+    EXPECT_TRUE(backend.ok());
+    const ir::Node& n = *g->nodes().front();
+    const int64_t side = s * (6 - 1) + k - 2 * pad;  // the spec's output size
+    const ir::TensorType y_type{ir::DType::kF32, ir::Shape::from_dims({1, 3, side, side})};
+    backends::TypeOf type_of = [&](const ir::Value* v) -> const ir::TensorType& {
+      return v == n.output(0) ? y_type : v->type;
+    };
+    return (*backend)->supports_planned(n, *g, type_of);
+  };
+  EXPECT_TRUE(support(2, 2, 0).ok) << support(2, 2, 0).reason;
+  EXPECT_TRUE(support(3, 3, 0).ok);
+  for (auto [k, s, pad] : {std::tuple{4, 2, 1}, std::tuple{3, 2, 0}, std::tuple{2, 2, 1}, std::tuple{3, 1, 1}}) {
+    const backends::Support r = support(k, s, pad);
+    EXPECT_FALSE(r.ok) << k << " " << s << " " << pad;
+    EXPECT_EQ(r.reason.rfind("unsupported op: ConvTranspose whose taps overlap", 0), 0u) << r.reason;
+  }
 }
 
 // Under "auto" groups that would not pay go to cpu with reason "cost" (the cost model's or the

@@ -208,6 +208,29 @@ TEST(PartitionPasses, PartitionThatDoesNotPayIsRefused) {
   EXPECT_EQ(placement(*equal, "conv1").backend, "cpu") << placements(*equal);
 }
 
+// A partition that pays as a whole but starts with a 3x3 convolution the cpu runs as Winograd
+// (2.25x fewer multiplies; the fake has none): the convolution alone is peeled off to cpu.
+TEST(PartitionPasses, EndNodeCheaperOnTheFallbackIsPeeledOff) {
+  OnnxBuilder b;
+  b.input("x", kF, {1, 32, 64, 64});
+  random_init(b, "w3", {32, 32, 3, 3}, 1);
+  random_init(b, "w1", {64, 32, 1, 1}, 2);
+  random_init(b, "w2", {32, 64, 1, 1}, 3);
+  set_ints_attr(b.node("Conv", {"x", "w3"}, {"c3"}, "conv3x3"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c3"}, {"r3"}, "relu3x3");
+  b.node("Conv", {"r3", "w1"}, {"c1"}, "expand");
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  b.node("Conv", {"r1", "w2"}, {"y"}, "project");
+  float_output(b, "y");
+  auto g = load(b);
+  const std::map<std::string, std::vector<int64_t>> dims = {{"x", {1, 32, 64, 64}}};
+  auto r = place(*g, dims, "auto", prefer_fake(), test_profile(1.5, 0.0));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(placement(*r, "conv3x3").backend, "cpu") << placements(*r);
+  EXPECT_EQ(placement(*r, "conv3x3").reason, partition::Reason::kCost);
+  for (const char* n : {"relu3x3", "expand", "relu1", "project"}) EXPECT_EQ(placement(*r, n).backend, kFake) << placements(*r);
+}
+
 TEST(PartitionPasses, RequireFullOffloadListsEveryNodeOffThePreferredBackend) {
   auto g = load(small_cnn());
   partition::PartitionOptions o = prefer_fake();

@@ -16,10 +16,15 @@
 // both neighbours when the dilated kernel is taller than the stride, and each scatters only its
 // own rows), so no two tasks write the same output element. Each task fills its region with the
 // bias, scatters into it, then applies the fused residual and activation to it.
+//
+// When the taps do not overlap (kernel == stride, no padding: the 2x2 stride-2 upsampling of
+// segmentation heads) and the input dims are known at compile time, UpsampleDeconv writes each
+// output element once instead, over bands of output rows.
 #include <algorithm>
 #include <cstring>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_upsample_deconv.h"
 #include "kernels/f32-gemm/f32_gemm.h"
 
 namespace nfuse::backends::cpu {
@@ -88,11 +93,25 @@ class ConvTranspose2d final : public CpuOp {
     return true;
   }
 
+  // The non-overlapping path for input dims `x_dims`; false when memory runs out.
+  bool use_upsample(const ir::Tensor& w, const ir::Tensor* bias, const std::vector<int64_t>& x_dims) {
+    auto g = ops::resolve_conv_transpose(node_.attrs, x_dims, w_dims_);
+    if (!g.ok() || !UpsampleDeconv::applies(*g)) return true;
+    up_ = std::make_unique<UpsampleDeconv>();
+    if (!up_->init(*g, w, bias, epilogue_.act, epilogue_.residual)) return false;
+    up_dims_ = x_dims;
+    up_height_ = static_cast<size_t>(g->out[0]);
+    up_stride_ = static_cast<size_t>(g->strides[0]);
+    return true;
+  }
+
   size_t scratch_floats(const OpTensors&, size_t) const override {
-    return (kc_ + chunk_rows_) * strip_panels_ * cfg_->nr;
+    const size_t general = (kc_ + chunk_rows_) * strip_panels_ * cfg_->nr;
+    return up_ ? std::max(general, up_->scratch_floats(up_height_)) : general;
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
+    if (up_ && t.inputs[0]->dims() == up_dims_) return run_upsample(t, rc);
     NFUSE_ASSIGN_OR_RETURN(const TransposeGeometry* g, geometry(t.inputs[0]->dims()));
     // Row bands: with several threads and too few (image, group, chunk) tasks, split the output
     // rows too; band edges are multiples of the stride so that a kernel no taller than the
@@ -125,6 +144,33 @@ class ConvTranspose2d final : public CpuOp {
   }
 
  private:
+  // Images x bands of output rows; bands are whole multiples of the stride, so no input row is
+  // computed by two tasks.
+  Status run_upsample(const OpTensors& t, RunContext& rc) {
+    const auto& xd = up_dims_;
+    const size_t n = static_cast<size_t>(xd[0]), ci = static_cast<size_t>(xd[1]);
+    const size_t h = static_cast<size_t>(xd[2]), w = static_cast<size_t>(xd[3]);
+    const size_t ho = up_height_, wo = t.outputs[0]->dims()[3];
+    const size_t threads = rc.pool.threads();
+    const size_t steps = ho / up_stride_;
+    const size_t bands = threads > 1 && n < 4 * threads ? std::clamp<size_t>((4 * threads + n - 1) / n, 1, steps) : 1;
+    const size_t band_rows = (steps + bands - 1) / bands * up_stride_;
+    const size_t tasks_per_image = (ho + band_rows - 1) / band_rows;
+    const float* x = t.inputs[0]->data<float>();
+    float* y = t.outputs[0]->data<float>();
+    const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
+    auto task = [&](size_t index, size_t worker) {
+      const size_t img = index / tasks_per_image, b = index % tasks_per_image;
+      const size_t y0 = b * band_rows, y1 = std::min(ho, y0 + band_rows);
+      const ConstPlaneRows xv{x + img * ci * h * w, h * w, w, 0};
+      const PlaneRows yv{y + img * co_ * ho * wo, ho * wo, wo, 0};
+      const ConstPlaneRows rv{r ? r + img * co_ * ho * wo : nullptr, ho * wo, wo, 0};
+      up_->run(xv, yv, r ? &rv : nullptr, y0, y1, rc.scratch.get(worker));
+    };
+    rc.pool.run(n * tasks_per_image, task);
+    return ok_status();
+  }
+
   Result<const TransposeGeometry*> geometry(const std::vector<int64_t>& x_dims) {
     if (geo_valid_ && x_dims == geo_dims_) return &geo_;
     NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv_transpose(node_.attrs, x_dims, w_dims_));
@@ -251,6 +297,9 @@ class ConvTranspose2d final : public CpuOp {
   bool geo_valid_ = false;
   std::vector<int64_t> geo_dims_;
   TransposeGeometry geo_;
+  std::unique_ptr<UpsampleDeconv> up_;
+  std::vector<int64_t> up_dims_;
+  size_t up_height_ = 0, up_stride_ = 1;
 };
 
 }  // namespace
@@ -272,6 +321,9 @@ Result<std::unique_ptr<CpuOp>> make_conv_transpose(const ir::Node& node, const C
   auto op = std::make_unique<ConvTranspose2d>(node, *w, bias, std::move(e),
                                               static_cast<size_t>(std::max(ctx.threads, 1)));
   if (!op->pack(*w)) return out_of_memory(node.label() + ": packed weights");
+  const ir::Shape& planned = ctx.type_of ? ctx.type_of(node.input(0)).shape : xs;
+  if (auto dims = planned.static_dims(); dims && dims->size() == 4 && !op->use_upsample(*w, bias, *dims))
+    return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

@@ -135,8 +135,9 @@ bool elementwise_member(const ir::Node& node) {
 }
 
 std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
-  static const std::set<std::string> kOps = {"Conv", "MaxPool", "AveragePool", "Relu",  "Clip", "LeakyRelu",
-                                             "Sigmoid", "HardSigmoid", "HardSwish", "Add", "Mul", "QLinearConv"};
+  static const std::set<std::string> kOps = {"Conv",    "ConvTranspose", "MaxPool",     "AveragePool", "Relu",
+                                             "Clip",    "LeakyRelu",     "Sigmoid",     "HardSigmoid", "HardSwish",
+                                             "Add",     "Mul",           "QLinearConv"};
   if (is_qlinear_add(node) || (node.domain.empty() && node.op_type == "QLinearConv")) return int8_rejection(node, type_of);
   if (!node.domain.empty() || !kOps.count(node.op_type)) {
     const std::string op = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
@@ -170,6 +171,7 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
       return "unsupported op: Conv geometry does not resolve";
     return "";
   }
+  if (op == "ConvTranspose") return conv_transpose_rejection(node, type_of);
   if (op == "MaxPool" || op == "AveragePool") {
     if (op == "MaxPool" && node.attrs.get_int("storage_order", 0) != 0) return "unsupported op: MaxPool storage_order 1";
     if (op == "AveragePool" && node.attrs.get_int("count_include_pad", 0) != 0 &&
@@ -201,8 +203,12 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
 
 Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const TypeOf& type_of, int main_input) {
   std::unique_ptr<StripLayer> layer;
-  if (node.op_type == "Conv") {
-    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_conv(node, type_of));
+  if (node.op_type == "Conv" || node.op_type == "ConvTranspose") {
+    if (node.op_type == "Conv") {
+      NFUSE_ASSIGN_OR_RETURN(layer, make_strip_conv(node, type_of));
+    } else {
+      NFUSE_ASSIGN_OR_RETURN(layer, make_strip_conv_transpose(node, type_of));
+    }
     NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue e, ops::read_fused_epilogue(node));
     if (e.residual) {
       layer->externals.push_back(e.residual);

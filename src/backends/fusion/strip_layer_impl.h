@@ -60,6 +60,10 @@ Result<std::unique_ptr<StripLayer>> make_strip_qadd(const ir::Node& node, const 
 bool binary_operand_kind(const std::vector<int64_t>& out, const std::vector<int64_t>& other, StripLayer::Operand* kind);
 
 Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const TypeOf& type_of);
+// ConvTranspose with kernel == stride and no padding (strip_conv_transpose.cpp): "" when a
+// member can run it, else why.
+std::string conv_transpose_rejection(const ir::Node& node, const TypeOf& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const TypeOf& type_of, int main_input);

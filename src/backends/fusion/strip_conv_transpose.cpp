@@ -1,0 +1,77 @@
+// ConvTranspose as a fusion-group member, for the upsampling kind whose taps do not overlap
+// (kernel == stride, no padding): the cpu backend's UpsampleDeconv computes any range of output
+// rows from the input rows under them, so the upsampled tensor (s*s times its input) exists only
+// in the next member's line buffer.
+#include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_upsample_deconv.h"
+#include "backends/fusion/strip_layer_impl.h"
+
+namespace nfuse::backends::fusion {
+namespace {
+
+class StripConvTranspose final : public StripLayer {
+ public:
+  explicit StripConvTranspose(const ops::ConvGeometry& g) {
+    auto u = [](int64_t v) { return static_cast<size_t>(v); };
+    in = {u(g.in_channels), u(g.in[0]), u(g.in[1])};
+    out = {u(g.out_channels), u(g.out[0]), u(g.out[1])};
+  }
+  cpu::UpsampleDeconv kernel;
+  bool residual = false;
+
+  RowRange input_rows(size_t y0, size_t y1) const override {
+    RowRange r;
+    kernel.input_rows(y0, y1, &r.lo, &r.hi);
+    return r;
+  }
+  size_t scratch_floats(size_t rows) const override { return kernel.scratch_floats(rows); }
+
+  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
+           float* ws) const override {
+    auto rows = [](const RowView& v) {
+      return cpu::PlaneRows{static_cast<float*>(v.data), v.plane_stride, v.width, v.base};
+    };
+    auto const_rows = [](const RowView& v) {
+      return cpu::ConstPlaneRows{static_cast<const float*>(v.data), v.plane_stride, v.width, v.base};
+    };
+    const cpu::ConstPlaneRows r = residual ? const_rows(ext[0]) : cpu::ConstPlaneRows{};
+    kernel.run(const_rows(x), rows(y), residual ? &r : nullptr, y0, y1, ws);
+  }
+};
+
+}  // namespace
+
+std::string conv_transpose_rejection(const ir::Node& node, const TypeOf& type_of) {
+  const ir::Value* w = node.input(1);
+  if (!w || !w->constant || w->constant->dtype() != ir::DType::kF32 || w->constant->rank() != 4 ||
+      w->constant->numel() == 0)
+    return "unsupported op: ConvTranspose with non-constant or empty weights";
+  if (node.has_input(2) && (!node.input(2)->constant || node.input(2)->constant->dtype() != ir::DType::kF32))
+    return "unsupported op: ConvTranspose with a non-constant bias";
+  auto e = ops::read_fused_epilogue(node);
+  if (!e.ok()) return "unsupported op: " + e.status().message();
+  if (e->bias) return "unsupported op: ConvTranspose with an nfuse.bias epilogue";
+  if (e->residual && (!type_of(e->residual).shape.is_static() ||
+                      type_of(e->residual).shape != type_of(node.output(0)).shape))
+    return "unsupported op: ConvTranspose residual of another shape";
+  auto g = ops::resolve_conv_transpose(node.attrs, *type_of(node.input(0)).shape.static_dims(), w->constant->dims());
+  if (!g.ok() || g->rank() != 2) return "unsupported op: ConvTranspose geometry does not resolve to 2-D";
+  if (!cpu::UpsampleDeconv::applies(*g))
+    return "unsupported op: ConvTranspose whose taps overlap or pad (fused groups take kernel == stride, "
+           "no padding, group 1)";
+  return "";
+}
+
+Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const TypeOf& type_of) {
+  const ir::Tensor& w = *node.input(1)->constant;
+  const ir::Tensor* bias = node.has_input(2) ? &*node.input(2)->constant : nullptr;
+  NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g,
+                         ops::resolve_conv_transpose(node.attrs, *type_of(node.input(0)).shape.static_dims(), w.dims()));
+  NFUSE_ASSIGN_OR_RETURN(cpu::Epilogue e, cpu::read_epilogue(node));
+  auto layer = std::make_unique<StripConvTranspose>(g);
+  layer->residual = e.residual;
+  if (!layer->kernel.init(g, w, bias, e.act, e.residual)) return out_of_memory(node.label() + ": packed weights");
+  return std::unique_ptr<StripLayer>(std::move(layer));
+}
+
+}  // namespace nfuse::backends::fusion

@@ -211,11 +211,14 @@ void Partitioner::refuse_unprofitable() {
         any = true;
       }
       if (!any || !ok) continue;
-      // An end node may cost more on this backend than it saves (a 3x3 conv the fallback runs
-      // as Winograd, ahead of a fused chain): peel it off, one at a time, when that is strictly
-      // cheaper, before judging what remains as a whole.
-      for (int i : {run.begin, run.end - 1}) {
+      // A node may cost more on this backend than it saves (a 3x3 conv the fallback runs as
+      // Winograd, amid a fused chain): of the nodes whose own compute is slower here, move the
+      // first whose leaving lowers the total, one at a time, before judging the rest as a whole.
+      for (int i = run.begin; i < run.end; ++i) {
         if (pinned_[static_cast<size_t>(i)] || !movable(i, fallback_)) continue;
+        const ir::Node& n = *req_.nodes[static_cast<size_t>(i)];
+        if (cost_.estimate(n, run.backend, nullptr).compute_us <= cost_.estimate(n, fallback_, nullptr).compute_us)
+          continue;
         Assignment peeled = assign_;
         peeled[static_cast<size_t>(i)] = fallback_;
         if (total(peeled) < total(assign_) - kEpsilonUs) {

@@ -13,14 +13,14 @@
 //   3. remove_ping_pong         a short run of backend B between two runs of backend A that A
 //                               can run moves to A when that lowers the estimated total (it
 //                               saves two boundaries).
-//   4. refuse_unprofitable      an end node of a partition on a preferred backend that is
-//                               strictly cheaper on the fallback (a 3x3 conv the cpu runs as
-//                               Winograd) is peeled off, one at a time; then a partition whose
-//                               estimate (its internal tensors on chip where the backend keeps
-//                               them there) plus its boundaries is not below the same nodes on
-//                               the fallback moves to the fallback (reason "cost"). Then 3 once
-//                               more. Passes 3 and 4
-//                               run for backend "auto" only: a named backend is not second-guessed.
+//   4. refuse_unprofitable      a node of a partition on a preferred backend that computes
+//                               slower there (a 3x3 conv the cpu runs as Winograd) moves to the
+//                               fallback when that lowers the total, one at a time; then a
+//                               partition whose estimate (its internal tensors on chip where the
+//                               backend keeps them there) plus its boundaries is not below the
+//                               same nodes on the fallback moves to the fallback (reason "cost").
+//                               Then 3 once more. Passes 3 and 4 run for backend "auto" only: a
+//                               named backend is not second-guessed.
 //   5. split                    consecutive runs of one backend become partitions, with their
 //                               boundary tensors, the transfers between backends, estimates,
 //                               fallback ratios and warnings.

@@ -95,6 +95,29 @@ class Chain {
     return *this;
   }
 
+  // Concat along channels with a new graph input of `channels` channels (same plane), which
+  // goes before or after the chain's value.
+  Chain& concat(int64_t channels, bool other_first, int64_t n, int64_t h, int64_t w) {
+    const std::string name = "e" + std::to_string(feeds_.size());
+    const std::vector<int64_t> dims = {n, channels, h, w};
+    ir::Value* e = g_->add_value(name, {ir::DType::kF32, ir::Shape::from_dims(dims)}).value();
+    g_->inputs().push_back(e);
+    feeds_.push_back({name, random_tensor(dims, rng_)});
+    ir::Attributes a;
+    a.set("axis", int64_t{1});
+    add("Concat", other_first ? std::vector<ir::Value*>{e, cur_} : std::vector<ir::Value*>{cur_, e}, a);
+    c_ += channels;
+    return *this;
+  }
+  // Concat of the chain's input x and its value (x's plane), x first.
+  Chain& concat_x() {
+    ir::Attributes a;
+    a.set("axis", int64_t{1});
+    add("Concat", {x_, cur_}, a);
+    c_ += x_->type.shape[1].value;
+    return *this;
+  }
+
   // Add of the chain's input x (same shape) as a standalone node, x first.
   Chain& add_x() {
     add("Add", {x_, cur_}, {});
@@ -225,6 +248,19 @@ TEST(FusionBackend, UpsamplingDeconvolutions) {
   check_chain({1, 5, 7, 6},
               [](Chain& c) { c.deconv(6, 3, 2, 3, 2).dw(3, 1, 1, "Relu").deconv(4, 2, 3, 2, 3).conv(3, 1); },
               "deconv 3x2 s3x2 / dw3x3 / deconv 2x3 s2x3 / 1x1 7x6");
+}
+
+// Concat along channels inside a group: the chained value first or last among the parts, parts
+// from graph inputs and from the group's own input, a 3x3 window over the concatenation, batch 2.
+TEST(FusionBackend, ConcatAlongChannels) {
+  check_chain({1, 6, 11, 9},
+              [](Chain& c) { c.conv(8, 1, 1, 0, 1, "Relu").concat(5, false, 1, 11, 9).conv(7, 3, 1, 1).concat(3, true, 1, 11, 9).dw(3, 1, 1); },
+              "1x1 / concat / 3x3 / concat / dw3x3 11x9");
+  check_chain({2, 4, 10, 7}, [](Chain& c) { c.conv(6, 3, 1, 1, 1, "Relu").concat_x().conv(5, 1); },
+              "3x3 / concat with the group's input / 1x1, batch 2");
+  check_chain({1, 4, 13, 8},
+              [](Chain& c) { c.conv(6, 3, 2, 1).concat(2, true, 1, 7, 4).deconv(3, 2, 2, 2, 2).conv(4, 3, 1, 1); },
+              "3x3 s2 / concat / deconv 2x2 s2 / 3x3 13x8");
 }
 
 TEST(FusionBackend, ConstantAffineRunsFold) {

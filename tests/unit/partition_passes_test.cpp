@@ -210,7 +210,7 @@ TEST(PartitionPasses, PartitionThatDoesNotPayIsRefused) {
 
 // A partition that pays as a whole but starts with a 3x3 convolution the cpu runs as Winograd
 // (2.25x fewer multiplies; the fake has none): the convolution alone is peeled off to cpu.
-TEST(PartitionPasses, EndNodeCheaperOnTheFallbackIsPeeledOff) {
+TEST(PartitionPasses, NodeComputingSlowerThereIsPeeledOff) {
   OnnxBuilder b;
   b.input("x", kF, {1, 32, 64, 64});
   random_init(b, "w3", {32, 32, 3, 3}, 1);

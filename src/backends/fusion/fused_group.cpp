@@ -21,9 +21,10 @@ size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 // are weights, not traffic).
 int64_t external_bytes(const StripLayer& l, size_t e, size_t rows) {
   if (l.external_constant[e]) return 0;
-  const size_t elem = l.external_elem.empty() ? l.out.elem : l.external_elem[e];
+  const PlaneShape shape = l.external_shape(e);
+  const size_t elem = shape.elem;
   switch (l.external_kinds[e]) {
-    case StripLayer::Operand::kFull: return static_cast<int64_t>(rows * l.out.c * l.out.w * elem);
+    case StripLayer::Operand::kFull: return static_cast<int64_t>(rows * shape.c * shape.w * elem);
     case StripLayer::Operand::kPerChannel: return static_cast<int64_t>(l.out.c * elem);
     case StripLayer::Operand::kScalar: return static_cast<int64_t>(elem);
   }
@@ -187,7 +188,8 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
     output = arena_view(*ctx, output_slot_, band.image, layers_.back()->out, StripLayer::Operand::kFull);
     for (size_t i = 0; i < layers_.size(); ++i)
       for (size_t e = 0; e < ext_slots_[i].size(); ++e)
-        ext[i][e] = arena_view(*ctx, ext_slots_[i][e], band.image, layers_[i]->out, layers_[i]->external_kinds[e]);
+        ext[i][e] = arena_view(*ctx, ext_slots_[i][e], band.image, layers_[i]->external_shape(e),
+                               layers_[i]->external_kinds[e]);
   }
   for (size_t y0 = band.y0; y0 < band.y1; y0 += tile_rows_) {
     const size_t y1 = std::min(band.y1, y0 + tile_rows_);

@@ -22,7 +22,7 @@ std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, co
   std::unordered_map<const ir::Value*, size_t> open_tail;  // a group's current output -> group
   for (const ir::Node* n : nodes) {
     const std::vector<int> candidates = row_inputs(*n);
-    const bool binary = candidates.size() > 1;
+    const bool binary = elementwise_binary(*n);
     bool joined = false;
     for (size_t k = 0; k < candidates.size() && !joined; ++k) {
       const ir::Value* v = n->input(candidates[k]);

@@ -86,10 +86,24 @@ bool is_qlinear_add(const ir::Node& node) { return node.domain == "com.microsoft
 std::vector<int> row_inputs(const ir::Node& node) {
   if (is_qlinear_add(node)) return {0, 3};
   if (node.domain.empty() && (node.op_type == "Add" || node.op_type == "Mul")) return {0, 1};
+  if (node.domain.empty() && node.op_type == "Concat") {
+    std::vector<int> all(node.inputs.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    return all;
+  }
   return {0};
 }
 
+bool elementwise_binary(const ir::Node& node) {
+  return is_qlinear_add(node) || (node.domain.empty() && (node.op_type == "Add" || node.op_type == "Mul"));
+}
+
 int main_input_index(const ir::Node& node, const ir::Value* preferred, const TypeOf& type_of) {
+  if (node.domain.empty() && node.op_type == "Concat") {
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (preferred && node.input(static_cast<int>(i)) == preferred) return static_cast<int>(i);
+    return 0;
+  }
   if (is_qlinear_add(node)) return preferred && node.input(3) == preferred && node.input(0) != preferred ? 3 : 0;
   if (node.op_type != "Add" && node.op_type != "Mul") return 0;
   if (preferred && node.input(1) == preferred && node.input(0) != preferred) return 1;
@@ -131,13 +145,30 @@ std::string int8_rejection(const ir::Node& node, const TypeOf& type_of) {
 bool elementwise_member(const ir::Node& node) {
   ops::FusedActivation kind;
   std::vector<float> params;
-  return row_inputs(node).size() > 1 || unary_activation(node, &kind, &params);
+  return elementwise_binary(node) || unary_activation(node, &kind, &params);
+}
+
+// Concat along channels of 4-D f32 values of one batch, height and width, each used once.
+std::string concat_rejection(const ir::Node& node, const TypeOf& type_of) {
+  if (node.inputs.size() < 2) return "unsupported op: Concat of fewer than two inputs";
+  const int64_t axis = node.attrs.get_int("axis", 0);
+  if (axis != 1 && axis != -3) return "unsupported op: Concat along an axis other than channels";
+  const auto out = *type_of(node.output(0)).shape.static_dims();
+  std::set<const ir::Value*> seen;
+  for (const ir::Value* v : node.inputs) {
+    if (!v || v->constant) return "unsupported op: Concat with a missing or constant input";
+    if (!seen.insert(v).second) return "unsupported op: Concat of one value twice";
+    if (std::string why = rank_or_shape(type_of, v, "input"); !why.empty()) return why;
+    const auto d = *type_of(v).shape.static_dims();
+    if (d[0] != out[0] || d[2] != out[2] || d[3] != out[3]) return "unsupported op: Concat inputs of other planes";
+  }
+  return "";
 }
 
 std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   static const std::set<std::string> kOps = {"Conv",    "ConvTranspose", "MaxPool",     "AveragePool", "Relu",
                                              "Clip",    "LeakyRelu",     "Sigmoid",     "HardSigmoid", "HardSwish",
-                                             "Add",     "Mul",           "QLinearConv"};
+                                             "Add",     "Mul",           "Concat",      "QLinearConv"};
   if (is_qlinear_add(node) || (node.domain.empty() && node.op_type == "QLinearConv")) return int8_rejection(node, type_of);
   if (!node.domain.empty() || !kOps.count(node.op_type)) {
     const std::string op = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
@@ -172,6 +203,7 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
     return "";
   }
   if (op == "ConvTranspose") return conv_transpose_rejection(node, type_of);
+  if (op == "Concat") return concat_rejection(node, type_of);
   if (op == "MaxPool" || op == "AveragePool") {
     if (op == "MaxPool" && node.attrs.get_int("storage_order", 0) != 0) return "unsupported op: MaxPool storage_order 1";
     if (op == "AveragePool" && node.attrs.get_int("count_include_pad", 0) != 0 &&
@@ -223,6 +255,8 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_pool(node, type_of));
   } else if (node.op_type == "Add" || node.op_type == "Mul") {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_binary(node, type_of, main_input));
+  } else if (node.op_type == "Concat") {
+    layer = make_strip_concat(node, type_of, main_input);
   } else {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_unary(node, type_of));
   }

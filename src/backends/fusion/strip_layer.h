@@ -53,6 +53,14 @@ class StripLayer {
   std::vector<Operand> external_kinds;
   std::vector<bool> external_constant;  // weights-like: not arena traffic
   std::vector<size_t> external_elem;     // bytes per element of each; empty: out.elem
+  std::vector<size_t> external_channels; // channels of each full operand; empty: out.c (Concat's differ)
+  // The shape of full operand e (out's rows and width, its own channel count).
+  PlaneShape external_shape(size_t e) const {
+    PlaneShape s = out;
+    if (!external_channels.empty()) s.c = external_channels[e];
+    if (!external_elem.empty()) s.elem = external_elem[e];
+    return s;
+  }
 
   // Input rows that output rows [y0, y1) read, clipped to the input.
   virtual RowRange input_rows(size_t y0, size_t y1) const { return {y0, y1}; }
@@ -92,12 +100,16 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of);
 // kInvalidModel for malformed attributes.
 Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const TypeOf& type_of, int main_input);
 
-// The inputs that may carry the rows (Add/Mul: both; QLinearAdd: A and B; else input 0).
+// The inputs that may carry the rows (Add/Mul: both; QLinearAdd: A and B; Concat: any; else
+// input 0).
 std::vector<int> row_inputs(const ir::Node& node);
 bool is_qlinear_add(const ir::Node& node);
 // Whether a member of `node`'s kind runs in place after the member before it (activations,
 // Add/Mul, QLinearAdd): the node-level form of StripLayer::elementwise().
 bool elementwise_member(const ir::Node& node);
+// Add, Mul, QLinearAdd: two inputs that may carry the rows, chained only through one of the
+// output's shape.
+bool elementwise_binary(const ir::Node& node);
 
 // The input among node.inputs that carries the rows (Add/Mul: the one produced inside the
 // group, `preferred` when both could; else the non-constant, full-shape one); others are externals.

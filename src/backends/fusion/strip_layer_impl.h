@@ -67,6 +67,8 @@ Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& no
 Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const TypeOf& type_of, int main_input);
+// Concat along channels: the chained input's rows and the others' (externals) copied into place.
+std::unique_ptr<StripLayer> make_strip_concat(const ir::Node& node, const TypeOf& type_of, int main_input);
 
 // y * scale[c] + shift[c] over `channels` channels: a folded run of constant Mul/Add members.
 std::unique_ptr<StripLayer> make_strip_affine(const PlaneShape& shape, std::vector<float> scale,

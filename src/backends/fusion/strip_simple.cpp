@@ -197,4 +197,55 @@ Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, cons
   return std::unique_ptr<StripLayer>(std::move(layer));
 }
 
+namespace {
+
+// Concat along channels: each strip copies the rows of every part into its channel range. The
+// chained part comes from the previous member's rows, the others from the arena.
+class StripConcat final : public StripLayer {
+ public:
+  struct Part {
+    int external = -1;  // index into externals; -1: the chained input
+    size_t channel0 = 0, channels = 0;
+  };
+  std::vector<Part> parts;
+
+  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
+           float*) const override {
+    const size_t n = (y1 - y0) * out.w * sizeof(float);
+    for (const Part& p : parts) {
+      const RowView& src = p.external < 0 ? x : ext[static_cast<size_t>(p.external)];
+      for (size_t c = 0; c < p.channels; ++c) std::memcpy(y.row(p.channel0 + c, y0), src.row(c, y0), n);
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<StripLayer> make_strip_concat(const ir::Node& node, const TypeOf& type_of, int main_input) {
+  auto layer = std::make_unique<StripConcat>();
+  auto plane = [&](const ir::Value* v) {
+    auto d = *type_of(v).shape.static_dims();
+    return PlaneShape{static_cast<size_t>(d[1]), static_cast<size_t>(d[2]), static_cast<size_t>(d[3])};
+  };
+  layer->out = plane(node.output(0));
+  size_t channel0 = 0;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const ir::Value* v = node.inputs[i];
+    const PlaneShape s = plane(v);
+    StripConcat::Part part{-1, channel0, s.c};
+    if (static_cast<int>(i) == main_input) {
+      layer->in = s;
+    } else {
+      part.external = static_cast<int>(layer->externals.size());
+      layer->externals.push_back(v);
+      layer->external_kinds.push_back(StripLayer::Operand::kFull);
+      layer->external_constant.push_back(false);
+      layer->external_channels.push_back(s.c);
+    }
+    layer->parts.push_back(part);
+    channel0 += s.c;
+  }
+  return layer;
+}
+
 }  // namespace nfuse::backends::fusion

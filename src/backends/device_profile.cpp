@@ -50,12 +50,11 @@ BackendProfile derive_ref(const BackendProfile& cpu) {
   return p;
 }
 
-// fusion uses the same microkernels as cpu (im2col + GEMM for every dense conv, no Winograd)
-// but keeps a group's intermediates in L2.
+// fusion uses the same microkernels as cpu (Winograd for the same 3x3 layers, im2col + GEMM for
+// the other dense convs) but keeps a group's intermediates in L2.
 BackendProfile derive_fusion(const BackendProfile& cpu) {
   BackendProfile p = cpu;
   p.backend = "fusion";
-  p.winograd_3x3 = false;
   p.keeps_intermediates_on_chip = true;
   return p;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <functional>
+#include <set>
 
 #include "partition/partition_layout.h"
 
@@ -359,10 +361,54 @@ std::vector<std::string> default_prefer() {
   return {"cpu"};
 }
 
-Result<PartitionResult> partition_nodes(const PartitionRequest& request, BackendPool& pool) {
-  if (!request.graph || !request.type_of || !request.is_constant) {
+// Pass 0. Graph order interleaves independent branches (an FPN's upsampling chain between the
+// members of a lateral chain), which would cut a fusing backend's chains into runs too short to
+// pay. A node whose only consumer is the next link of a chain the first preferred backend can
+// run together (both supported, the value used nowhere else) is emitted just before that
+// consumer instead: a valid topological order, since the value has no other reader and the
+// node's inputs are ready earlier still. Only for backends that keep intermediates on chip.
+std::vector<const ir::Node*> cluster_chains(const PartitionRequest& req, BackendPool& pool) {
+  const std::vector<std::string> prefer =
+      req.backend == "auto" ? (req.options.prefer.empty() ? default_prefer() : req.options.prefer)
+                            : std::vector<std::string>{req.backend};
+  auto backend = pool.get(prefer.front());
+  if (!backend.ok() || !req.profile.for_backend(prefer.front()).keeps_intermediates_on_chip) return req.nodes;
+  std::set<const ir::Node*> in_plan(req.nodes.begin(), req.nodes.end());
+  auto supported = [&](const ir::Node* n) {
+    return (*backend)->supports_planned(*n, *req.graph, req.type_of).ok;
+  };
+  std::set<const ir::Node*> deferred;
+  for (const ir::Node* n : req.nodes) {
+    if (n->outputs.size() != 1 || !n->output(0)) continue;
+    const ir::Value* v = n->output(0);
+    if (v->is_graph_output || v->consumers.size() != 1) continue;
+    const ir::Node* c = v->consumers.front();
+    if (in_plan.count(c) && supported(n) && supported(c)) deferred.insert(n);
+  }
+  std::vector<const ir::Node*> order;
+  std::set<const ir::Node*> emitted;
+  std::function<void(const ir::Node*)> emit = [&](const ir::Node* n) {
+    for (const auto* list : {&n->inputs, &n->implicit_inputs}) {  // a fused residual is read too
+      for (const ir::Value* v : *list) {
+        const ir::Node* p = v ? v->producer : nullptr;
+        if (p && deferred.count(p) && !emitted.count(p)) emit(p);
+      }
+    }
+    emitted.insert(n);
+    order.push_back(n);
+  };
+  for (const ir::Node* n : req.nodes)
+    if (!deferred.count(n)) emit(n);
+  // Every deferred node is read by a node emitted after it; if not, graph order stays.
+  return order.size() == req.nodes.size() ? order : req.nodes;
+}
+
+Result<PartitionResult> partition_nodes(const PartitionRequest& request_in, BackendPool& pool) {
+  if (!request_in.graph || !request_in.type_of || !request_in.is_constant) {
     return internal_error("partition_nodes: incomplete request");
   }
+  PartitionRequest request = request_in;
+  request.nodes = cluster_chains(request_in, pool);
   PartitionResult result;
   result.profile = request.profile;
   result.threads = request.threads;

@@ -5,6 +5,11 @@
 // device profile. Like ggml's scheduler (ggml_backend_sched_split_graph) it is a documented
 // sequence of passes over one assignment vector (partitioner.cpp):
 //
+//   0. cluster_chains          for a backend that keeps intermediates on chip (fusion), a node
+//                               whose only consumer is the next link of a chain that backend
+//                               runs is moved to just before that consumer, so chains that graph
+//                               order interleaves with other branches become contiguous runs.
+//                               The report lists nodes in this order.
 //   1. assign_pins_and_denials  a pin (node name first, then op type) places a node whatever the
 //                               cost; a denied op type goes to the fallback.
 //   2. assign_preferred         every other node goes to the first backend of `prefer` whose

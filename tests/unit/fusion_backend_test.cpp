@@ -263,6 +263,18 @@ TEST(FusionBackend, ConcatAlongChannels) {
               "3x3 s2 / concat / deconv 2x2 s2 / 3x3 13x8");
 }
 
+// 3x3 stride-1 convolutions with 16+ channels run by Winograd F(4x4, 3x3) in 4-row tiles, as on
+// cpu: in the middle of a group (its rows asked in whole tiles), last (strips of whole tiles, or
+// of any forced height, whose partial tiles are recomputed), unpadded, with a residual.
+TEST(FusionBackend, WinogradThreeByThreeInStrips) {
+  check_chain({1, 16, 26, 23},
+              [](Chain& c) { c.conv(32, 1, 1, 0, 1, "Relu").conv(16, 3, 1, 1, 1, "Relu").conv(16, 3, 1, 1, 1, "", true); },
+              "1x1 / winograd 3x3 / winograd 3x3 + residual 26x23");
+  check_chain({1, 16, 29, 31},
+              [](Chain& c) { c.conv(24, 3, 1, 0).dw(3, 1, 1, "Relu").conv(16, 3, 1, 1, 1, "Sigmoid"); },
+              "unpadded winograd 3x3 / dw / winograd 3x3 sigmoid 29x31");
+}
+
 TEST(FusionBackend, ConstantAffineRunsFold) {
   check_chain({1, 8, 13, 21},
               [](Chain& c) {

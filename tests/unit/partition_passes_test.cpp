@@ -231,6 +231,35 @@ TEST(PartitionPasses, NodeComputingSlowerThereIsPeeledOff) {
   for (const char* n : {"relu3x3", "expand", "relu1", "project"}) EXPECT_EQ(placement(*r, n).backend, kFake) << placements(*r);
 }
 
+// Graph order conv1, sig, relu1, add interleaves a Sigmoid (cpu) with the fake's chain. For a
+// backend that keeps intermediates on chip the chain's links move next to each other, so one
+// partition runs them; otherwise graph order stands and the chain is cut in two.
+TEST(PartitionPasses, ChainsInterleavedWithOtherBranchesBecomeContiguous) {
+  OnnxBuilder b;
+  b.input("x", kF, {1, 8, 16, 16});
+  random_init(b, "w", {8, 8, 1, 1}, 1);
+  b.node("Conv", {"x", "w"}, {"c1"}, "conv1");
+  b.node("Sigmoid", {"x"}, {"s"}, "sig");
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  b.node("Add", {"r1", "s"}, {"y"}, "add");
+  float_output(b, "y");
+  auto g = load(b);
+  const std::map<std::string, std::vector<int64_t>> dims = {{"x", {1, 8, 16, 16}}};
+  partition::PartitionOptions o;
+  o.prefer = {kFake};
+  backends::DeviceProfile profile = test_profile(2.0, 0.0);
+  auto graph_order = place(*g, dims, kFake, o, profile);
+  ASSERT_TRUE(graph_order.ok()) << graph_order.status().to_string();
+  EXPECT_EQ(placements(*graph_order), "conv1:fake_npu sig:cpu relu1:fake_npu add:fake_npu ");
+  EXPECT_EQ(graph_order->partitions.size(), 3u);
+  for (backends::BackendProfile& p : profile.backends)
+    if (p.backend == kFake) p.keeps_intermediates_on_chip = true;
+  auto clustered = place(*g, dims, kFake, o, profile);
+  ASSERT_TRUE(clustered.ok()) << clustered.status().to_string();
+  EXPECT_EQ(placements(*clustered), "sig:cpu conv1:fake_npu relu1:fake_npu add:fake_npu ");
+  EXPECT_EQ(clustered->partitions.size(), 2u);
+}
+
 TEST(PartitionPasses, RequireFullOffloadListsEveryNodeOffThePreferredBackend) {
   auto g = load(small_cnn());
   partition::PartitionOptions o = prefer_fake();

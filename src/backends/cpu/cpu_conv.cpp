@@ -214,6 +214,8 @@ class GemmConv final : public CpuOp {
   Conv2dGeometryCache geo_;
 };
 
+}  // namespace
+
 // Winograd F(4,3) needs 3x3 / stride 1 / dilation 1 / one group; it pays for its transforms
 // (linear in channels) with 4x fewer multiplies (quadratic in channels), so it wins once both
 // channel counts are large enough and the map has enough 4x4 tiles to fill the GEMM's columns.
@@ -238,6 +240,8 @@ bool use_winograd(const ir::Node& node, const ir::Tensor& w) {
   }
   return true;
 }
+
+namespace {
 
 // The X * W orientation (cpu_conv_pixel_rows.cpp) when the output has few pixels and W * X would
 // pad them by 10% or more to the microkernel's NR: measured on ResNet's 7x7 and 14x14 stages.

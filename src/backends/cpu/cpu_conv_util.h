@@ -35,6 +35,17 @@ class Conv2dGeometryCache {
   Conv2dGeometry geo_;
 };
 
+// Where rows of one image's NCHW plane set live: row r of channel c at
+// data + c * plane + (r - base) * width (rows of a channel contiguous).
+template <typename T>
+struct PlaneRowsOf {
+  T* data = nullptr;
+  size_t plane = 0, width = 0, base = 0;
+  T* row(size_t c, size_t r) const { return data + c * plane + (r - base) * width; }
+};
+using PlaneRows = PlaneRowsOf<float>;
+using ConstPlaneRows = PlaneRowsOf<const float>;
+
 // The epilogue of a Conv/Gemm/MatMul node as the cpu kernels apply it.
 struct Epilogue {
   Activation act;
@@ -69,6 +80,9 @@ class ScopedConvAlgorithm {
 
 // Winograd F(4,3) (cpu_winograd_conv.cpp): 3x3, stride 1, dilation 1, one group.
 bool winograd_eligible(const Conv2dGeometry& g);
+// Whether the cpu backend runs Conv `node` with weights `w` by Winograd (also asked by the
+// fusion backend, so that both run a 3x3 layer the same way).
+bool use_winograd(const ir::Node& node, const ir::Tensor& w);
 Result<std::unique_ptr<CpuOp>> make_winograd_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
                                                   Epilogue epilogue);
 

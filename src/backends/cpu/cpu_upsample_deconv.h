@@ -15,22 +15,11 @@
 
 #include <cstddef>
 
-#include "backends/cpu/cpu_op.h"
+#include "backends/cpu/cpu_conv_util.h"
 #include "kernels/f32-gemm/f32_gemm.h"
 #include "ops/conv_geometry.h"
 
 namespace nfuse::backends::cpu {
-
-// Where rows of one image's NCHW plane set live: row r of channel c at
-// data + c * plane + (r - base) * width (rows of a channel contiguous).
-template <typename T>
-struct PlaneRowsOf {
-  T* data = nullptr;
-  size_t plane = 0, width = 0, base = 0;
-  T* row(size_t c, size_t r) const { return data + c * plane + (r - base) * width; }
-};
-using PlaneRows = PlaneRowsOf<float>;
-using ConstPlaneRows = PlaneRowsOf<const float>;
 
 class UpsampleDeconv {
  public:

@@ -86,13 +86,15 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const i
   const size_t rule = g->stages_.size() == 1 ? height
                                              : (kMinStripPixels + last.out.w - 1) / std::max<size_t>(1, last.out.w);
   const size_t l2_floats = kernels::cpu_features().l2_bytes / sizeof(float);
-  size_t tiles = std::clamp<size_t>(ctx.tile_rows > 0 ? static_cast<size_t>(ctx.tile_rows) : rule, 1,
+  // Strips of whole multiples of the last member's granularity (Winograd's 4-row tiles).
+  const size_t last_g = g->layers_[g->stages_.back().layers.front()]->row_granularity();
+  size_t tiles = std::clamp<size_t>(ctx.tile_rows > 0 ? static_cast<size_t>(ctx.tile_rows) : round_up(rule, last_g), 1,
                                     std::max<size_t>(1, height));
   int64_t fused = 0;
   for (;;) {
     g->plan_tiles(tiles, static_cast<size_t>(std::max(1, ctx.threads)), &fused);
-    if (ctx.tile_rows > 0 || tiles == 1 || g->scratch_floats_ <= l2_floats) break;
-    tiles = std::max<size_t>(1, tiles / 2);
+    if (ctx.tile_rows > 0 || tiles <= last_g || g->scratch_floats_ <= l2_floats) break;
+    tiles = std::max<size_t>(last_g, tiles / 2 / last_g * last_g);
   }
 
   g->workers_.assign(static_cast<size_t>(std::max(1, ctx.threads)), g->make_state());
@@ -206,10 +208,13 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
         Buffer& buf = buffers[s];
         const RowRange& nd = needs[s];
         if (!nd.size()) continue;
+        // The rows to have: the need widened to whole multiples of the member's granularity.
+        const size_t g = main.row_granularity();
+        const size_t want_lo = nd.lo / g * g, want_hi = std::min(main.out.h, round_up(nd.hi, g));
         if (!buf.valid || nd.lo >= buf.done) {
-          buf.base = buf.done = nd.lo;
+          buf.base = buf.done = want_lo;
           buf.valid = true;
-        } else if (nd.hi > buf.base + buf.capacity) {
+        } else if (want_hi > buf.base + buf.capacity) {
           if (ctx) {  // keep rows [nd.lo, done): move them to the front of every channel plane
             const size_t e = main.out.elem;
             const size_t plane = buf.capacity * main.out.w * e, keep = (buf.done - nd.lo) * main.out.w * e;
@@ -220,11 +225,11 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
           buf.base = nd.lo;
         }
         a = buf.done;
-        b = nd.hi;
+        b = want_hi;
         if (a >= b) continue;
         buf.done = b;
         out = RowView{buf.data, buf.capacity * main.out.w, main.out.w, buf.base};
-        if (max_need) (*max_need)[s].lo = std::max((*max_need)[s].lo, nd.size());
+        if (max_need) (*max_need)[s].lo = std::max((*max_need)[s].lo, want_hi - want_lo);
       }
       if (max_need) (*max_need)[s].hi = std::max((*max_need)[s].hi, b - a);
       if (arena_bytes) {

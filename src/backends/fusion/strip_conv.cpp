@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_winograd.h"
 #include "backends/fusion/strip_layer_impl.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
 #include "kernels/f32-gemm/f32_gemm.h"
@@ -261,6 +262,42 @@ class StripDwConv final : public WindowedLayer {
   kernels::F32DwconvFn fn_ = nullptr;
 };
 
+// The 3x3 stride-1 convolutions the cpu backend runs by Winograd F(4x4, 3x3), run the same way
+// over strips of whole 4-row tile rows (the engine asks for those), in blocks of tiles sized to
+// L2 as the cpu backend's.
+class StripWinogradConv final : public WindowedLayer {
+ public:
+  StripWinogradConv(const ops::ConvGeometry& g, bool residual) : WindowedLayer(g), residual_(residual) {}
+  cpu::Winograd43 kernel;
+
+  size_t row_granularity() const override { return 4; }
+  RowRange input_rows(size_t y0, size_t y1) const override {
+    if (y1 <= y0) return {0, 0};
+    return WindowedLayer::input_rows(y0 / 4 * 4, std::min(out.h, (y1 + 3) / 4 * 4));
+  }
+  size_t scratch_floats(size_t rows) const override {
+    const size_t tiles = ((rows + 3) / 4 + 1) * ((out.w + 3) / 4);
+    return kernel.scratch_floats(std::min(tiles, kernel.max_block_tiles()), out.w);
+  }
+
+  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
+           float* ws) const override {
+    const cpu::Winograd43::Plane plane{in.h, in.w, out.h, out.w, pt_, pl_};
+    const size_t tiles_x = plane.tiles_x();
+    const size_t j_end = std::min(plane.tiles(), (y1 + 3) / 4 * tiles_x), block = kernel.max_block_tiles();
+    const cpu::ConstPlaneRows xv{static_cast<const float*>(x.data), x.plane_stride, x.width, x.base};
+    const cpu::PlaneRows yv{static_cast<float*>(y.data), y.plane_stride, y.width, y.base};
+    const cpu::ConstPlaneRows rv = residual_ ? cpu::ConstPlaneRows{static_cast<const float*>(ext[0].data),
+                                                                   ext[0].plane_stride, ext[0].width, ext[0].base}
+                                             : cpu::ConstPlaneRows{};
+    for (size_t j = y0 / 4 * tiles_x; j < j_end; j += block)
+      kernel.run(plane, xv, yv, residual_ ? &rv : nullptr, j, std::min(j_end, j + block), y0, y1, ws);
+  }
+
+ private:
+  bool residual_ = false;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const TypeOf& type_of) {
@@ -272,6 +309,10 @@ Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const 
   std::unique_ptr<StripLayer> layer;
   if (g.group > 1 && g.group == g.in_channels && g.group == g.out_channels) {
     layer = std::make_unique<StripDwConv>(g, w, bias, std::move(e));
+  } else if (cpu::use_winograd(node, w)) {
+    auto conv = std::make_unique<StripWinogradConv>(g, e.residual);
+    if (!conv->kernel.init(w, bias, e.act)) return out_of_memory(node.label() + ": Winograd-transformed weights");
+    layer = std::move(conv);
   } else {
     auto conv = std::make_unique<StripGemmConv>(g, bias, std::move(e));
     if (!conv->pack(w)) return out_of_memory(node.label() + ": packed weights");

@@ -64,6 +64,10 @@ class StripLayer {
 
   // Input rows that output rows [y0, y1) read, clipped to the input.
   virtual RowRange input_rows(size_t y0, size_t y1) const { return {y0, y1}; }
+  // Rows this layer computes together (Winograd: 4-row tiles). The engine asks a buffered
+  // member for ranges that start and end on multiples of it (or at the bottom edge); other
+  // ranges are still computed right, with rows recomputed.
+  virtual size_t row_granularity() const { return 1; }
   // Computes output rows [y0, y1). `in` holds at least input_rows(y0, y1), `out` has room for
   // rows [y0, y1), `ext[i]` views externals[i] of the same image (base 0). `scratch` has
   // scratch_floats(y1 - y0) floats, private to the calling thread.

@@ -174,6 +174,58 @@ TEST(F32Vunary, InPlaceMatchesOutOfPlace) {
   }
 }
 
+// HardSwish: one FMA, a clamp and a multiply on every ISA, so each variant equals the scalar
+// one bit for bit, which is within an ulp or two of the double-precision definition; every
+// length with guards, in place, and the edges (gate 0 and 1 exactly, +-inf, NaN).
+TEST(F32Vunary, HardSwishMatchesScalarAndDefinition) {
+  std::mt19937 rng(kSeed);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  const float a = 1.0f / 6.0f, b = 0.5f;
+  for (Isa isa : available_isas()) {
+    const F32VhardswishFn fn = f32_vunary_config(isa).hardswish;
+    for (size_t n = 0; n <= 67; ++n) {
+      std::vector<float> xs(n);
+      for (float& v : xs) v = dist(rng);
+      if (n >= 8) {
+        xs[0] = -3.0f;  // gate exactly 0
+        xs[1] = 3.0f;   // gate exactly 1
+        xs[2] = kInf;
+        xs[3] = -kInf;
+        xs[4] = std::numeric_limits<float>::quiet_NaN();
+        xs[5] = -0.0f;
+      }
+      std::vector<float> out(n + 2 * kGuardCount, kGuard), ref(n);
+      fn(xs.data(), out.data() + kGuardCount, n, a, b);
+      f32_vhardswish__scalar(xs.data(), ref.data(), n, a, b);
+      for (size_t i = 0; i < kGuardCount; ++i) {
+        ASSERT_EQ(out[i], kGuard) << isa_name(isa) << " n=" << n;
+        ASSERT_EQ(out[kGuardCount + n + i], kGuard) << isa_name(isa) << " n=" << n;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const float got = out[kGuardCount + i];
+        const double x = xs[i];
+        if (std::isnan(x) || (std::isinf(x) && x < 0)) {
+          ASSERT_TRUE(std::isnan(got)) << isa_name(isa) << " x=" << x;  // -inf * 0
+          continue;
+        }
+        ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(ref[i])) << isa_name(isa) << " x=" << x;
+        const double want = x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
+        if (std::isinf(want)) {
+          ASSERT_EQ(static_cast<double>(got), want);
+        } else {
+          ASSERT_NEAR(got, want, 4e-7 * std::max(1.0, std::fabs(want))) << isa_name(isa) << " x=" << x;
+        }
+      }
+      std::vector<float> in_place = xs;
+      fn(in_place.data(), in_place.data(), n, a, b);
+      for (size_t i = 0; i < n; ++i)
+        if (!std::isnan(ref[i])) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(in_place[i]), std::bit_cast<uint32_t>(ref[i]));
+        }
+    }
+  }
+}
+
 TEST(F32Vunary, ZeroLengthTouchesNothing) {
   for (Isa isa : available_isas()) {
     for (Fn f : kFns) {

@@ -48,11 +48,9 @@ void Activation::apply(float* y, size_t n) const {
       for (size_t i = 0; i < n; ++i) y[i] = unit_clamp(a * y[i] + b);
       return;
     }
-    case ops::FusedActivation::kHardSwish: {
-      const float a = params[0], b = params[1];
-      for (size_t i = 0; i < n; ++i) y[i] = y[i] * unit_clamp(a * y[i] + b);
+    case ops::FusedActivation::kHardSwish:
+      kernels::f32_vunary_config(kernels::selected_isa()).hardswish(y, y, n, params[0], params[1]);
       return;
-    }
     default:  // anything newer: the shared double-precision definition
       for (size_t i = 0; i < n; ++i) y[i] = static_cast<float>(ops::apply_fused_activation(kind, params, y[i]));
       return;

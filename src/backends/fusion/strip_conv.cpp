@@ -14,6 +14,7 @@
 #include "backends/fusion/strip_layer_impl.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
 #include "kernels/f32-gemm/f32_gemm.h"
+#include "kernels/f32-im2col/f32_im2col.h"
 
 namespace nfuse::backends::fusion {
 namespace {
@@ -101,64 +102,29 @@ class StripGemmConv final : public WindowedLayer {
 
  private:
   // Packs K rows [k0, k0 + kc) of group gi's im2col matrix for strip pixels [q0, q0 + nq) (pixel
-  // q = (oy - y0) * out.w + ox) into NR-wide panels, zero past nq and in the padding. Row by
-  // output row: the taps of one output row read one input row, with the border columns split
-  // off so the interior is a plain (strided) copy.
+  // q = (oy - y0) * out.w + ox) into NR-wide panels, zero past nq and in the padding: the cpu
+  // backend's im2col kernel, told where the line buffer's rows are.
   void pack_b(const RowView& x, size_t gi, size_t k0, size_t kc, size_t y0, size_t q0, size_t nq, float* dst) const {
-    const size_t nr = cfg_.nr, panels = (nq + nr - 1) / nr;
-    for (size_t kk = 0; kk < kc; ++kk) {
-      const size_t k = k0 + kk, ic = gi * cg_ + k / (kh_ * kw_), ky = (k / kw_) % kh_, kx = k % kw_;
-      const int64_t xoff = static_cast<int64_t>(kx * dw_) - static_cast<int64_t>(pl_);
-      // Output columns whose tap lands inside the row: [ox_lo, ox_hi).
-      const size_t ox_lo = xoff >= 0 ? 0 : std::min(out.w, static_cast<size_t>((-xoff + static_cast<int64_t>(sw_) - 1) / static_cast<int64_t>(sw_)));
-      const int64_t last = static_cast<int64_t>(in.w) - 1 - xoff;
-      const size_t ox_hi = last < 0 ? ox_lo : std::clamp(static_cast<size_t>(last) / sw_ + 1, ox_lo, out.w);
-      float* d = dst + kk * nr;  // panel p, lane l at d[p * kc * nr + l]
-      size_t p = 0, l = 0;
-      auto put = [&](float v) {
-        d[p * kc * nr + l] = v;
-        if (++l == nr) {
-          l = 0;
-          ++p;
-        }
-      };
-      size_t q = q0;
-      while (q < q0 + nq) {
-        const size_t oy = y0 + q / out.w, ox0 = q % out.w;
-        const size_t ox1 = std::min(out.w, ox0 + (q0 + nq - q));
-        const int64_t iy = static_cast<int64_t>(oy * sh_ + ky * dh_) - static_cast<int64_t>(pt_);
-        if (iy < 0 || iy >= static_cast<int64_t>(in.h)) {
-          for (size_t ox = ox0; ox < ox1; ++ox) put(0.0f);
-        } else {
-          const float* row = x.row(ic, static_cast<size_t>(iy));
-          size_t ox = ox0;
-          for (; ox < std::min(ox1, ox_lo); ++ox) put(0.0f);
-          const size_t mid = std::max(ox, std::min(ox1, ox_hi));
-          const float* src = row + static_cast<int64_t>(ox * sw_) + xoff;
-          if (sw_ == 1) {
-            while (ox < mid) {  // contiguous: copy up to the end of the current panel
-              const size_t n = std::min(mid - ox, nr - l);
-              std::memcpy(d + p * kc * nr + l, src, n * sizeof(float));
-              src += n;
-              ox += n;
-              l += n;
-              if (l == nr) {
-                l = 0;
-                ++p;
-              }
-            }
-          } else {
-            for (; ox < mid; ++ox, src += sw_) put(*src);
-          }
-          for (; ox < ox1; ++ox) put(0.0f);
-        }
-        q += ox1 - ox0;
-      }
-      while (p < panels) put(0.0f);  // the last panel's lanes past nq
-    }
+    kernels::F32Im2colGeometry g;
+    g.h = in.h;
+    g.w = in.w;
+    g.ho = out.h;
+    g.wo = out.w;
+    g.kh = kh_;
+    g.kw = kw_;
+    g.sh = sh_;
+    g.sw = sw_;
+    g.dh = dh_;
+    g.dw = dw_;
+    g.pad_top = pt_;
+    g.pad_left = pl_;
+    g.plane_stride = x.plane_stride;
+    g.row_base = x.base;
+    im2col_(g, x.row(gi * cg_, x.base), kg_, k0, kc, y0 * out.w + q0, nq, cfg_.nr, dst);
   }
 
   const kernels::F32GemmConfig& cfg_;
+  const kernels::F32Im2colFn im2col_ = kernels::f32_im2col_select();
   cpu::Epilogue epilogue_;
   size_t group_ = 1, mg_ = 0, cg_ = 0, kg_ = 0, kc_ = 0, panels_ = 0, chunk_ = 0;
   bool direct_ = false;

@@ -22,6 +22,10 @@ struct F32Im2colGeometry {
   size_t ho = 0, wo = 0;  // output plane
   size_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   size_t pad_top = 0, pad_left = 0;
+  // Where input row iy of channel ic lives: x + ic * plane_stride + (iy - row_base) * w. The
+  // defaults (0: h * w; 0) are a whole NCHW image; a fused group's line buffer holds rows from
+  // row_base on, planes plane_stride apart.
+  size_t plane_stride = 0, row_base = 0;
 };
 
 using F32Im2colFn = void (*)(const F32Im2colGeometry& g, const float* x, size_t kx_rows, size_t k0, size_t kc,

@@ -10,10 +10,10 @@ namespace nfuse::kernels::NFUSE_IM2COL_ISA_NS {
 
 inline void pack(const F32Im2colGeometry& g, const float* x, size_t kx_rows, size_t k0, size_t kc, size_t p0,
                  size_t np, size_t nr, float* dst) {
-  const size_t hw = g.h * g.w;
+  const size_t hw = g.plane_stride ? g.plane_stride : g.h * g.w;
   const size_t khw = g.kh * g.kw;
   const bool direct = khw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 && g.ho == g.h &&
-                      g.wo == g.w;
+                      g.wo == g.w && g.row_base == 0;
   const size_t panels = (np + nr - 1) / nr;
   // Where the strip starts in the output plane; each k row then walks the pixels with a running
   // (oy, ox) instead of dividing per panel (the divisions cost as much as the copies).
@@ -50,7 +50,7 @@ inline void pack(const F32Im2colGeometry& g, const float* x, size_t kx_rows, siz
             const int64_t n = static_cast<int64_t>(len), sox = static_cast<int64_t>(ox);
             const int64_t lo = std::clamp(ox_lo - sox, int64_t{0}, n);  // segment pixels [lo, hi) inside
             const int64_t hi = std::clamp(ox_hi - sox, lo, n);
-            const float* src = xc + static_cast<size_t>(iy) * g.w + (sox * sw + ix_off);
+            const float* src = xc + (static_cast<size_t>(iy) - g.row_base) * g.w + (sox * sw + ix_off);
             std::fill(dd, dd + lo, 0.0f);
             if (sw == 1) {
               std::memcpy(dd + lo, src + lo, static_cast<size_t>(hi - lo) * sizeof(float));

@@ -27,6 +27,11 @@
 namespace nfuse::kernels {
 
 using F32VunaryFn = void (*)(const float* x, float* y, size_t n);
+// y[i] = x[i] * min(max(a * x[i] + b, 0), 1): HardSwish (a = 1/6, b = 1/2), the activation of
+// MobileNetV3 and PP-LCNet, applied after a convolution it cannot fuse into. The same single
+// rounding per step on every ISA (one FMA, clamp, one multiply), so all variants agree bit for bit.
+using F32VhardswishFn = void (*)(const float* x, float* y, size_t n, float a, float b);
+void f32_vhardswish__scalar(const float* x, float* y, size_t n, float a, float b);
 
 void f32_vsigmoid__scalar(const float* x, float* y, size_t n);
 void f32_vtanh__scalar(const float* x, float* y, size_t n);
@@ -38,12 +43,15 @@ void f32_vsilu__avx2(const float* x, float* y, size_t n);
 void f32_vsigmoid__avx512(const float* x, float* y, size_t n);
 void f32_vtanh__avx512(const float* x, float* y, size_t n);
 void f32_vsilu__avx512(const float* x, float* y, size_t n);
+void f32_vhardswish__avx2(const float* x, float* y, size_t n, float a, float b);
+void f32_vhardswish__avx512(const float* x, float* y, size_t n, float a, float b);
 #endif
 
 struct F32VunaryConfig {
   F32VunaryFn sigmoid = nullptr;
   F32VunaryFn tanh = nullptr;
   F32VunaryFn silu = nullptr;
+  F32VhardswishFn hardswish = nullptr;
 };
 
 // The kernels for `isa` (scalar where `isa` has none compiled in); never null members.

@@ -83,4 +83,20 @@ void f32_vsigmoid__avx2(const float* x, float* y, size_t n) { run<Op::kSigmoid>(
 void f32_vtanh__avx2(const float* x, float* y, size_t n) { run<Op::kTanh>(x, y, n); }
 void f32_vsilu__avx2(const float* x, float* y, size_t n) { run<Op::kSilu>(x, y, n); }
 
+void f32_vhardswish__avx2(const float* x, float* y, size_t n, float a, float b) {
+  const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
+  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+  // A NaN x gives a NaN y whatever the clamp makes of its gate: x is a factor.
+  auto op = [&](__m256 v) {
+    const __m256 g = _mm256_fmadd_ps(va, v, vb);
+    return _mm256_mul_ps(v, _mm256_min_ps(_mm256_max_ps(g, zero), one));
+  };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, op(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    const __m256i mask = tail_mask(n - i);
+    _mm256_maskstore_ps(y + i, mask, op(_mm256_maskload_ps(x + i, mask)));
+  }
+}
+
 }  // namespace nfuse::kernels

@@ -91,4 +91,19 @@ void f32_vsigmoid__avx512(const float* x, float* y, size_t n) { run<Op::kSigmoid
 void f32_vtanh__avx512(const float* x, float* y, size_t n) { run<Op::kTanh>(x, y, n); }
 void f32_vsilu__avx512(const float* x, float* y, size_t n) { run<Op::kSilu>(x, y, n); }
 
+void f32_vhardswish__avx512(const float* x, float* y, size_t n, float a, float b) {
+  const __m512 va = _mm512_set1_ps(a), vb = _mm512_set1_ps(b);
+  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+  auto op = [&](__m512 v) {
+    const __m512 g = _mm512_fmadd_ps(va, v, vb);
+    return _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(g, zero), one));
+  };
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, op(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_ps(y + i, mask, op(_mm512_maskz_loadu_ps(mask, x + i)));
+  }
+}
+
 }  // namespace nfuse::kernels

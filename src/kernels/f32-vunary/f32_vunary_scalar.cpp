@@ -1,6 +1,8 @@
 // Portable f32-vunary kernels and the per-ISA selection (f32_vunary.h). The same algorithm as
 // the vector kernels, one lane at a time.
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/f32-vunary/f32_vunary.h"
@@ -67,14 +69,24 @@ void f32_vsilu__scalar(const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = x[i] * sigmoid1(x[i]);
 }
 
+void f32_vhardswish__scalar(const float* x, float* y, size_t n, float a, float b) {
+  for (size_t i = 0; i < n; ++i) {
+    const float g = std::fma(a, x[i], b);
+    y[i] = x[i] * std::min(std::max(g, 0.0f), 1.0f);
+  }
+}
+
 const F32VunaryConfig& f32_vunary_config(Isa isa) {
-  static constexpr F32VunaryConfig kScalar{f32_vsigmoid__scalar, f32_vtanh__scalar, f32_vsilu__scalar};
+  static constexpr F32VunaryConfig kScalar{f32_vsigmoid__scalar, f32_vtanh__scalar, f32_vsilu__scalar,
+                                           f32_vhardswish__scalar};
 #if defined(__x86_64__)
 #if defined(NFUSE_HAVE_AVX512_KERNELS)
-  static constexpr F32VunaryConfig kAvx512{f32_vsigmoid__avx512, f32_vtanh__avx512, f32_vsilu__avx512};
+  static constexpr F32VunaryConfig kAvx512{f32_vsigmoid__avx512, f32_vtanh__avx512, f32_vsilu__avx512,
+                                           f32_vhardswish__avx512};
   if (isa == Isa::kAvx512) return kAvx512;
 #endif
-  static constexpr F32VunaryConfig kAvx2{f32_vsigmoid__avx2, f32_vtanh__avx2, f32_vsilu__avx2};
+  static constexpr F32VunaryConfig kAvx2{f32_vsigmoid__avx2, f32_vtanh__avx2, f32_vsilu__avx2,
+                                         f32_vhardswish__avx2};
   if (isa == Isa::kAvx2Fma || isa == Isa::kAvx512) return kAvx2;
 #else
   (void)isa;

@@ -105,21 +105,8 @@ class StripGemmConv final : public WindowedLayer {
   // q = (oy - y0) * out.w + ox) into NR-wide panels, zero past nq and in the padding: the cpu
   // backend's im2col kernel, told where the line buffer's rows are.
   void pack_b(const RowView& x, size_t gi, size_t k0, size_t kc, size_t y0, size_t q0, size_t nq, float* dst) const {
-    kernels::F32Im2colGeometry g;
-    g.h = in.h;
-    g.w = in.w;
-    g.ho = out.h;
-    g.wo = out.w;
-    g.kh = kh_;
-    g.kw = kw_;
-    g.sh = sh_;
-    g.sw = sw_;
-    g.dh = dh_;
-    g.dw = dw_;
-    g.pad_top = pt_;
-    g.pad_left = pl_;
-    g.plane_stride = x.plane_stride;
-    g.row_base = x.base;
+    const kernels::F32Im2colGeometry g{in.h, in.w, out.h, out.w, kh_, kw_, sh_, sw_, dh_, dw_, pt_, pl_,
+                                       x.plane_stride, x.base};
     im2col_(g, x.row(gi * cg_, x.base), kg_, k0, kc, y0 * out.w + q0, nq, cfg_.nr, dst);
   }
 

@@ -3,10 +3,12 @@
 // com.microsoft QLinearAdd with the block input), stride 2 in the middle, 5x5 depthwise (the
 // exact f32 path), u8 and s8, zero points at both ends, saturation, odd planes, batch 2, every
 // strip height from one row to the whole image, 1 and 2 threads; and that the whole chain ran on
-// fusion, as one group, with its traffic.
+// fusion, as one group, with its traffic. The same for W8A16 chains (nfuse.QLinearConv16: 1x1
+// and depthwise, i16 and u16).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "cpu_test_util.h"
@@ -18,18 +20,19 @@ namespace {
 
 class QChain {
  public:
-  QChain(std::vector<int64_t> x_dims, bool is_signed, uint32_t seed)
-      : rng_(seed), signed_(is_signed), g_(std::make_unique<ir::Graph>()) {
+  QChain(std::vector<int64_t> x_dims, bool is_signed, uint32_t seed, int bits = 8)
+      : rng_(seed), signed_(is_signed), bits_(bits), g_(std::make_unique<ir::Graph>()) {
     g_->opsets["com.microsoft"] = 1;
+    g_->opsets["nfuse"] = 1;
     x_ = g_->add_value("x", {dtype(), ir::Shape::from_dims(x_dims)}).value();
     g_->inputs().push_back(x_);
     ir::Tensor x = ir::Tensor::allocate(dtype(), x_dims);
     std::uniform_int_distribution<int> d(0, 255);
-    for (int64_t i = 0; i < x.numel(); ++i) static_cast<uint8_t*>(x.raw())[i] = static_cast<uint8_t>(d(rng_));
+    for (int64_t i = 0; i < x.numel() * elem(); ++i) static_cast<uint8_t*>(x.raw())[i] = static_cast<uint8_t>(d(rng_));
     feeds_.push_back({"x", x});
     cur_ = x_;
     c_ = x_dims[1];
-    zp_ = signed_ ? -5 : 131;
+    zp_ = wide(signed_ ? -5 : 131);
   }
 
   // QLinearConv, per-channel weight scales, output scale chosen so outputs spread over the range
@@ -43,16 +46,17 @@ class QChain {
     std::uniform_int_distribution<int> wd(-128, 127);
     ir::Tensor w = ir::Tensor::allocate(ir::DType::kI8, {co, c_ / group, k, k});
     for (int64_t i = 0; i < w.numel(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(wd(rng_));
-    std::uniform_int_distribution<int32_t> bd(static_cast<int32_t>(-kk * 3000), static_cast<int32_t>(kk * 3000));
+    const int32_t b_max = static_cast<int32_t>(kk * 3000 * (bits_ == 16 ? 257 : 1));
+    std::uniform_int_distribution<int32_t> bd(-b_max, b_max);
     std::vector<int32_t> b(static_cast<size_t>(co));
     for (int32_t& v : b) v = bd(rng_);
-    const int64_t y_zp = signed_ ? 7 : 120;
+    const int64_t y_zp = wide(signed_ ? 7 : 120);
     ir::Attributes a;
     a.set("kernel_shape", std::vector<int64_t>{k, k});
     a.set("strides", std::vector<int64_t>{stride, stride});
     a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
     a.set("group", group);
-    add("", "QLinearConv",
+    add(bits_ == 16 ? "nfuse" : "", bits_ == 16 ? "QLinearConv16" : "QLinearConv",
         {cur_, f32(scale_), q8(zp_), constant(w), constant(ir::Tensor::from_vector<float>(w_scales, {co})),
          constant(ir::Tensor::from_vector<int8_t>(std::vector<int8_t>(static_cast<size_t>(co), 0), {co})), f32(y_scale),
          q8(y_zp), constant(ir::Tensor::from_vector<int32_t>(b, {co}))},
@@ -89,16 +93,27 @@ class QChain {
   const runtime::NamedTensors& feeds() const { return feeds_; }
 
  private:
-  ir::DType dtype() const { return signed_ ? ir::DType::kI8 : ir::DType::kU8; }
+  ir::DType dtype() const {
+    if (bits_ == 16) return signed_ ? ir::DType::kI16 : ir::DType::kU16;
+    return signed_ ? ir::DType::kI8 : ir::DType::kU8;
+  }
+  int64_t elem() const { return bits_ / 8; }
+  // An 8-bit zero point moved to the same place in the 16-bit range.
+  int64_t wide(int64_t zp8) const { return bits_ == 16 ? (signed_ ? zp8 * 100 : zp8 * 257) : zp8; }
   ir::Value* constant(ir::Tensor t) {
     ir::Value* v = g_->add_value("c" + std::to_string(next_++), {t.dtype(), ir::Shape::from_dims(t.dims())}).value();
     v->constant = std::move(t);
     return v;
   }
   ir::Value* f32(float v) { return constant(ir::Tensor::from_vector<float>({v}, {})); }
-  ir::Value* q8(int64_t v) {
+  ir::Value* q8(int64_t v) {  // a zero point of the activation type
     ir::Tensor t = ir::Tensor::allocate(dtype(), {});
-    static_cast<uint8_t*>(t.raw())[0] = static_cast<uint8_t>(v);
+    if (bits_ == 16) {
+      const uint16_t bits = static_cast<uint16_t>(v);
+      std::memcpy(t.raw(), &bits, sizeof bits);
+    } else {
+      static_cast<uint8_t*>(t.raw())[0] = static_cast<uint8_t>(v);
+    }
     return constant(std::move(t));
   }
   void add(const std::string& domain, const std::string& op, std::vector<ir::Value*> ins, const ir::Attributes& a) {
@@ -111,6 +126,7 @@ class QChain {
 
   std::mt19937 rng_;
   bool signed_;
+  int bits_ = 8;
   std::unique_ptr<ir::Graph> g_;
   ir::Value* x_ = nullptr;
   ir::Value* cur_ = nullptr;
@@ -124,10 +140,10 @@ class QChain {
 using QChainFn = void (*)(QChain&);
 
 void check(const std::vector<int64_t>& x_dims, bool is_signed, QChainFn build, const std::string& what,
-           size_t expect_members) {
+           size_t expect_members, int bits = 8) {
   auto run = [&](const std::string& backend, int threads, int tiles, const compile::Plan** plan_out,
                  std::unique_ptr<runtime::Session>* keep) -> Result<ir::Tensor> {
-    QChain chain(x_dims, is_signed, cpu_test::kSeed);
+    QChain chain(x_dims, is_signed, cpu_test::kSeed, bits);
     build(chain);
     runtime::SessionOptions o;
     o.backend = backend;
@@ -159,7 +175,7 @@ void check(const std::vector<int64_t>& x_dims, bool is_signed, QChainFn build, c
       EXPECT_LT(t.fused_bytes, t.layerwise_bytes) << what;
       ASSERT_EQ(got->dims(), ref->dims()) << what;
       ASSERT_EQ(got->dtype(), ref->dtype()) << what;
-      for (int64_t i = 0; i < ref->numel(); ++i) {
+      for (int64_t i = 0; i < ref->numel() * static_cast<int64_t>(ir::dtype_size(ref->dtype())); ++i) {
         const int a = static_cast<const uint8_t*>(got->raw())[i], b = static_cast<const uint8_t*>(ref->raw())[i];
         ASSERT_EQ(a, b) << what << " (seed " << cpu_test::kSeed << ", threads " << threads << ", tile rows " << tiles
                         << "): first mismatch at flat index " << i << " of " << ir::dims_to_string(ref->dims());
@@ -198,6 +214,16 @@ TEST(FusionInt8, BatchOfTwoAndOneRowImage) {
         "u8 batch 2", 4);
   check({1, 8, 1, 40}, false, [](QChain& c) { c.qconv(16, 1, 1, 0, 1).qconv(16, 3, 1, 1, 16).qconv(8, 1, 1, 0, 1); },
         "u8 1-row image", 3);
+}
+
+// W8A16: 1x1 on the qs16 GEMM read from line buffers, depthwise on the direct int64 loop.
+TEST(FusionInt16, PointwiseDepthwisePointwise) {
+  check({1, 16, 23, 17}, true,
+        [](QChain& c) { c.qconv(48, 1, 1, 0, 1).qconv(48, 3, 1, 1, 48).qconv(16, 1, 1, 0, 1, 4.0f); },
+        "s16 expand/dw/project 23x17", 3, 16);
+  check({2, 8, 19, 12}, false,
+        [](QChain& c) { c.qconv(24, 1, 1, 0, 1, 8.0f).qconv(24, 5, 2, 2, 24).qconv(8, 1, 1, 0, 1); },
+        "u16 expand (saturating) / dw5x5 s2 / project, batch 2", 3, 16);
 }
 
 }  // namespace

@@ -21,8 +21,10 @@ struct W8A16Params {
 };
 
 // nullopt when the node is outside what the kernels take (they then run on ref). `channels`:
-// the dim of w that w_scale runs along (conv: dim 0, matmul: dim 1).
-inline std::optional<W8A16Params> read_w8a16_params(const ir::Node& node, int channel_axis) {
+// the dim of w that w_scale runs along (conv: dim 0, matmul: dim 1). `x_type`: the input's
+// dtype as the plan knows it (kUndefined: the value's own type).
+inline std::optional<W8A16Params> read_w8a16_params(const ir::Node& node, int channel_axis,
+                                                    ir::DType x_type = ir::DType::kUndefined) {
   auto cst = [&](int i) -> const ir::Tensor* {
     const ir::Value* v = node.input(i);
     return v && v->constant ? &*v->constant : nullptr;
@@ -30,7 +32,7 @@ inline std::optional<W8A16Params> read_w8a16_params(const ir::Node& node, int ch
   auto q16 = [](ir::DType t) { return t == ir::DType::kI16 || t == ir::DType::kU16; };
   if (node.num_inputs() < 8 || !node.input(0) || !node.input(7)) return std::nullopt;
   const ir::Tensor *xs = cst(1), *xz = cst(2), *w = cst(3), *ws = cst(4), *wz = cst(5), *ys = cst(6), *yz = cst(7);
-  const ir::DType xt = node.input(0)->type.dtype;
+  const ir::DType xt = x_type != ir::DType::kUndefined ? x_type : node.input(0)->type.dtype;
   if (!q16(xt) || !xs || !w || !ws || !ys || !yz || !q16(yz->dtype()) || yz->numel() != 1) return std::nullopt;
   if ((node.input(2) && (!xz || xz->dtype() != xt || xz->numel() != 1)) || (node.input(5) && !wz)) return std::nullopt;
   if (w->dtype() != ir::DType::kI8 || w->rank() <= channel_axis || w->numel() == 0) return std::nullopt;
@@ -59,3 +61,4 @@ inline std::optional<W8A16Params> read_w8a16_params(const ir::Node& node, int ch
 }
 
 }  // namespace nfuse::backends::cpu
+

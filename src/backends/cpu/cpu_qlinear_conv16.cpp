@@ -17,9 +17,59 @@
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_qlinear16_util.h"
+#include "backends/cpu/cpu_qlinear_conv16_rows.h"
 #include "kernels/qs16-gemm/qs16_gemm.h"
 
 namespace nfuse::backends::cpu {
+
+bool pack_qs16_conv_weights(const kernels::Qs16GemmConfig& cfg, const W8A16Params& p, const int32_t* bias,
+                            size_t group, AlignedFloats* packed, size_t* panel_bytes) {
+  const size_t co = static_cast<size_t>(p.w->dim(0)), k = static_cast<size_t>(p.w->numel()) / co;
+  const size_t cg = co / group;
+  *panel_bytes = kernels::qs16_gemm_packed_b_size(cfg, k, cg);
+  if (!packed->resize((*panel_bytes * group + sizeof(float) - 1) / sizeof(float))) return false;
+  const size_t cin_g = static_cast<size_t>(p.w->dim(1)), taps = k / cin_g;
+  const int8_t* w = p.w->data<int8_t>();
+  std::vector<int8_t> wr(static_cast<size_t>(p.w->numel()));  // K in (ky, kx, c) order
+  for (size_t o = 0; o < co; ++o)
+    for (size_t c = 0; c < cin_g; ++c)
+      for (size_t t = 0; t < taps; ++t) wr[o * k + t * cin_g + c] = w[o * k + c * taps + t];
+  for (size_t g = 0; g < group; ++g) {
+    kernels::qs16_gemm_pack_b(cfg, k, cg, wr.data() + g * cg * k, 1, k, bias ? bias + g * cg : nullptr,
+                              p.mult.data() + g * cg, p.x_zp, p.x_unsigned,
+                              reinterpret_cast<uint8_t*>(packed->data()) + g * *panel_bytes);
+  }
+  return true;
+}
+
+void qlinear_dwconv16_rows(const Conv2dGeometry& g, const W8A16Params& p, const int64_t* bias, size_t m,
+                           const PlaneRowsOf<const uint16_t>& x, const PlaneRowsOf<uint16_t>& y, size_t y0,
+                           size_t y1) {
+  const int8_t* w = p.w->data<int8_t>() + m * g.kh * g.kw;
+  const int64_t xzp = p.x_zp;
+  const float mult = p.mult[m];
+  for (size_t oy = y0; oy < y1; ++oy) {
+    uint16_t* yr = y.row(0, oy);
+    for (size_t ox = 0; ox < g.wo; ++ox) {
+      int64_t acc = bias[m];
+      for (size_t ky = 0; ky < g.kh; ++ky) {
+        const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
+        if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) continue;
+        const uint16_t* xr = x.row(0, static_cast<size_t>(iy));
+        for (size_t kx = 0; kx < g.kw; ++kx) {
+          const ptrdiff_t ix = static_cast<ptrdiff_t>(ox * g.sw + kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
+          if (ix < 0 || ix >= static_cast<ptrdiff_t>(g.w)) continue;
+          const uint16_t bits = xr[static_cast<size_t>(ix)];
+          const int64_t xv = p.x_unsigned ? int64_t{bits} : int64_t{static_cast<int16_t>(bits)};
+          acc += (xv - xzp) * w[ky * g.kw + kx];
+        }
+      }
+      yr[ox] = p.y_unsigned ? ref::requantize_value<uint16_t>(acc, mult, p.y_zp)
+                            : static_cast<uint16_t>(ref::requantize_value<int16_t>(acc, mult, p.y_zp));
+    }
+  }
+}
+
 namespace {
 
 class QLinearConv16 final : public CpuOp {
@@ -30,25 +80,9 @@ class QLinearConv16 final : public CpuOp {
     k_ = static_cast<size_t>(p.w->numel()) / co_;
   }
 
-  // Weights [Co][K] per group are B (K x Co/group), packed with bias, x_zp correction and the
-  // multipliers.
   bool pack(const int32_t* bias, size_t group) {
     group_ = group;
-    const size_t cg = co_ / group;
-    panel_bytes_ = kernels::qs16_gemm_packed_b_size(cfg_, k_, cg);
-    if (!packed_.resize((panel_bytes_ * group + sizeof(float) - 1) / sizeof(float))) return false;
-    const size_t cin_g = static_cast<size_t>(w_dims_[1]), taps = k_ / cin_g;
-    const int8_t* w = p_.w->data<int8_t>();
-    std::vector<int8_t> wr(static_cast<size_t>(p_.w->numel()));  // K in (ky, kx, c) order
-    for (size_t o = 0; o < co_; ++o)
-      for (size_t c = 0; c < cin_g; ++c)
-        for (size_t t = 0; t < taps; ++t) wr[o * k_ + t * cin_g + c] = w[o * k_ + c * taps + t];
-    for (size_t g = 0; g < group; ++g) {
-      kernels::qs16_gemm_pack_b(cfg_, k_, cg, wr.data() + g * cg * k_, 1, k_, bias ? bias + g * cg : nullptr,
-                                p_.mult.data() + g * cg, p_.x_zp, p_.x_unsigned,
-                                reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
-    }
-    return true;
+    return pack_qs16_conv_weights(cfg_, p_, bias, group, &packed_, &panel_bytes_);
   }
 
   size_t scratch_floats(const OpTensors&, size_t) const override {
@@ -163,36 +197,14 @@ class QLinearDwConv16 final : public CpuOp {
     const size_t per_group = g->m / g->group;
     rc.pool.run(g->n * g->m, [&](size_t i, size_t) {
       const size_t n = i / g->m, m = i % g->m, c = m / per_group;
-      channel(*g, x + (n * g->c + c) * g->h * g->w, m, y + i * g->ho * g->wo);
+      const PlaneRowsOf<const uint16_t> xr{x + (n * g->c + c) * g->h * g->w, 0, g->w, 0};
+      const PlaneRowsOf<uint16_t> yr{y + i * g->ho * g->wo, 0, g->wo, 0};
+      qlinear_dwconv16_rows(*g, p_, bias_.data(), m, xr, yr, 0, g->ho);
     });
     return ok_status();
   }
 
  private:
-  void channel(const Conv2dGeometry& g, const uint16_t* x, size_t m, uint16_t* y) const {
-    const int8_t* w = p_.w->data<int8_t>() + m * g.kh * g.kw;
-    const int64_t xzp = p_.x_zp;
-    const float mult = p_.mult[m];
-    for (size_t oy = 0; oy < g.ho; ++oy) {
-      for (size_t ox = 0; ox < g.wo; ++ox) {
-        int64_t acc = bias_[m];
-        for (size_t ky = 0; ky < g.kh; ++ky) {
-          const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
-          if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) continue;
-          for (size_t kx = 0; kx < g.kw; ++kx) {
-            const ptrdiff_t ix = static_cast<ptrdiff_t>(ox * g.sw + kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
-            if (ix < 0 || ix >= static_cast<ptrdiff_t>(g.w)) continue;
-            const uint16_t bits = x[static_cast<size_t>(iy) * g.w + static_cast<size_t>(ix)];
-            const int64_t xv = p_.x_unsigned ? int64_t{bits} : int64_t{static_cast<int16_t>(bits)};
-            acc += (xv - xzp) * w[ky * g.kw + kx];
-          }
-        }
-        y[oy * g.wo + ox] = p_.y_unsigned ? ref::requantize_value<uint16_t>(acc, mult, p_.y_zp)
-                                          : static_cast<uint16_t>(ref::requantize_value<int16_t>(acc, mult, p_.y_zp));
-      }
-    }
-  }
-
   const ir::Node& node_;
   std::vector<int64_t> w_dims_;
   W8A16Params p_;

@@ -170,6 +170,7 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
                                              "Clip",    "LeakyRelu",     "Sigmoid",     "HardSigmoid", "HardSwish",
                                              "Add",     "Mul",           "Concat",      "QLinearConv"};
   if (is_qlinear_add(node) || (node.domain.empty() && node.op_type == "QLinearConv")) return int8_rejection(node, type_of);
+  if (is_qconv16(node)) return qconv16_rejection(node, type_of);
   if (!node.domain.empty() || !kOps.count(node.op_type)) {
     const std::string op = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
     return "unsupported op: the fusion engine has no strip kernel for " + op;
@@ -249,6 +250,8 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
     }
   } else if (node.op_type == "QLinearConv") {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qconv(node, type_of));
+  } else if (is_qconv16(node)) {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qconv16(node, type_of));
   } else if (is_qlinear_add(node)) {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qadd(node, type_of, main_input));
   } else if (node.op_type == "MaxPool" || node.op_type == "AveragePool") {

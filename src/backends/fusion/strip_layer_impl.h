@@ -54,6 +54,11 @@ std::string qconv_params(const ir::Node& node, const TypeOf& type_of, QConvParam
 std::string qadd_params(const ir::Node& node, const TypeOf& type_of, kernels::Q8VbinaryParams* p);
 Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_qadd(const ir::Node& node, const TypeOf& type_of, int main_input);
+// nfuse.QLinearConv16 (W8A16) 1x1 and depthwise (strip_qlinear16.cpp): "" when a member can run
+// it, else why.
+std::string qconv16_rejection(const ir::Node& node, const TypeOf& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, const TypeOf& type_of);
+inline bool is_qconv16(const ir::Node& node) { return node.domain == "nfuse" && node.op_type == "QLinearConv16"; }
 
 // How Add/Mul's other operand broadcasts over the main one ([N, C, H, W]); false when it does
 // not in a way fused groups take.

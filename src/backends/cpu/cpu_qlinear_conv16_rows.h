@@ -1,0 +1,27 @@
+// The pieces of nfuse.QLinearConv16 (W8A16, cpu_qlinear_conv16.cpp) that work on any range of
+// output rows, shared with the fusion backend's int16 strips: the weights packed for the qs16
+// GEMM, and the direct depthwise loop. Both bit-exact with the ref kernel.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_qlinear16_util.h"
+#include "kernels/qs16-gemm/qs16_gemm.h"
+
+namespace nfuse::backends::cpu {
+
+// Weights [Co][K] per group as the qs16 GEMM's packed B (K x Co/group, K in (ky, kx, c) order),
+// with bias, the x_zp correction and the multipliers; `panel_bytes` per group. False when memory
+// runs out.
+bool pack_qs16_conv_weights(const kernels::Qs16GemmConfig& cfg, const W8A16Params& p, const int32_t* bias,
+                            size_t group, AlignedFloats* packed, size_t* panel_bytes);
+
+// Output rows [y0, y1) of depthwise output channel m (input channel c = m / multiplier): int64
+// accumulation, then ref's requantize. x: the input channel's rows, y: the output channel's.
+void qlinear_dwconv16_rows(const Conv2dGeometry& g, const W8A16Params& p, const int64_t* bias, size_t m,
+                           const PlaneRowsOf<const uint16_t>& x, const PlaneRowsOf<uint16_t>& y, size_t y0, size_t y1);
+
+}  // namespace nfuse::backends::cpu

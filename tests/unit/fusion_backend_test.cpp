@@ -95,6 +95,14 @@ class Chain {
     return *this;
   }
 
+  // MatMul by a constant [w, k] (w: the current width), optionally with a fused Relu.
+  Chain& matmul(int64_t w, int64_t k, bool relu = false) {
+    ir::Attributes a;
+    if (relu) cpu_test::set_activation(a, "Relu", {});
+    add("MatMul", {cur_, constant({w, k})}, a);
+    return *this;
+  }
+
   // Concat along channels with a new graph input of `channels` channels (same plane), which
   // goes before or after the chain's value.
   Chain& concat(int64_t channels, bool other_first, int64_t n, int64_t h, int64_t w) {
@@ -273,6 +281,14 @@ TEST(FusionBackend, WinogradThreeByThreeInStrips) {
   check_chain({1, 16, 29, 31},
               [](Chain& c) { c.conv(24, 3, 1, 0).dw(3, 1, 1, "Relu").conv(16, 3, 1, 1, 1, "Sigmoid"); },
               "unpadded winograd 3x3 / dw / winograd 3x3 sigmoid 29x31");
+}
+
+// MatMul by constant weights works row by row: between convolutions, changing the width, with a
+// fused Relu.
+TEST(FusionBackend, MatMulWithConstantWeights) {
+  check_chain({1, 6, 13, 20},
+              [](Chain& c) { c.conv(8, 3, 1, 1, 1, "Relu").matmul(20, 37, true).conv(5, 3, 2, 1).matmul(19, 9); },
+              "3x3 / matmul 20->37 relu / 3x3 s2 / matmul 19->9 13x20");
 }
 
 TEST(FusionBackend, ConstantAffineRunsFold) {

@@ -168,7 +168,8 @@ std::string concat_rejection(const ir::Node& node, const TypeOf& type_of) {
 std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   static const std::set<std::string> kOps = {"Conv",    "ConvTranspose", "MaxPool",     "AveragePool", "Relu",
                                              "Clip",    "LeakyRelu",     "Sigmoid",     "HardSigmoid", "HardSwish",
-                                             "Add",     "Mul",           "Concat",      "QLinearConv"};
+                                             "Add",     "Mul",           "Concat",      "MatMul",
+                                             "Gemm",    "QLinearConv"};
   if (is_qlinear_add(node) || (node.domain.empty() && node.op_type == "QLinearConv")) return int8_rejection(node, type_of);
   if (is_qconv16(node)) return qconv16_rejection(node, type_of);
   if (!node.domain.empty() || !kOps.count(node.op_type)) {
@@ -205,6 +206,8 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   }
   if (op == "ConvTranspose") return conv_transpose_rejection(node, type_of);
   if (op == "Concat") return concat_rejection(node, type_of);
+  if (op == "MatMul") return matmul_rejection(node, type_of);
+  if (op == "Gemm") return "rank != 4: Gemm multiplies matrices; fused groups carry 4-D planes";
   if (op == "MaxPool" || op == "AveragePool") {
     if (op == "MaxPool" && node.attrs.get_int("storage_order", 0) != 0) return "unsupported op: MaxPool storage_order 1";
     if (op == "AveragePool" && node.attrs.get_int("count_include_pad", 0) != 0 &&
@@ -260,6 +263,8 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_binary(node, type_of, main_input));
   } else if (node.op_type == "Concat") {
     layer = make_strip_concat(node, type_of, main_input);
+  } else if (node.op_type == "MatMul") {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_matmul(node, type_of));
   } else {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_unary(node, type_of));
   }

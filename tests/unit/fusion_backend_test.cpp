@@ -1,12 +1,15 @@
 // The fusion backend's depth-first groups against the ref backend: MobileNet-style chains
 // (expand -> depthwise -> project + residual), stride 2 in the middle of a group, conv -> act ->
-// pool -> conv, SE-style per-channel Mul, standalone activations and Adds, odd heights, batch 2,
-// every strip height from one row to the whole image, and 1 or 2 threads. Also the traffic the
-// partition reports: exact for a chain of 1x1 convolutions, and below layer-by-layer for a block.
+// pool -> conv, SE-style per-channel Mul, standalone activations and Adds, upsampling
+// deconvolutions, Concat, Winograd 3x3 in 4-row tiles, MatMul by constant weights, random chains
+// of all of these, odd heights, batch 2, every strip height from one row to the whole image, and
+// 1 or 2 threads. Also the traffic the partition reports: exact for a chain of 1x1 convolutions,
+// and below layer-by-layer for a block.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "cpu_test_util.h"
@@ -169,7 +172,7 @@ class Chain {
   runtime::NamedTensors feeds_;
 };
 
-using ChainFn = void (*)(Chain&);
+using ChainFn = std::function<void(Chain&)>;
 
 // Runs the chain on ref and on fusion (no graph optimization, so every node is as written), at
 // each strip height and thread count, and compares.
@@ -289,6 +292,96 @@ TEST(FusionBackend, MatMulWithConstantWeights) {
   check_chain({1, 6, 13, 20},
               [](Chain& c) { c.conv(8, 3, 1, 1, 1, "Relu").matmul(20, 37, true).conv(5, 3, 2, 1).matmul(19, 9); },
               "3x3 / matmul 20->37 relu / 3x3 s2 / matmul 19->9 13x20");
+}
+
+// Random chains of every member kind on random small planes (1 to 26 pixels a side, batch 1 or
+// 2), each against ref at several strip heights and 1 and 2 threads: what the hand-written cases
+// above do not think of. The generator tracks the planes so that every layer is valid.
+TEST(FusionBackend, RandomChains) {
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed * 7919u);
+    auto pick = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+    int64_t n = pick(1, 4) == 4 ? 2 : 1, c = pick(1, 12), h = pick(1, 26), w = pick(1, 26);
+    const std::vector<int64_t> x_dims = {n, c, h, w};
+    std::vector<std::function<void(Chain&)>> steps;
+    std::string what = "seed " + std::to_string(seed) + " " + ir::dims_to_string(x_dims) + ":";
+    const char* acts[] = {"", "Relu", "Relu6", "HardSwish", "SiLU"};
+    for (int64_t i = 0, count = pick(2, 6); i < count; ++i) {
+      switch (pick(0, 8)) {
+        case 0: case 1: {  // dense or depthwise conv
+          const int64_t k = std::vector<int64_t>{1, 3, 5}[static_cast<size_t>(pick(0, 2))];
+          const int64_t s = pick(1, 2), p = pick(0, k / 2);
+          if (h + 2 * p < k || w + 2 * p < k) break;
+          const bool dw = pick(0, 2) == 0 && c > 1;
+          const int64_t co = dw ? c : pick(1, 20);
+          const std::string act = acts[pick(0, 4)];
+          steps.push_back([=](Chain& ch) { dw ? ch.dw(k, s, p, act) : ch.conv(co, k, s, p, 1, act); });
+          what += dw ? " dw" : " conv";
+          what += std::to_string(k) + "s" + std::to_string(s) + "p" + std::to_string(p);
+          c = co, h = (h + 2 * p - k) / s + 1, w = (w + 2 * p - k) / s + 1;
+          break;
+        }
+        case 2: {  // a 3x3 the cpu runs by Winograd: 16+ channels, 32+ tiles
+          if ((h + 3) / 4 * ((w + 3) / 4) < 32) break;
+          const int64_t co = pick(16, 24);
+          steps.push_back([=](Chain& ch) { ch.conv(16, 1).conv(co, 3, 1, 1, 1, "Relu"); });
+          what += " 1x1/winograd3x3";
+          c = co;
+          break;
+        }
+        case 3: {  // upsampling deconvolution
+          const int64_t s = pick(2, 3), co = pick(1, 10);
+          if (h * s > 40 || w * s > 40) break;
+          const std::string act = pick(0, 1) ? "Relu" : "";
+          steps.push_back([=](Chain& ch) { ch.deconv(co, s, s, s, s, act); });
+          what += " deconv" + std::to_string(s);
+          c = co, h *= s, w *= s;
+          break;
+        }
+        case 4: {  // concat with a graph input
+          const int64_t extra = pick(1, 6);
+          const bool first = pick(0, 1) == 1;
+          steps.push_back([=](Chain& ch) { ch.concat(extra, first, n, h, w); });
+          what += " concat";
+          c += extra;
+          break;
+        }
+        case 5: {  // matmul along the width
+          const int64_t k = pick(1, 30);
+          const bool relu = pick(0, 1) == 1;
+          steps.push_back([=](Chain& ch) { ch.matmul(w, k, relu); });
+          what += " matmul" + std::to_string(k);
+          w = k;
+          break;
+        }
+        case 6: {  // pool
+          const int64_t k = pick(2, 3), s = pick(1, 2), p = pick(0, k / 2);
+          if (h + 2 * p < k || w + 2 * p < k || p >= k) break;
+          const std::string op = pick(0, 1) ? "MaxPool" : "AveragePool";
+          steps.push_back([=](Chain& ch) { ch.pool(op, k, s, p); });
+          what += " " + op;
+          h = (h + 2 * p - k) / s + 1, w = (w + 2 * p - k) / s + 1;
+          break;
+        }
+        case 7: {  // activation
+          const std::string op = std::vector<std::string>{"Relu", "Sigmoid", "HardSwish"}[static_cast<size_t>(pick(0, 2))];
+          steps.push_back([=](Chain& ch) { ch.unary(op); });
+          what += " " + op;
+          break;
+        }
+        default: {  // Add / Mul with a full or per-channel operand
+          const bool full = pick(0, 1) == 1;
+          const std::string op = pick(0, 1) ? "Add" : "Mul";
+          const std::vector<int64_t> other = full ? std::vector<int64_t>{n, c, h, w} : std::vector<int64_t>{1, c, 1, 1};
+          steps.push_back([=](Chain& ch) { ch.binary(op, other); });
+          what += " " + op + (full ? "" : "(per channel)");
+          break;
+        }
+      }
+    }
+    if (steps.empty()) continue;
+    check_chain(x_dims, [steps](Chain& ch) { for (const auto& f : steps) f(ch); }, what, {1, 3, 0});
+  }
 }
 
 TEST(FusionBackend, ConstantAffineRunsFold) {

@@ -148,17 +148,9 @@ class StripDwConv final : public WindowedLayer {
         // Narrow rows: the window's rows copied with their zero padding into L1 scratch, so every
         // kernel step is a plain one (in place, a 60-wide row is mostly masked edge steps).
         const size_t left = std::min(pl_, stride), n_copy = std::min(in.w, stride - left);
-        for (size_t r = 0; r < rows; ++r) {
-          float* d = ws + r * stride;
-          const int64_t iy = first + static_cast<int64_t>(r);
-          if (iy < 0 || iy >= static_cast<int64_t>(in.h)) {
-            std::fill(d, d + stride, 0.0f);
-            continue;
-          }
-          std::fill(d, d + left, 0.0f);
-          std::memcpy(d + left, x.row(c, static_cast<size_t>(iy)), n_copy * sizeof(float));
-          std::fill(d + left + n_copy, d + stride, 0.0f);
-        }
+        fill_padded_window(ws, rows, stride, left, n_copy, first, in.h, [&](float* d, size_t iy) {
+          std::memcpy(d, x.row(c, iy), n_copy * sizeof(float));
+        });
         p.in = ws;
         p.in_stride = stride;
         p.in_height = rows;

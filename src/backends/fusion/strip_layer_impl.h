@@ -44,6 +44,26 @@ class WindowedLayer : public StripLayer {
   size_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pt_ = 0, pl_ = 0;
 };
 
+// One channel's input rows [first, first + rows) as a zero-padded f32 window for the depthwise
+// kernels on narrow rows: row r at ws + r * stride holds `left` zeros, then the n_copy values
+// copy_row(dst, iy) writes from image row iy, then zeros to the stride; rows outside
+// [0, height) are all zeros.
+template <typename CopyRow>
+void fill_padded_window(float* ws, size_t rows, size_t stride, size_t left, size_t n_copy, int64_t first,
+                        size_t height, CopyRow copy_row) {
+  for (size_t r = 0; r < rows; ++r) {
+    float* d = ws + r * stride;
+    const int64_t iy = first + static_cast<int64_t>(r);
+    if (iy < 0 || iy >= static_cast<int64_t>(height)) {
+      std::fill(d, d + stride, 0.0f);
+      continue;
+    }
+    std::fill(d, d + left, 0.0f);
+    copy_row(d + left, static_cast<size_t>(iy));
+    std::fill(d + left + n_copy, d + stride, 0.0f);
+  }
+}
+
 // Depthwise taps whose integer sums stay exact in f32 (every partial sum < 2^24; 255 * 128 per tap).
 inline constexpr int64_t kMaxExactF32Taps = 514;
 

@@ -175,17 +175,9 @@ class StripQDwConv final : public WindowedLayer {
     float* win = ws;
     float* acc = ws + rows * st;
     for (size_t c = 0; c < out.c; ++c) {
-      for (size_t r = 0; r < rows; ++r) {
-        float* d = win + r * st;
-        const int64_t iy = first + static_cast<int64_t>(r);
-        if (iy < 0 || iy >= static_cast<int64_t>(in.h)) {
-          std::fill(d, d + st, 0.0f);
-          continue;
-        }
-        std::fill(d, d + left, 0.0f);
-        vcvt_.unpack(x.row<uint8_t>(c, static_cast<size_t>(iy)), n_copy, flip, zp, d + left);
-        std::fill(d + left + n_copy, d + st, 0.0f);
-      }
+      fill_padded_window(win, rows, st, left, n_copy, first, in.h, [&](float* d, size_t iy) {
+        vcvt_.unpack(x.row<uint8_t>(c, iy), n_copy, flip, zp, d);
+      });
       kernels::F32DwconvParams p;
       p.in = win;
       p.in_stride = st;

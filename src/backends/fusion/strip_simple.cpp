@@ -45,34 +45,10 @@ class StripPool final : public WindowedLayer {
   bool count_pad_;
 };
 
-class StripUnary final : public StripLayer {
+// An f32 element-wise member: run() is apply_channel() on each channel's rows, copied first
+// when the member is the main one of its stage (not in place).
+class ElementwiseLayer : public StripLayer {
  public:
-  explicit StripUnary(cpu::Activation act) : act_(std::move(act)) {}
-  bool elementwise() const override { return true; }
-
-  void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
-           float*) const override {
-    const size_t n = (y1 - y0) * out.w;
-    for (size_t c = 0; c < out.c; ++c) {
-      float* o = y.row(c, y0);
-      const float* a = x.row(c, y0);
-      if (a != o) std::memcpy(o, a, n * sizeof(float));
-      cpu::add_residual_and_activate(o, nullptr, n, act_);
-    }
-  }
-
-  void apply_channel(void* y, size_t, size_t, size_t n, const std::vector<RowView>&) const override {
-    cpu::add_residual_and_activate(static_cast<float*>(y), nullptr, n, act_);
-  }
-
- private:
-  cpu::Activation act_;
-};
-
-// y = x (+|*) e, e out-shaped, one value per channel (SE gates, per-channel scales) or a scalar.
-class StripBinary final : public StripLayer {
- public:
-  explicit StripBinary(bool add) : add_(add) {}
   bool elementwise() const override { return true; }
 
   void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
@@ -85,6 +61,24 @@ class StripBinary final : public StripLayer {
       apply_channel(o, c, y0, n, ext);
     }
   }
+};
+
+class StripUnary final : public ElementwiseLayer {
+ public:
+  explicit StripUnary(cpu::Activation act) : act_(std::move(act)) {}
+
+  void apply_channel(void* y, size_t, size_t, size_t n, const std::vector<RowView>&) const override {
+    cpu::add_residual_and_activate(static_cast<float*>(y), nullptr, n, act_);
+  }
+
+ private:
+  cpu::Activation act_;
+};
+
+// y = x (+|*) e, e out-shaped, one value per channel (SE gates, per-channel scales) or a scalar.
+class StripBinary final : public ElementwiseLayer {
+ public:
+  explicit StripBinary(bool add) : add_(add) {}
 
   void apply_channel(void* y, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const override {
     float* o = static_cast<float*>(y);
@@ -123,21 +117,9 @@ class StripBinary final : public StripLayer {
 };
 
 // y * scale[c] + shift[c]: a run of constant Mul / Add members folded into one pass.
-class StripAffine final : public StripLayer {
+class StripAffine final : public ElementwiseLayer {
  public:
   StripAffine(std::vector<float> scale, std::vector<float> shift) : scale_(std::move(scale)), shift_(std::move(shift)) {}
-  bool elementwise() const override { return true; }
-
-  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
-           float*) const override {
-    const size_t n = (y1 - y0) * out.w;
-    for (size_t c = 0; c < out.c; ++c) {
-      const float* a = x.row(c, y0);
-      float* o = y.row(c, y0);
-      if (a != o) std::memcpy(o, a, n * sizeof(float));
-      apply_channel(o, c, y0, n, ext);
-    }
-  }
 
   void apply_channel(void* y, size_t c, size_t, size_t n, const std::vector<RowView>&) const override {
     float* o = static_cast<float*>(y);

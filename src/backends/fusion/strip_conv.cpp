@@ -169,12 +169,7 @@ class StripDwConv final : public WindowedLayer {
       p.out = y.row(c, y0);
       p.out_stride = y.width;
       p.out_width = out.w;
-      p.kh = kh_;
-      p.kw = kw_;
-      p.sh = sh_;
-      p.sw = sw_;
-      p.dh = dh_;
-      p.dw = dw_;
+      set_window(&p);
       if (!r) {
         p.min = act.min;
         p.max = act.max;

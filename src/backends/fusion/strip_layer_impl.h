@@ -8,6 +8,7 @@
 #include "backends/cpu/cpu_op.h"
 #include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "backends/fusion/strip_layer.h"
+#include "kernels/f32-dwconv/f32_dwconv.h"
 #include "kernels/q8-vbinary/q8_vbinary.h"
 #include "ops/conv_geometry.h"
 
@@ -29,6 +30,11 @@ class WindowedLayer : public StripLayer {
     dw_ = u(g.dilations[1]);
     pt_ = u(g.pad_begin[0]);
     pl_ = u(g.pad_begin[1]);
+  }
+
+  // The window's kernel, stride and dilation in the depthwise kernels' parameters.
+  void set_window(kernels::F32DwconvParams* p) const {
+    p->kh = kh_, p->kw = kw_, p->sh = sh_, p->sw = sw_, p->dh = dh_, p->dw = dw_;
   }
 
   RowRange input_rows(size_t y0, size_t y1) const override {

@@ -187,12 +187,7 @@ class StripQDwConv final : public WindowedLayer {
       p.out = acc;
       p.out_stride = out.w;
       p.out_width = out.w;
-      p.kh = kh_;
-      p.kw = kw_;
-      p.sh = sh_;
-      p.sw = sw_;
-      p.dh = dh_;
-      p.dw = dw_;
+      set_window(&p);
       fn_(p, 0, y1 - y0);
       vcvt_.requant(acc, n, q_.bias[c], q_.mult[c], rq_, y.row<uint8_t>(c, y0));
     }

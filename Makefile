@@ -58,6 +58,7 @@ demo: build
 	$(NFUSE) inspect $(MODELS)/ocr/ocr_det.onnx --shape x=1x3x960x960 --backend cpu
 	$(NFUSE) run $(MODELS)/ocr/ocr_det.onnx --input x=$(MODELS)/demo_text_960.npy --output-dir $(BUILD)/demo-out --backend cpu
 	$(NFUSE) bench $(MODELS)/ocr/ocr_det.onnx --input x=$(MODELS)/demo_text_960.npy --backend cpu --warmup 2 --runs 5
+	$(NFUSE) bench $(MODELS)/ocr/ocr_det.onnx --input x=$(MODELS)/demo_text_960.npy --backend auto --warmup 2 --runs 5 --traffic
 	$(PY) scripts/demo_summary.py $(BUILD)/demo-out/sigmoid_0.tmp_0.npy $(MODELS)/demo_text_960.npy $(BUILD)/demo-out/text_map.png
 
 bench: build models

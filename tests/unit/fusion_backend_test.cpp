@@ -129,6 +129,25 @@ class Chain {
     return *this;
   }
 
+  // Remembers the current value, for a later residual (a skip inside the chain).
+  Chain& mark() {
+    mark_ = cur_;
+    return *this;
+  }
+  // Conv 1x1 (stride 1) whose fused residual is the marked value.
+  Chain& conv_plus_mark(int64_t m) {
+    conv(m, 1);
+    ir::Node* n = g_->nodes().back().get();
+    n->implicit_inputs.push_back(mark_);
+    n->attrs.set(ops::kFusedResidualAttr, int64_t{1});
+    return *this;
+  }
+  // Add of the current value and the marked one, the marked one first or second.
+  Chain& add_mark(bool mark_first) {
+    add("Add", mark_first ? std::vector<ir::Value*>{mark_, cur_} : std::vector<ir::Value*>{cur_, mark_}, {});
+    return *this;
+  }
+
   // Add of the chain's input x (same shape) as a standalone node, x first.
   Chain& add_x() {
     add("Add", {x_, cur_}, {});
@@ -167,6 +186,7 @@ class Chain {
   std::unique_ptr<ir::Graph> g_;
   ir::Value* x_ = nullptr;
   ir::Value* cur_ = nullptr;
+  ir::Value* mark_ = nullptr;
   int64_t c_ = 0;
   int next_ = 0;
   runtime::NamedTensors feeds_;
@@ -382,6 +402,48 @@ TEST(FusionBackend, RandomChains) {
     if (steps.empty()) continue;
     check_chain(x_dims, [steps](Chain& ch) { for (const auto& f : steps) f(ch); }, what, {1, 3, 0});
   }
+}
+
+// Residuals from inside the chain: a value read by the next member and again, as a residual,
+// by a later one stays in its line buffer (MobileNet blocks chained through their shortcuts, a
+// stem feeding block 1 and its shortcut), as a Conv's fused residual or a standalone Add either
+// way round; and where the members in between move rows (stride 2, upsampling) the group is
+// cut there instead, still correct.
+TEST(FusionBackend, ResidualsFromInsideTheChain) {
+  check_chain({1, 8, 21, 19},
+              [](Chain& c) {
+                c.conv(16, 3, 1, 1, 1, "Relu").mark().dw(3, 1, 1, "Relu").conv_plus_mark(16).mark()
+                    .conv(48, 1, 1, 0, 1, "Relu6").dw(5, 1, 2, "Relu6").conv_plus_mark(16);
+              },
+              "stem / dw / project + stem, then expand / dw5 / project + block 21x19");
+  check_chain({2, 6, 17, 14},
+              [](Chain& c) { c.conv(12, 1).mark().conv(12, 3, 1, 1, 1, "Relu").unary("Sigmoid").add_mark(true).conv(6, 1); },
+              "1x1 / 3x3 / sigmoid / mark + that / 1x1, batch 2");
+  check_chain({1, 16, 26, 23},
+              [](Chain& c) { c.conv(16, 1).mark().conv(16, 3, 1, 1, 1, "Relu").conv(16, 3, 1, 1).add_mark(false); },
+              "1x1 / winograd 3x3 / winograd 3x3 / + mark 26x23");
+  check_chain({1, 8, 18, 22},
+              [](Chain& c) { c.conv(8, 1).mark().conv(8, 3, 2, 1).deconv(8, 2, 2, 2, 2).add_mark(false).conv(4, 1); },
+              "1x1 / 3x3 s2 / deconv 2 / + mark (cut) 18x22");
+}
+
+// The skip value of a chained block takes neither arena space nor arena traffic.
+TEST(FusionBackend, SkipValueStaysInTheLineBuffer) {
+  Chain chain({1, 8, 30, 30}, 4);
+  chain.conv(16, 1, 1, 0, 1, "Relu").mark().dw(3, 1, 1, "Relu").conv_plus_mark(16);
+  runtime::SessionOptions o;
+  o.backend = "fusion";
+  o.optimize = false;
+  auto s = runtime::Session::create(chain.graph(), o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto plan = (*s)->prepare({{"x", {1, 8, 30, 30}}});
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ((*plan)->steps.size(), 1u);
+  const backends::PartitionTraffic t = (*plan)->steps[0].compiled->traffic();
+  ASSERT_EQ(t.groups.size(), 1u);
+  EXPECT_EQ(t.groups[0].nodes.size(), 3u);
+  const int64_t in = 8 * 30 * 30 * 4, out = 16 * 30 * 30 * 4;
+  EXPECT_EQ(t.fused_bytes, in + out);  // the stem's 16 channels: no write, no residual read
 }
 
 TEST(FusionBackend, ConstantAffineRunsFold) {

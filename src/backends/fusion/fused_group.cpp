@@ -70,6 +70,24 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const i
       st.posts.push_back(Post{g->layers_[i].get(), i});
     }
   }
+  // Externals produced inside the group are read from the line buffer of the stage whose last
+  // member produced them (form_groups allows that only where the rows stay there).
+  for (size_t i = 0; i < g->layers_.size(); ++i) {
+    std::vector<int> from(g->layers_[i]->externals.size(), -1);
+    for (size_t e = 0; e < from.size(); ++e) {
+      for (size_t s = 0; s + 1 < g->stages_.size(); ++s) {
+        const size_t last = g->stages_[s].layers.back();
+        if (last >= i || nodes[last]->output(0) != g->layers_[i]->externals[e]) continue;
+        if (!g->layers_[i]->external_channels.empty() || g->layers_[i]->external_kinds[e] != StripLayer::Operand::kFull)
+          return internal_error(nodes[i]->label() + ": a skip value must be a full-shape residual");
+        from[e] = static_cast<int>(s);
+      }
+      for (size_t j = 0; j < i && from[e] < 0; ++j)
+        if (nodes[j]->output(0) == g->layers_[i]->externals[e])
+          return internal_error(nodes[i]->label() + ": reads a value rewritten in place inside its fused group");
+    }
+    g->ext_stage_.push_back(std::move(from));
+  }
   const ir::Value* input = nodes.front()->input(main_inputs.front());
   g->input_slot_ = ctx.slot_of(input);
   g->output_slot_ = ctx.slot_of(nodes.back()->output(0));
@@ -190,8 +208,9 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
     output = arena_view(*ctx, output_slot_, band.image, layers_.back()->out, StripLayer::Operand::kFull);
     for (size_t i = 0; i < layers_.size(); ++i)
       for (size_t e = 0; e < ext_slots_[i].size(); ++e)
-        ext[i][e] = arena_view(*ctx, ext_slots_[i][e], band.image, layers_[i]->external_shape(e),
-                               layers_[i]->external_kinds[e]);
+        if (ext_stage_[i][e] < 0)
+          ext[i][e] = arena_view(*ctx, ext_slots_[i][e], band.image, layers_[i]->external_shape(e),
+                                 layers_[i]->external_kinds[e]);
   }
   for (size_t y0 = band.y0; y0 < band.y1; y0 += tile_rows_) {
     const size_t y1 = std::min(band.y1, y0 + tile_rows_);
@@ -236,7 +255,8 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
         int64_t bytes = 0;
         if (s == 0) bytes += static_cast<int64_t>(main.input_rows(a, b).size() * main.in.c * main.in.w * main.in.elem);
         for (size_t i : stages_[s].layers)
-          for (size_t e = 0; e < layers_[i]->externals.size(); ++e) bytes += external_bytes(*layers_[i], e, b - a);
+          for (size_t e = 0; e < layers_[i]->externals.size(); ++e)
+            if (ext_stage_[i][e] < 0) bytes += external_bytes(*layers_[i], e, b - a);
         if (s + 1 == stages) {
           const PlaneShape& o = layers_[stages_[s].layers.back()]->out;
           bytes += static_cast<int64_t>((b - a) * o.c * o.w * o.elem);
@@ -244,6 +264,13 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
         *arena_bytes += bytes;
       }
       if (!ctx) continue;
+      for (size_t i : stages_[s].layers)  // skip values: their producer's buffer as it is now
+        for (size_t e = 0; e < ext_stage_[i].size(); ++e)
+          if (ext_stage_[i][e] >= 0) {
+            const Buffer& src = buffers[static_cast<size_t>(ext_stage_[i][e])];
+            const size_t w = layers_[i]->out.w;
+            ext[i][e] = RowView{src.data, src.capacity * w, w, src.base};
+          }
       const Buffer* prev = s > 0 ? &buffers[s - 1] : nullptr;
       const RowView in = prev ? RowView{prev->data, prev->capacity * main.in.w, main.in.w, prev->base} : input;
       main.run(in, ext[stages_[s].layers.front()], out, a, b, layer_scratch);

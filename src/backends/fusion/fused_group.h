@@ -80,6 +80,9 @@ class FusedGroup {
   std::vector<int64_t> output_dims_;
   ir::DType output_dtype_ = ir::DType::kF32;
   std::vector<std::vector<int>> ext_slots_;  // per layer
+  // Per layer and external: the stage whose line buffer holds it (a skip value produced inside
+  // the group, read as a residual), or -1 for the arena.
+  std::vector<std::vector<int>> ext_stage_;
   size_t batch_ = 1, tile_rows_ = 1;
   std::vector<Band> bands_;
   std::vector<Stage> stages_;

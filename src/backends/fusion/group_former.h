@@ -1,6 +1,9 @@
 // How the fusion backend cuts its partition into fused groups: chains in which every value
 // passed from one member to the next has that member as its only consumer (and is no graph
-// output), so it never needs to exist in the arena.
+// output), so it never needs to exist in the arena. One exception: a value that a later member
+// of the same chain also reads as a residual (a MobileNet block's input, read by its expand
+// conv and added back after its project conv). With only row-keeping members in between, the
+// rows the residual needs are still in that value's line buffer, so it stays inside too.
 #pragma once
 
 #include <vector>

@@ -314,9 +314,10 @@ TEST(FusionBackend, MatMulWithConstantWeights) {
               "3x3 / matmul 20->37 relu / 3x3 s2 / matmul 19->9 13x20");
 }
 
-// Random chains of every member kind on random small planes (1 to 26 pixels a side, batch 1 or
-// 2), each against ref at several strip heights and 1 and 2 threads: what the hand-written cases
-// above do not think of. The generator tracks the planes so that every layer is valid.
+// Random chains of every member kind (residual blocks through skip values too) on random small
+// planes (1 to 26 pixels a side, batch 1 or 2), each against ref at several strip heights and 1
+// and 2 threads: what the hand-written cases above do not think of. The generator tracks the
+// planes so that every layer is valid.
 TEST(FusionBackend, RandomChains) {
   for (uint32_t seed = 1; seed <= 40; ++seed) {
     std::mt19937 rng(seed * 7919u);
@@ -327,7 +328,7 @@ TEST(FusionBackend, RandomChains) {
     std::string what = "seed " + std::to_string(seed) + " " + ir::dims_to_string(x_dims) + ":";
     const char* acts[] = {"", "Relu", "Relu6", "HardSwish", "SiLU"};
     for (int64_t i = 0, count = pick(2, 6); i < count; ++i) {
-      switch (pick(0, 8)) {
+      switch (pick(0, 9)) {
         case 0: case 1: {  // dense or depthwise conv
           const int64_t k = std::vector<int64_t>{1, 3, 5}[static_cast<size_t>(pick(0, 2))];
           const int64_t s = pick(1, 2), p = pick(0, k / 2);
@@ -387,6 +388,20 @@ TEST(FusionBackend, RandomChains) {
           const std::string op = std::vector<std::string>{"Relu", "Sigmoid", "HardSwish"}[static_cast<size_t>(pick(0, 2))];
           steps.push_back([=](Chain& ch) { ch.unary(op); });
           what += " " + op;
+          break;
+        }
+        case 9: {  // a residual block whose input is a skip value inside the chain
+          const int64_t k = pick(0, 1) ? 3 : 5;
+          const bool as_add = pick(0, 1) == 1;
+          steps.push_back([=](Chain& ch) {
+            ch.mark().dw(k, 1, k / 2, "Relu");
+            if (as_add) {
+              ch.conv(c, 1).add_mark(true);
+            } else {
+              ch.conv_plus_mark(c);
+            }
+          });
+          what += as_add ? " block(+add)" : " block(+residual)";
           break;
         }
         default: {  // Add / Mul with a full or per-channel operand

@@ -17,8 +17,6 @@ namespace {
 
 // Fusing pays when an intermediate would spill from L2 by this factor layer by layer.
 constexpr int64_t kSpillFactor = 8;
-// Rows narrower than this (pixels) do not amortise a strip's per-call costs.
-constexpr size_t kMinFusedWidth = 200;
 
 class FusionPartition final : public CompiledPartition {
  public:

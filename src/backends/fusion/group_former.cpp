@@ -60,7 +60,8 @@ std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, co
       // Read by n alone, or by n and a later residual reader when n starts a stage of its own
       // (v is then the final content of its stage's line buffer, not rewritten in place).
       const ir::Node* skip_reader = nullptr;
-      if (v->consumers.size() == 2 && !elementwise_member(*n)) {
+      if (v->consumers.size() == 2 && !elementwise_member(*n) &&
+          (*type_of(v).shape.static_dims())[3] >= static_cast<int64_t>(kMinFusedWidth)) {
         const ir::Node* other = v->consumers[0] == n ? v->consumers[1] : v->consumers[0];
         if (other != n && reads_as_residual(*other, v, type_of)) skip_reader = other;
       }

@@ -12,6 +12,11 @@
 
 namespace nfuse::backends::fusion {
 
+// Rows narrower than this (pixels) do not amortise a strip's per-call costs: the backend gives
+// such groups back (fusion_backend.cpp), and skip values narrower than this are not kept, since
+// chaining whole residual stages of narrow rows makes long groups whose strips shrink to fit L2.
+inline constexpr size_t kMinFusedWidth = 200;
+
 struct GroupPlan {
   std::vector<const ir::Node*> nodes;  // chain order
   std::vector<int> main_inputs;        // per node: the input carrying the previous member's rows

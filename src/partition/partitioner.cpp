@@ -41,6 +41,13 @@ Reason classify(std::string& text) {
   return Reason::kUnsupportedOp;
 }
 
+// The backends in order of preference: `prefer` (default fusion, cpu) under "auto", else the
+// one backend named.
+std::vector<std::string> preferred_backends(const PartitionRequest& req) {
+  if (req.backend != "auto") return {req.backend};
+  return req.options.prefer.empty() ? default_prefer() : req.options.prefer;
+}
+
 // The state the passes share: the assignment and what each node may do.
 class Partitioner {
  public:
@@ -101,14 +108,11 @@ class Partitioner {
 };
 
 Status Partitioner::resolve_backends(PartitionResult& result) {
-  if (req_.backend == "auto") {
-    prefer_ = req_.options.prefer.empty() ? default_prefer() : req_.options.prefer;
-  } else {
-    if (!req_.options.prefer.empty() && req_.options.prefer != std::vector<std::string>{req_.backend}) {
-      return invalid_argument("--prefer applies to --backend auto (the backend is '" + req_.backend + "')");
-    }
-    prefer_ = {req_.backend};
+  if (req_.backend != "auto" && !req_.options.prefer.empty() &&
+      req_.options.prefer != std::vector<std::string>{req_.backend}) {
+    return invalid_argument("--prefer applies to --backend auto (the backend is '" + req_.backend + "')");
   }
+  prefer_ = preferred_backends(req_);
   // The fallback is the last preferred backend; one named backend falls back to cpu (ref for ref).
   fallback_ = prefer_.size() > 1 || prefer_[0] == "ref" ? prefer_.back() : "cpu";
   std::vector<std::string> names = prefer_;
@@ -368,11 +372,9 @@ std::vector<std::string> default_prefer() {
 // consumer instead: a valid topological order, since the value has no other reader and the
 // node's inputs are ready earlier still. Only for backends that keep intermediates on chip.
 std::vector<const ir::Node*> cluster_chains(const PartitionRequest& req, BackendPool& pool) {
-  const std::vector<std::string> prefer =
-      req.backend == "auto" ? (req.options.prefer.empty() ? default_prefer() : req.options.prefer)
-                            : std::vector<std::string>{req.backend};
-  auto backend = pool.get(prefer.front());
-  if (!backend.ok() || !req.profile.for_backend(prefer.front()).keeps_intermediates_on_chip) return req.nodes;
+  const std::string first = preferred_backends(req).front();
+  auto backend = pool.get(first);
+  if (!backend.ok() || !req.profile.for_backend(first).keeps_intermediates_on_chip) return req.nodes;
   std::set<const ir::Node*> in_plan(req.nodes.begin(), req.nodes.end());
   auto supported = [&](const ir::Node* n) {
     return (*backend)->supports_planned(*n, *req.graph, req.type_of).ok;

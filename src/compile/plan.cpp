@@ -123,9 +123,6 @@ void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std
     }
     return shared > 0;
   };
-  // How many nodes share each step: a value can only stay inside a step that has several.
-  std::unordered_map<int, int> nodes_in_step;
-  for (int st : steps) ++nodes_in_step[st];
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& n = *nodes[i];
     const size_t step = static_cast<size_t>(steps[i]);
@@ -145,7 +142,6 @@ void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std
   }
   std::vector<bool> internal(plan.values.size(), false);
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes_in_step[steps[i]] < 2) continue;
     for (const ir::Value* v : nodes[i]->outputs)
       if (v && within_one_step(v, steps[i])) internal[static_cast<size_t>(plan.slot_of.at(v))] = true;
   }

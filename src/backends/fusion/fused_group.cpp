@@ -290,7 +290,9 @@ Status FusedGroup::run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& sc
   if (!output_preallocated_) {  // a graph output: the last run's buffer unless the caller still holds it
     NFUSE_RETURN_IF_ERROR_PLAIN(ir::reuse_or_allocate(&ctx.slot(output_slot_), output_dtype_, output_dims_));
   }
-  if (workers_.size() < pool.threads()) workers_.resize(pool.threads(), make_state());  // first run only
+  if (workers_.size() < pool.threads())  // sized at create() for ctx.threads, the pool's size
+    return internal_error("fused group compiled for " + std::to_string(workers_.size()) + " threads, run on " +
+                          std::to_string(pool.threads()));
   auto task = [&](size_t index, size_t worker) {
     float* mem = scratch.get(worker);
     BandState& state = workers_[worker];

@@ -207,7 +207,7 @@ class StripDwConv final : public WindowedLayer {
 // L2 as the cpu backend's.
 class StripWinogradConv final : public WindowedLayer {
  public:
-  StripWinogradConv(const ops::ConvGeometry& g, bool residual) : WindowedLayer(g), residual_(residual) {}
+  explicit StripWinogradConv(const ops::ConvGeometry& g) : WindowedLayer(g) {}
   cpu::Winograd43 kernel;
 
   size_t row_granularity() const override { return 4; }
@@ -225,17 +225,12 @@ class StripWinogradConv final : public WindowedLayer {
     const cpu::Winograd43::Plane plane{in.h, in.w, out.h, out.w, pt_, pl_};
     const size_t tiles_x = plane.tiles_x();
     const size_t j_end = std::min(plane.tiles(), (y1 + 3) / 4 * tiles_x), block = kernel.max_block_tiles();
-    const cpu::ConstPlaneRows xv{static_cast<const float*>(x.data), x.plane_stride, x.width, x.base};
-    const cpu::PlaneRows yv{static_cast<float*>(y.data), y.plane_stride, y.width, y.base};
-    const cpu::ConstPlaneRows rv = residual_ ? cpu::ConstPlaneRows{static_cast<const float*>(ext[0].data),
-                                                                   ext[0].plane_stride, ext[0].width, ext[0].base}
-                                             : cpu::ConstPlaneRows{};
-    for (size_t j = y0 / 4 * tiles_x; j < j_end; j += block)
-      kernel.run(plane, xv, yv, residual_ ? &rv : nullptr, j, std::min(j_end, j + block), y0, y1, ws);
+    const cpu::ConstPlaneRows xv = plane_rows<const float>(x), rv = ext.empty() ? cpu::ConstPlaneRows{}
+                                                                               : plane_rows<const float>(ext[0]);
+    const cpu::PlaneRows yv = plane_rows<float>(y);
+    for (size_t j = y0 / 4 * tiles_x; j < j_end; j += block)  // the residual, when fused, is externals[0]
+      kernel.run(plane, xv, yv, ext.empty() ? nullptr : &rv, j, std::min(j_end, j + block), y0, y1, ws);
   }
-
- private:
-  bool residual_ = false;
 };
 
 }  // namespace
@@ -250,7 +245,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const 
   if (g.group > 1 && g.group == g.in_channels && g.group == g.out_channels) {
     layer = std::make_unique<StripDwConv>(g, w, bias, std::move(e));
   } else if (cpu::use_winograd(node, w)) {
-    auto conv = std::make_unique<StripWinogradConv>(g, e.residual);
+    auto conv = std::make_unique<StripWinogradConv>(g);
     if (!conv->kernel.init(w, bias, e.act)) return out_of_memory(node.label() + ": Winograd-transformed weights");
     layer = std::move(conv);
   } else {

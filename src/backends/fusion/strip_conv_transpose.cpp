@@ -17,7 +17,6 @@ class StripConvTranspose final : public StripLayer {
     out = {u(g.out_channels), u(g.out[0]), u(g.out[1])};
   }
   cpu::UpsampleDeconv kernel;
-  bool residual = false;
 
   RowRange input_rows(size_t y0, size_t y1) const override {
     RowRange r;
@@ -28,14 +27,8 @@ class StripConvTranspose final : public StripLayer {
 
   void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
            float* ws) const override {
-    auto rows = [](const RowView& v) {
-      return cpu::PlaneRows{static_cast<float*>(v.data), v.plane_stride, v.width, v.base};
-    };
-    auto const_rows = [](const RowView& v) {
-      return cpu::ConstPlaneRows{static_cast<const float*>(v.data), v.plane_stride, v.width, v.base};
-    };
-    const cpu::ConstPlaneRows r = residual ? const_rows(ext[0]) : cpu::ConstPlaneRows{};
-    kernel.run(const_rows(x), rows(y), residual ? &r : nullptr, y0, y1, ws);
+    const cpu::ConstPlaneRows r = ext.empty() ? cpu::ConstPlaneRows{} : plane_rows<const float>(ext[0]);
+    kernel.run(plane_rows<const float>(x), plane_rows<float>(y), ext.empty() ? nullptr : &r, y0, y1, ws);
   }
 };
 
@@ -68,8 +61,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& no
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g,
                          ops::resolve_conv_transpose(node.attrs, *type_of(node.input(0)).shape.static_dims(), w.dims()));
   NFUSE_ASSIGN_OR_RETURN(cpu::Epilogue e, cpu::read_epilogue(node));
-  auto layer = std::make_unique<StripConvTranspose>(g);
-  layer->residual = e.residual;
+  auto layer = std::make_unique<StripConvTranspose>(g);  // a residual: make_strip_layer adds it as externals[0]
   if (!layer->kernel.init(g, w, bias, e.act, e.residual)) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<StripLayer>(std::move(layer));
 }

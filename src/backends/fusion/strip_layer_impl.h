@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_op.h"
 #include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "backends/fusion/strip_layer.h"
@@ -13,6 +14,12 @@
 #include "ops/conv_geometry.h"
 
 namespace nfuse::backends::fusion {
+
+// The same rows as the cpu backend's row-range kernels (UpsampleDeconv, Winograd43) take them.
+template <typename T>
+cpu::PlaneRowsOf<T> plane_rows(const RowView& v) {
+  return {static_cast<T*>(v.data), v.plane_stride, v.width, v.base};
+}
 
 // A layer with a 2-D window (Conv, pools): output row y reads input rows
 // y * sh - pad_top + ky * dh for ky in [0, kh), those inside the input.

@@ -40,8 +40,7 @@ class StripMatMul final : public StripLayer {
       a.a = x.row(c, y0);
       a.c = y.row(c, y0);
       kernels::f32_gemm(cfg_, a, 0, a.m, 0, n_, ws);
-      if (act_.needs_pass())
-        for (size_t r = y0; r < y1; ++r) act_.apply(y.row(c, r), n_);
+      if (act_.needs_pass()) act_.apply(a.c, a.m * n_);  // the channel's rows are contiguous
     }
   }
 

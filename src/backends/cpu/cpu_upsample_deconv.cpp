@@ -10,13 +10,11 @@ namespace {
 
 constexpr size_t kColFloats = 96 * 1024 / sizeof(float);  // one chunk's GEMM output: L2-resident
 
-// Packs rows [0, m) of a (row-major, k columns) into MR-high panels.
-bool pack_panels(const kernels::F32GemmConfig& cfg, const float* a, size_t m, size_t k, AlignedFloats* out) {
-  const size_t mr = cfg.mr, panels = (m + mr - 1) / mr;
-  if (!out->resize(panels * mr * k)) return false;
-  for (size_t p = 0; p < panels; ++p)
-    kernels::f32_gemm_pack_a(mr, std::min(mr, m - p * mr), k, a + p * mr * k, k, 1, out->data() + p * mr * k);
-  return true;
+// Packs rows [0, m) of a (row-major, k columns) into MR-high panels at dst (panels * mr * k floats).
+void pack_panels(const kernels::F32GemmConfig& cfg, const float* a, size_t m, size_t k, float* dst) {
+  const size_t mr = cfg.mr;
+  for (size_t p = 0; p * mr < m; ++p)
+    kernels::f32_gemm_pack_a(mr, std::min(mr, m - p * mr), k, a + p * mr * k, k, 1, dst + p * mr * k);
 }
 
 }  // namespace
@@ -62,13 +60,10 @@ bool UpsampleDeconv::init(const ops::ConvGeometry& g, const ir::Tensor& w, const
       for (size_t co = 0; co < co_; ++co)
         for (size_t kx = 0; kx < kw_; ++kx)
           a[(ky * m_ + co * kw_ + kx) * ci_ + ci] = src[((ci * co_ + co) * s_ + ky) * kw_ + kx];
-  if (!pack_panels(*cfg_, a.data(), m_all, ci_, &all_packed_)) return false;
-  if (!packed_.resize(s_ * panels_ * cfg_->mr * ci_)) return false;
-  for (size_t ky = 0; ky < s_; ++ky) {
-    AlignedFloats one;
-    if (!pack_panels(*cfg_, a.data() + ky * m_ * ci_, m_, ci_, &one)) return false;
-    std::copy(one.data(), one.data() + one.size(), packed_.data() + ky * panels_ * cfg_->mr * ci_);
-  }
+  if (!all_packed_.resize(all_panels_ * cfg_->mr * ci_) || !packed_.resize(s_ * panels_ * cfg_->mr * ci_)) return false;
+  pack_panels(*cfg_, a.data(), m_all, ci_, all_packed_.data());
+  for (size_t ky = 0; ky < s_; ++ky)
+    pack_panels(*cfg_, a.data() + ky * m_ * ci_, m_, ci_, packed_.data() + ky * panels_ * cfg_->mr * ci_);
   return true;
 }
 

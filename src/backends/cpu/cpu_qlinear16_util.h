@@ -10,6 +10,7 @@
 
 #include "backends/ref/ref_quant_util.h"
 #include "ir/graph.h"
+#include "kernels/qs16-gemm/qs16_gemm.h"
 
 namespace nfuse::backends::cpu {
 
@@ -60,5 +61,14 @@ inline std::optional<W8A16Params> read_w8a16_params(const ir::Node& node, int ch
   return p;
 }
 
-}  // namespace nfuse::backends::cpu
+// What the quantization fixes in the qs16 GEMM's arguments: A's and C's signedness, C's zero
+// point and its clamp to the output type.
+inline void set_qs16_quantization(const W8A16Params& p, kernels::Qs16GemmArgs* a) {
+  a->a_unsigned = p.x_unsigned;
+  a->c_unsigned = p.y_unsigned;
+  a->c_zero_point = p.y_zp;
+  a->qmin = p.y_unsigned ? 0 : -32768;
+  a->qmax = p.y_unsigned ? 65535 : 32767;
+}
 
+}  // namespace nfuse::backends::cpu

@@ -122,13 +122,9 @@ class QLinearConv16 final : public CpuOp {
                       [&](size_t i, size_t) { im2col(*g, i * pstep, std::min(p, (i + 1) * pstep)); });
           args.a = cols_.data(), args.a_row_stride = k_, args.a_col_stride = 1;
         }
-        args.a_unsigned = p_.x_unsigned;
+        set_qs16_quantization(p_, &args);
         args.b_packed = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
         args.c = product_.data() + gi * cg, args.c_stride = co_;
-        args.c_unsigned = p_.y_unsigned;
-        args.c_zero_point = p_.y_zp;
-        args.qmin = p_.y_unsigned ? 0 : -32768;
-        args.qmax = p_.y_unsigned ? 65535 : 32767;
         const kernels::GemmTasks tasks = kernels::qs16_gemm_tasks(cfg_, p, cg, k_, threads);
         rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
           kernels::qs16_gemm_task(cfg_, args, tasks, i, rc.scratch.get(worker));

@@ -37,13 +37,9 @@ class QLinearMatMul16 final : public CpuOp {
     kernels::Qs16GemmArgs args;
     args.m = static_cast<size_t>(a.numel()) / k_, args.n = n_, args.k = k_;
     args.a = static_cast<const uint16_t*>(a.raw()), args.a_row_stride = k_, args.a_col_stride = 1;
-    args.a_unsigned = p_.x_unsigned;
+    set_qs16_quantization(p_, &args);
     args.b_packed = packed_.data();
     args.c = static_cast<uint16_t*>(t.outputs[0]->raw()), args.c_stride = n_;
-    args.c_unsigned = p_.y_unsigned;
-    args.c_zero_point = p_.y_zp;
-    args.qmin = p_.y_unsigned ? 0 : -32768;
-    args.qmax = p_.y_unsigned ? 65535 : 32767;
     const kernels::GemmTasks tasks = kernels::qs16_gemm_tasks(cfg_, args.m, n_, k_, rc.pool.threads());
     rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
       kernels::qs16_gemm_task(cfg_, args, tasks, i, rc.scratch.get(worker));

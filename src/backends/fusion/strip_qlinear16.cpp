@@ -17,7 +17,10 @@ constexpr size_t kProductBytes = 128 * 1024;  // one block of the [pixels x Co] 
 class StripQConv16Pointwise final : public StripLayer {
  public:
   explicit StripQConv16Pointwise(cpu::W8A16Params p) : p_(std::move(p)), cfg_(kernels::qs16_gemm_config()) {}
-  bool init(const int32_t* bias) { return cpu::pack_qs16_conv_weights(cfg_, p_, bias, 1, &packed_, &panel_bytes_); }
+  bool init(const int32_t* bias) {
+    size_t panel_bytes = 0;  // one group: one panel set
+    return cpu::pack_qs16_conv_weights(cfg_, p_, bias, 1, &packed_, &panel_bytes);
+  }
 
   size_t scratch_floats(size_t rows) const override {
     const size_t bytes = block_pixels(rows * out.w) * out.c * sizeof(uint16_t) +
@@ -35,13 +38,9 @@ class StripQConv16Pointwise final : public StripLayer {
       kernels::Qs16GemmArgs a;
       a.m = nq, a.n = out.c, a.k = in.c;
       a.a = x.row<uint16_t>(0, y0) + q0, a.a_row_stride = 1, a.a_col_stride = x.plane_stride;
-      a.a_unsigned = p_.x_unsigned;
+      cpu::set_qs16_quantization(p_, &a);
       a.b_packed = packed_.data();
       a.c = product, a.c_stride = out.c;
-      a.c_unsigned = p_.y_unsigned;
-      a.c_zero_point = p_.y_zp;
-      a.qmin = p_.y_unsigned ? 0 : -32768;
-      a.qmax = p_.y_unsigned ? 65535 : 32767;
       kernels::qs16_gemm(cfg_, a, 0, nq, 0, out.c, gemm_ws);
       for (size_t o = 0; o < out.c; ++o) {
         uint16_t* dst = y.row<uint16_t>(o, y0) + q0;
@@ -58,7 +57,6 @@ class StripQConv16Pointwise final : public StripLayer {
   cpu::W8A16Params p_;
   const kernels::Qs16GemmConfig& cfg_;
   cpu::AlignedFloats packed_;
-  size_t panel_bytes_ = 0;
 };
 
 class StripQDwConv16 final : public WindowedLayer {

@@ -1,7 +1,8 @@
 // FP32 im2col (src/kernels/f32-im2col) on every ISA this machine runs against a direct loop:
 // kernel sizes 1..6, strides 1..3, pads 0..3, dilations 1..2, odd planes, strips of pixels that
 // start mid-row and span rows (p0, np), panel widths 8..32 and the plain-matrix form (nr = np),
-// K blocks that start inside a channel, and ones rows. Guard values past the written panels
+// K blocks that start inside a channel, ones rows, and rows read from a line buffer that holds
+// only some of the image's rows (plane_stride, row_base). Guard values past the written panels
 // catch overruns; every element of every panel (padding columns included) is checked.
 #include <gtest/gtest.h>
 
@@ -35,7 +36,11 @@ float expected(const F32Im2colGeometry& g, const std::vector<float>& x, const Ca
   return x[(ic * g.h + static_cast<size_t>(iy)) * g.w + static_cast<size_t>(ix)];
 }
 
-void run_case(F32Im2colFn fn, const char* isa, const Case& c, std::mt19937& rng) {
+// `window_rows` > 0: the kernel reads a line buffer holding image rows [row_base, row_base +
+// window_rows) of every channel, planes window_rows rows apart (the rest of the image poisoned
+// away), as a fused group's strips do.
+void run_case(F32Im2colFn fn, const char* isa, const Case& c, std::mt19937& rng, size_t row_base = 0,
+              size_t window_rows = 0) {
   char what[200];
   std::snprintf(what, sizeof what, "isa=%s seed=%u c=%zu %zux%zu k=%zu s=%zu pad=%zu d=%zu k0=%zu kc=%zu p0=%zu np=%zu nr=%zu",
                 isa, kSeed, c.c, c.h, c.w, c.k, c.s, c.pad, c.d, c.k0, c.kc, c.p0, c.np, c.nr);
@@ -50,7 +55,19 @@ void run_case(F32Im2colFn fn, const char* isa, const Case& c, std::mt19937& rng)
   for (float& v : x) v = dist(rng);
   const size_t panels = (c.np + c.nr - 1) / c.nr;
   std::vector<float> dst(panels * c.kc * c.nr + 37, kGuard);
-  fn(g, x.data(), c.kx_rows, c.k0, c.kc, c.p0, c.np, c.nr, dst.data());
+  std::vector<float> buffer;
+  const float* src = x.data();
+  if (window_rows > 0) {
+    ASSERT_LE(row_base + window_rows, c.h);
+    buffer.assign(c.c * window_rows * c.w, kGuard);
+    for (size_t ch = 0; ch < c.c; ++ch)
+      for (size_t r = 0; r < window_rows; ++r)
+        for (size_t i = 0; i < c.w; ++i) buffer[(ch * window_rows + r) * c.w + i] = x[(ch * c.h + row_base + r) * c.w + i];
+    g.plane_stride = window_rows * c.w;
+    g.row_base = row_base;
+    src = buffer.data();
+  }
+  fn(g, src, c.kx_rows, c.k0, c.kc, c.p0, c.np, c.nr, dst.data());
   size_t bad = 0;
   for (size_t pn = 0; pn < panels; ++pn)
     for (size_t kk = 0; kk < c.kc; ++kk)
@@ -102,6 +119,18 @@ TEST(F32Im2col, StripsBlocksAndOnes) {
     }
     run_case(fn, isa, {4, 8, 9, 3, 1, 1, 1, 4, 33, 3, 60, 60, 36}, rng);  // plain matrix (nr = np), K block mid-channel
     run_case(fn, isa, {2, 8, 9, 3, 1, 1, 1, 10, 9, 0, 72, 16, 18}, rng);  // ones rows past kx_rows
+  }
+}
+
+// Strips whose input rows come from a line buffer: a 3x3 stride-1 pad-1 window over output rows
+// 4..6 reads image rows 3..7, a stride-2 one over output rows 2..3 reads rows 3..7 (the buffer
+// holds 3..7 only), a 1x1 over rows 5..6 (no direct copy: the buffer is not the image).
+TEST(F32Im2col, RowsFromALineBuffer) {
+  std::mt19937 rng(kSeed + 2);
+  for (const auto& [fn, isa] : variants()) {
+    run_case(fn, isa, {3, 12, 21, 3, 1, 1, 1, 0, 27, 4 * 21, 3 * 21, 16, 27}, rng, 3, 5);
+    run_case(fn, isa, {2, 12, 21, 3, 2, 1, 1, 0, 18, 2 * 11, 2 * 11, 8, 18}, rng, 3, 5);
+    run_case(fn, isa, {4, 12, 21, 1, 1, 0, 1, 0, 4, 5 * 21 + 3, 2 * 21 - 3, 32, 4}, rng, 5, 2);
   }
 }
 

@@ -218,6 +218,7 @@ TEST(F32Vunary, HardSwishMatchesScalarAndDefinition) {
       }
       std::vector<float> in_place = xs;
       fn(in_place.data(), in_place.data(), n, a, b);
+      // NaN results were checked above; their payload bits may differ between ISAs.
       for (size_t i = 0; i < n; ++i)
         if (!std::isnan(ref[i])) {
           ASSERT_EQ(std::bit_cast<uint32_t>(in_place[i]), std::bit_cast<uint32_t>(ref[i]));

@@ -36,6 +36,11 @@ else()
   endforeach()
 endif()
 
+# f32-vbinary promises the same bits on every ISA: its multiply-then-add must not become an FMA
+# where the ISA has one.
+file(GLOB NFUSE_KERNEL_VBINARY_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/f32-vbinary/*.cpp)
+set_property(SOURCE ${NFUSE_KERNEL_VBINARY_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
+
 # cpuinfo (Debian libcpuinfo-dev) is host-only here; cross builds select the ISA at compile time.
 # Found by hand: Debian's cpuinfo-config.cmake computes a wrong prefix (/usr/lib/lib/...).
 if(NOT CMAKE_CROSSCOMPILING)

@@ -4,35 +4,24 @@
 #include <algorithm>
 
 #include "backends/cpu/cpu_op.h"
+#include "kernels/f32-vbinary/f32_vbinary.h"
 
 namespace nfuse::backends::cpu {
 
 namespace {
 
-enum class BinOp { kAdd, kSub, kMul, kDiv };
-
-template <BinOp Op>
-inline float apply(float a, float b) {
-  if constexpr (Op == BinOp::kAdd) return a + b;
-  if constexpr (Op == BinOp::kSub) return a - b;
-  if constexpr (Op == BinOp::kMul) return a * b;
-  return a / b;
-}
+using kernels::F32BinaryOp;
 
 // y[i] = a[i] op b[i*b_step] (b_step 0: b is one value), or with the operands swapped.
-template <BinOp Op>
-void run_span(const float* a, const float* b, size_t b_step, float* y, size_t n, bool swapped) {
+void run_span(const kernels::F32VbinaryConfig& k, F32BinaryOp op, const float* a, const float* b, size_t b_step,
+              float* y, size_t n, bool swapped) {
+  const size_t i = static_cast<size_t>(op);
   if (b_step == 0) {
-    const float s = b[0];
-    if (swapped) {
-      for (size_t i = 0; i < n; ++i) y[i] = apply<Op>(s, a[i]);
-    } else {
-      for (size_t i = 0; i < n; ++i) y[i] = apply<Op>(a[i], s);
-    }
+    (swapped ? k.ropc[i] : k.opc[i])(a, b[0], y, n);
   } else if (swapped) {
-    for (size_t i = 0; i < n; ++i) y[i] = apply<Op>(b[i], a[i]);
+    k.op[i](b, a, y, n);
   } else {
-    for (size_t i = 0; i < n; ++i) y[i] = apply<Op>(a[i], b[i]);
+    k.op[i](a, b, y, n);
   }
 }
 
@@ -75,9 +64,11 @@ bool broadcast_view(const std::vector<int64_t>& full, const std::vector<int64_t>
   return true;
 }
 
-template <BinOp Op>
 class BinaryOp final : public CpuOp {
  public:
+  BinaryOp(F32BinaryOp op, std::unique_ptr<CpuOp> fallback)
+      : op_(op), kernels_(kernels::f32_vbinary_config(kernels::selected_isa())), fallback_(std::move(fallback)) {}
+
   Status run(const OpTensors& t, RunContext& rc) override {
     const ir::Tensor& a = *t.inputs[0];
     const ir::Tensor& b = *t.inputs[1];
@@ -101,7 +92,7 @@ class BinaryOp final : public CpuOp {
       const size_t n = row_len;
       auto task = [&](size_t i, size_t) {
         const size_t s = i * kChunk, e = std::min(n, s + kChunk);
-        run_span<Op>(full + s, small + s, 1, out + s, e - s, v.swapped);
+        run_span(kernels_, op_, full + s, small + s, 1, out + s, e - s, v.swapped);
       };
       rc.pool.run((n + kChunk - 1) / kChunk, task);
       return ok_status();
@@ -110,37 +101,31 @@ class BinaryOp final : public CpuOp {
       const size_t r0 = i * per_task, r1 = std::min(rows, r0 + per_task);
       for (size_t r = r0; r < r1; ++r) {
         const size_t off = r * row_len;
-        run_span<Op>(full + off, small + r % v.mid, 0, out + off, row_len, v.swapped);
+        run_span(kernels_, op_, full + off, small + r % v.mid, 0, out + off, row_len, v.swapped);
       }
     };
     rc.pool.run((rows + per_task - 1) / per_task, task);
     return ok_status();
   }
 
+  F32BinaryOp op_;
+  const kernels::F32VbinaryConfig& kernels_;
   std::unique_ptr<CpuOp> fallback_;  // the reference kernel, for other broadcasts
 };
 
 }  // namespace
 
 Result<std::unique_ptr<CpuOp>> make_elementwise(const ir::Node& node, const CompileContext&) {
-  const std::string& op = node.op_type;
-  std::unique_ptr<CpuOp> bin;
-  if (op == "Add") bin = std::make_unique<BinaryOp<BinOp::kAdd>>();
-  if (op == "Sub") bin = std::make_unique<BinaryOp<BinOp::kSub>>();
-  if (op == "Mul") bin = std::make_unique<BinaryOp<BinOp::kMul>>();
-  if (op == "Div") bin = std::make_unique<BinaryOp<BinOp::kDiv>>();
-  if (!bin) return make_unary(node);
+  static const std::pair<const char*, F32BinaryOp> kOps[] = {
+      {"Add", F32BinaryOp::kAdd}, {"Sub", F32BinaryOp::kSub}, {"Mul", F32BinaryOp::kMul}, {"Div", F32BinaryOp::kDiv}};
+  auto it = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return node.op_type == o.first; });
+  if (it == std::end(kOps)) return make_unary(node);
   if (node.num_inputs() != 2 || !is_f32(node.input(0)) || !is_f32(node.input(1))) {
     return std::unique_ptr<CpuOp>();
   }
   std::unique_ptr<CpuOp> ref = make_ref_op(node);
   if (!ref) return std::unique_ptr<CpuOp>();
-  auto set = [&](auto* p) { p->fallback_ = std::move(ref); };
-  if (op == "Add") set(static_cast<BinaryOp<BinOp::kAdd>*>(bin.get()));
-  if (op == "Sub") set(static_cast<BinaryOp<BinOp::kSub>*>(bin.get()));
-  if (op == "Mul") set(static_cast<BinaryOp<BinOp::kMul>*>(bin.get()));
-  if (op == "Div") set(static_cast<BinaryOp<BinOp::kDiv>*>(bin.get()));
-  return bin;
+  return std::unique_ptr<CpuOp>(std::make_unique<BinaryOp>(it->second, std::move(ref)));
 }
 
 }  // namespace nfuse::backends::cpu

@@ -81,11 +81,13 @@ class StripLayer {
   // rows the previous member just wrote, while they are still in L1/L2, instead of giving them
   // a line buffer of their own. `run` must then accept `in` and `out` being the same rows.
   virtual bool elementwise() const { return false; }
-  // Element-wise members only: the same work on channel c alone, in place on its n values of
-  // rows [y0, y0 + n / out.w) at y (contiguous), so a stage runs all its element-wise members
-  // on one channel's rows while they sit in L1.
-  virtual void apply_channel(void* y, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const {
-    (void)y, (void)c, (void)y0, (void)n, (void)ext;
+  // Element-wise members only: the same work on channel c alone, on its n values of rows
+  // [y0, y0 + n / out.w), read at x and written at y (both contiguous; the same array when in
+  // place), so a stage runs all its element-wise members on one channel's rows while they sit
+  // in L1, and a stage's first member reads the arena and writes its line buffer in one pass.
+  virtual void apply_channel(const void* x, void* y, size_t c, size_t y0, size_t n,
+                             const std::vector<RowView>& ext) const {
+    (void)x, (void)y, (void)c, (void)y0, (void)n, (void)ext;
   }
   // Mul / Add by a constant (scalar or per channel) as y * scale[c] + shift[c]; false for other
   // members. Runs of these fold into one pass.

@@ -21,6 +21,22 @@ cpu::PlaneRowsOf<T> plane_rows(const RowView& v) {
   return {static_cast<T*>(v.data), v.plane_stride, v.width, v.base};
 }
 
+// An element-wise member of any dtype: run() is apply_channel() on each channel's rows, from
+// the input's rows straight into the output's.
+class ElementwiseLayer : public StripLayer {
+ public:
+  bool elementwise() const override { return true; }
+
+  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
+           float*) const override {
+    const size_t n = (y1 - y0) * out.w;
+    auto at = [&](const RowView& v, size_t c) {
+      return static_cast<uint8_t*>(v.data) + (c * v.plane_stride + (y0 - v.base) * v.width) * out.elem;
+    };
+    for (size_t c = 0; c < out.c; ++c) apply_channel(at(x, c), at(y, c), c, y0, n, ext);
+  }
+};
+
 // A layer with a 2-D window (Conv, pools): output row y reads input rows
 // y * sh - pad_top + ky * dh for ky in [0, kh), those inside the input.
 class WindowedLayer : public StripLayer {

@@ -204,34 +204,23 @@ class StripQDwConv final : public WindowedLayer {
 
 // y = QLinearAdd(a, b) with both operands full-shape; the main input is a or b (kept in ref's
 // order for the kernel's FMA).
-class StripQAdd final : public StripLayer {
+class StripQAdd final : public ElementwiseLayer {
  public:
   StripQAdd(const kernels::Q8VbinaryParams& p, bool main_is_a, bool is_signed)
       : p_(p), main_is_a_(main_is_a), signed_(is_signed),
         add_u8_(kernels::qu8_vbinary_config(kernels::selected_isa()).add),
         add_s8_(kernels::qs8_vbinary_config(kernels::selected_isa()).add) {}
-  bool elementwise() const override { return true; }
 
-  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
-           float*) const override {
-    const size_t n = (y1 - y0) * out.w;
-    for (size_t c = 0; c < out.c; ++c) {
-      const uint8_t* a = x.row<uint8_t>(c, y0);
-      uint8_t* o = y.row<uint8_t>(c, y0);
-      if (a != o) std::memcpy(o, a, n);
-      apply_channel(o, c, y0, n, ext);
-    }
-  }
-
-  void apply_channel(void* yv, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const override {
+  void apply_channel(const void* xv, void* yv, size_t c, size_t y0, size_t n,
+                     const std::vector<RowView>& ext) const override {
     if (signed_) {
-      auto* y = static_cast<int8_t*>(yv);
+      const auto* x = static_cast<const int8_t*>(xv);
       const int8_t* e = ext[0].row<int8_t>(c, y0);
-      add_s8_(main_is_a_ ? y : e, main_is_a_ ? e : y, y, n, p_);
+      add_s8_(main_is_a_ ? x : e, main_is_a_ ? e : x, static_cast<int8_t*>(yv), n, p_);
     } else {
-      auto* y = static_cast<uint8_t*>(yv);
+      const auto* x = static_cast<const uint8_t*>(xv);
       const uint8_t* e = ext[0].row<uint8_t>(c, y0);
-      add_u8_(main_is_a_ ? y : e, main_is_a_ ? e : y, y, n, p_);
+      add_u8_(main_is_a_ ? x : e, main_is_a_ ? e : x, static_cast<uint8_t*>(yv), n, p_);
     }
   }
 

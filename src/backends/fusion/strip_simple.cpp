@@ -7,6 +7,7 @@
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_pool_rows.h"
 #include "backends/fusion/strip_layer_impl.h"
+#include "kernels/f32-vbinary/f32_vbinary.h"
 
 namespace nfuse::backends::fusion {
 namespace {
@@ -45,29 +46,12 @@ class StripPool final : public WindowedLayer {
   bool count_pad_;
 };
 
-// An f32 element-wise member: run() is apply_channel() on each channel's rows, copied first
-// when the member is the main one of its stage (not in place).
-class ElementwiseLayer : public StripLayer {
- public:
-  bool elementwise() const override { return true; }
-
-  void run(const RowView& x, const std::vector<RowView>& ext, const RowView& y, size_t y0, size_t y1,
-           float*) const override {
-    const size_t n = (y1 - y0) * out.w;
-    for (size_t c = 0; c < out.c; ++c) {
-      const float* a = x.row(c, y0);
-      float* o = y.row(c, y0);
-      if (a != o) std::memcpy(o, a, n * sizeof(float));
-      apply_channel(o, c, y0, n, ext);
-    }
-  }
-};
-
 class StripUnary final : public ElementwiseLayer {
  public:
   explicit StripUnary(cpu::Activation act) : act_(std::move(act)) {}
 
-  void apply_channel(void* y, size_t, size_t, size_t n, const std::vector<RowView>&) const override {
+  void apply_channel(const void* x, void* y, size_t, size_t, size_t n, const std::vector<RowView>&) const override {
+    if (x != y) std::memcpy(y, x, n * sizeof(float));
     cpu::add_residual_and_activate(static_cast<float*>(y), nullptr, n, act_);
   }
 
@@ -78,25 +62,21 @@ class StripUnary final : public ElementwiseLayer {
 // y = x (+|*) e, e out-shaped, one value per channel (SE gates, per-channel scales) or a scalar.
 class StripBinary final : public ElementwiseLayer {
  public:
-  explicit StripBinary(bool add) : add_(add) {}
+  explicit StripBinary(bool add)
+      : op_(add ? kernels::F32BinaryOp::kAdd : kernels::F32BinaryOp::kMul),
+        kernels_(kernels::f32_vbinary_config(kernels::selected_isa())) {}
 
-  void apply_channel(void* y, size_t c, size_t y0, size_t n, const std::vector<RowView>& ext) const override {
-    float* o = static_cast<float*>(y);
+  void apply_channel(const void* xv, void* yv, size_t c, size_t y0, size_t n,
+                     const std::vector<RowView>& ext) const override {
+    const auto* x = static_cast<const float*>(xv);
+    auto* y = static_cast<float*>(yv);
+    const size_t op = static_cast<size_t>(op_);
     const Operand kind = external_kinds[0];
     if (kind != Operand::kFull) {
       const float b = static_cast<const float*>(ext[0].data)[kind == Operand::kScalar ? 0 : c * ext[0].plane_stride];
-      if (add_) {
-        for (size_t i = 0; i < n; ++i) o[i] += b;
-      } else {
-        for (size_t i = 0; i < n; ++i) o[i] *= b;
-      }
-      return;
-    }
-    const float* b = ext[0].row(c, y0);
-    if (add_) {
-      for (size_t i = 0; i < n; ++i) o[i] += b[i];
+      kernels_.opc[op](x, b, y, n);
     } else {
-      for (size_t i = 0; i < n; ++i) o[i] *= b[i];
+      kernels_.op[op](x, ext[0].row(c, y0), y, n);
     }
   }
 
@@ -107,24 +87,25 @@ class StripBinary final : public ElementwiseLayer {
     shift->assign(out.c, 0.0f);
     for (size_t c = 0; c < out.c; ++c) {
       const float v = t.data<float>()[external_kinds[0] == Operand::kScalar ? 0 : c];
-      (add_ ? (*shift)[c] : (*scale)[c]) = v;
+      (op_ == kernels::F32BinaryOp::kAdd ? (*shift)[c] : (*scale)[c]) = v;
     }
     return true;
   }
 
  private:
-  bool add_;
+  kernels::F32BinaryOp op_;
+  const kernels::F32VbinaryConfig& kernels_;
 };
 
 // y * scale[c] + shift[c]: a run of constant Mul / Add members folded into one pass.
 class StripAffine final : public ElementwiseLayer {
  public:
-  StripAffine(std::vector<float> scale, std::vector<float> shift) : scale_(std::move(scale)), shift_(std::move(shift)) {}
+  StripAffine(std::vector<float> scale, std::vector<float> shift)
+      : scale_(std::move(scale)), shift_(std::move(shift)),
+        affine_(kernels::f32_vbinary_config(kernels::selected_isa()).affine) {}
 
-  void apply_channel(void* y, size_t c, size_t, size_t n, const std::vector<RowView>&) const override {
-    float* o = static_cast<float*>(y);
-    const float s = scale_[c], b = shift_[c];
-    for (size_t i = 0; i < n; ++i) o[i] = o[i] * s + b;
+  void apply_channel(const void* x, void* y, size_t c, size_t, size_t n, const std::vector<RowView>&) const override {
+    affine_(static_cast<const float*>(x), scale_[c], shift_[c], static_cast<float*>(y), n);
   }
 
   bool affine(std::vector<float>* scale, std::vector<float>* shift) const override {
@@ -135,6 +116,7 @@ class StripAffine final : public ElementwiseLayer {
 
  private:
   std::vector<float> scale_, shift_;
+  kernels::F32VaffineFn affine_;
 };
 
 }  // namespace

@@ -389,13 +389,29 @@ std::vector<const ir::Node*> cluster_chains(const PartitionRequest& req, Backend
   }
   std::vector<const ir::Node*> order;
   std::set<const ir::Node*> emitted;
-  std::function<void(const ir::Node*)> emit = [&](const ir::Node* n) {
+  auto deferred_producers = [&](const ir::Node* n) {
+    std::vector<const ir::Node*> out;
     for (const auto* list : {&n->inputs, &n->implicit_inputs}) {  // a fused residual is read too
       for (const ir::Value* v : *list) {
         const ir::Node* p = v ? v->producer : nullptr;
-        if (p && deferred.count(p) && !emitted.count(p)) emit(p);
+        if (p && deferred.count(p) && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
       }
     }
+    return out;
+  };
+  // Everything a node's deferred producers need comes first, then those producers together,
+  // right before the node: a Concat's upsampled side inputs land beside the chain that Concat
+  // continues, not before the nodes that chain pulls in.
+  std::function<void(const ir::Node*)> emit_upstream = [&](const ir::Node* n) {
+    std::vector<const ir::Node*> producers = deferred_producers(n);
+    std::erase_if(producers, [&](const ir::Node* p) { return emitted.count(p) > 0; });
+    for (const ir::Node* p : producers) emit_upstream(p);
+    for (const ir::Node* p : producers) {
+      if (emitted.insert(p).second) order.push_back(p);
+    }
+  };
+  auto emit = [&](const ir::Node* n) {
+    emit_upstream(n);
     emitted.insert(n);
     order.push_back(n);
   };

@@ -129,6 +129,61 @@ class Chain {
     return *this;
   }
 
+  // A nearest Resize of a new graph input of `src` dims to the current plane: by scales (sh, sw)
+  // or, with sh == 0, by sizes. `ctm` and `nearest` are the Resize attributes.
+  ir::Value* resized_input(const std::vector<int64_t>& src, double sh, double sw, const std::string& ctm,
+                           const std::string& nearest, int64_t out_h, int64_t out_w) {
+    const std::string name = "e" + std::to_string(feeds_.size());
+    ir::Value* e = g_->add_value(name, {ir::DType::kF32, ir::Shape::from_dims(src)}).value();
+    g_->inputs().push_back(e);
+    feeds_.push_back({name, random_tensor(src, rng_)});
+    return resize(e, src, sh, sw, ctm, nearest, out_h, out_w);
+  }
+  ir::Value* resize(ir::Value* x, const std::vector<int64_t>& src, double sh, double sw, const std::string& ctm,
+                    const std::string& nearest, int64_t out_h, int64_t out_w) {
+    ir::Attributes a;
+    a.set("mode", std::string("nearest"));
+    a.set("coordinate_transformation_mode", ctm);
+    a.set("nearest_mode", nearest);
+    std::vector<ir::Value*> ins = {x, nullptr};
+    ir::Value* k = g_->add_value("c" + std::to_string(next_++)).value();
+    if (sh > 0) {
+      k->type = {ir::DType::kF32, ir::Shape::from_dims({4})};
+      k->constant = ir::Tensor::from_vector<float>({1.0f, 1.0f, static_cast<float>(sh), static_cast<float>(sw)}, {4});
+      ins.push_back(k);
+    } else {
+      k->type = {ir::DType::kI64, ir::Shape::from_dims({4})};
+      k->constant = ir::Tensor::from_vector<int64_t>({src[0], src[1], out_h, out_w}, {4});
+      ins.push_back(nullptr);
+      ins.push_back(k);
+    }
+    ir::Value* saved = cur_;
+    add("Resize", std::move(ins), a);
+    std::swap(saved, cur_);
+    return saved;
+  }
+  // Add / Mul of the current value and a resized new input (either first).
+  Chain& binary_resized(const std::string& op, const std::vector<int64_t>& src, double sh, double sw,
+                        const std::string& ctm, const std::string& nearest, bool resized_first, int64_t h, int64_t w) {
+    ir::Value* r = resized_input(src, sh, sw, ctm, nearest, h, w);
+    add(op, resized_first ? std::vector<ir::Value*>{r, cur_} : std::vector<ir::Value*>{cur_, r}, {});
+    return *this;
+  }
+  // Concat along channels of the current value and a resized new input (either first).
+  Chain& concat_resized(const std::vector<int64_t>& src, double scale, bool resized_first, int64_t h, int64_t w) {
+    ir::Value* r = resized_input(src, scale, scale, "asymmetric", "floor", h, w);
+    ir::Attributes a;
+    a.set("axis", int64_t{1});
+    add("Concat", resized_first ? std::vector<ir::Value*>{r, cur_} : std::vector<ir::Value*>{cur_, r}, a);
+    c_ += src[1];
+    return *this;
+  }
+  // The current value resized (a chain member reading it as its main input).
+  Chain& resize_main(double scale, int64_t n, int64_t h, int64_t w) {
+    cur_ = resize(cur_, {n, c_, h, w}, scale, scale, "half_pixel", "round_prefer_floor", 0, 0);
+    return *this;
+  }
+
   // Remembers the current value, for a later residual (a skip inside the chain).
   Chain& mark() {
     mark_ = cur_;
@@ -292,6 +347,60 @@ TEST(FusionBackend, ConcatAlongChannels) {
   check_chain({1, 4, 13, 8},
               [](Chain& c) { c.conv(6, 3, 2, 1).concat(2, true, 1, 7, 4).deconv(3, 2, 2, 2, 2).conv(4, 3, 1, 1); },
               "3x3 s2 / concat / deconv 2x2 s2 / 3x3 13x8");
+}
+
+// Nearest Resizes read as operands (an FPN's upsampled map added to a lateral, maps concatenated
+// before a head): integer and fractional scales, by scales and by sizes, several coordinate and
+// rounding modes, either operand order, batch 2; and a Resize read as a chain's main input,
+// which forced fusion runs as a group of its own.
+TEST(FusionBackend, ResizedOperands) {
+  check_chain({1, 8, 12, 10},
+              [](Chain& c) {
+                c.conv(12, 1, 1, 0, 1, "Relu")
+                    .binary_resized("Add", {1, 12, 6, 5}, 2, 2, "asymmetric", "floor", false, 12, 10)
+                    .conv(8, 3, 1, 1);
+              },
+              "1x1 / + x2 upsampled / 3x3 12x10");
+  check_chain({2, 6, 13, 11},
+              [](Chain& c) {
+                c.conv(6, 3, 1, 1).binary_resized("Mul", {2, 6, 4, 4}, 0, 0, "half_pixel", "round_prefer_floor", true, 13, 11)
+                    .dw(3, 1, 1, "Relu")
+                    .binary_resized("Add", {2, 6, 5, 3}, 2.7, 3.7, "pytorch_half_pixel", "round_prefer_ceil", false, 13, 11);
+              },
+              "3x3 / * resized by sizes 4x4 -> 13x11 / dw / + resized x2.7,3.7, batch 2");
+  check_chain({1, 4, 16, 12},
+              [](Chain& c) {
+                c.conv(8, 1).concat_resized({1, 3, 4, 3}, 4, false, 16, 12).concat_resized({1, 5, 8, 6}, 2, true, 16, 12)
+                    .conv(6, 3, 1, 1);
+              },
+              "1x1 / concat x4 upsampled / concat x2 upsampled first / 3x3 16x12");
+  check_chain({1, 5, 7, 6}, [](Chain& c) { c.conv(6, 1, 1, 0, 1, "Relu").resize_main(2, 1, 7, 6).conv(4, 3, 1, 1); },
+              "1x1 / resize x2 as the main input / 3x3 7x6");
+}
+
+// The Resize joins its reader's group: its source is read once per strip's rows, its output never
+// exists, and layer by layer it would have been written and read back.
+TEST(FusionBackend, ResizedOperandIsNeverWritten) {
+  Chain chain({1, 8, 16, 12}, 5);
+  chain.conv(8, 1, 1, 0, 1, "Relu").binary_resized("Add", {1, 8, 4, 3}, 4, 4, "asymmetric", "floor", false, 16, 12).conv(4, 1);
+  runtime::SessionOptions o;
+  o.backend = "fusion";
+  o.optimize = false;
+  auto s = runtime::Session::create(chain.graph(), o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto plan = (*s)->prepare({{"x", {1, 8, 16, 12}}, {"e1", {1, 8, 4, 3}}});
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ((*plan)->steps.size(), 1u);
+  const backends::PartitionTraffic t = (*plan)->steps.at(0).compiled->traffic();
+  ASSERT_EQ(t.groups.size(), 1u);
+  EXPECT_EQ(t.groups[0].nodes.size(), 4u);  // the Resize is one of the group's nodes
+  // Input and output, plus each source row once: strips never split a source row's four copies
+  // here (the group's strip is a multiple of 4 rows or the whole map).
+  const int64_t fused = (8 + 4) * 16 * 12 * 4 + 8 * 4 * 3 * 4;
+  EXPECT_EQ(t.fused_bytes, fused) << "tile rows " << t.groups[0].tile_rows;
+  // Layer by layer: conv in+out, the Resize in+out, Add's 3 planes, conv in+out.
+  const int64_t plane = 16 * 12 * 4;
+  EXPECT_EQ(t.layerwise_bytes, (8 + 8) * plane + (8 * 4 * 3 * 4 + 8 * plane) + 3 * 8 * plane + (8 + 4) * plane);
 }
 
 // 3x3 stride-1 convolutions with 16+ channels run by Winograd F(4x4, 3x3) in 4-row tiles, as on

@@ -260,6 +260,32 @@ TEST(PartitionPasses, ChainsInterleavedWithOtherBranchesBecomeContiguous) {
   EXPECT_EQ(clustered->partitions.size(), 2u);
 }
 
+// A node with two chained inputs: the side one (a single node) is emitted with the other's chain,
+// after everything that chain pulls in, so both end next to their reader (an FPN's upsampled map
+// beside the lateral chain its Concat continues).
+TEST(PartitionPasses, SideInputsLandBesideTheirReader) {
+  OnnxBuilder b;
+  b.input("x", kF, {1, 8, 16, 16});
+  random_init(b, "w", {8, 8, 1, 1}, 1);
+  b.node("Relu", {"x"}, {"side"}, "relu_side");
+  b.node("Conv", {"x", "w"}, {"t"}, "conv_t");
+  b.node("Add", {"x", "t"}, {"main"}, "add1");
+  b.node("Add", {"side", "main"}, {"y"}, "add2");
+  float_output(b, "y");
+  auto g = load(b);
+  const std::map<std::string, std::vector<int64_t>> dims = {{"x", {1, 8, 16, 16}}};
+  partition::PartitionOptions o;
+  o.prefer = {kFake};
+  o.pins["conv_t"] = "cpu";
+  backends::DeviceProfile profile = test_profile(2.0, 0.0);
+  for (backends::BackendProfile& p : profile.backends)
+    if (p.backend == kFake) p.keeps_intermediates_on_chip = true;
+  auto r = place(*g, dims, kFake, o, profile);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(placements(*r), "conv_t:cpu relu_side:fake_npu add1:fake_npu add2:fake_npu ");
+  EXPECT_EQ(r->partitions.size(), 2u);
+}
+
 TEST(PartitionPasses, RequireFullOffloadListsEveryNodeOffThePreferredBackend) {
   auto g = load(small_cnn());
   partition::PartitionOptions o = prefer_fake();

@@ -14,29 +14,21 @@
 #include <vector>
 
 #include "backends/cpu/cpu_op.h"
+#include "backends/cpu/cpu_resize_map.h"
 
 namespace nfuse::backends::cpu {
 namespace {
 
-enum class Ctm { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNearest };
-enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
-
-// One axis: out_len source indices (nearest) or index pairs with weights (linear).
-struct AxisMap {
-  std::vector<int32_t> i0, i1;
-  std::vector<float> w0, w1;
-};
-
 struct Geometry {
   std::vector<int64_t> in_dims, out_dims;
   double scale_h = 0, scale_w = 0;
-  AxisMap rows, cols;
+  ResizeAxisMap rows, cols;
 };
 
 class ResizeOp final : public CpuOp {
  public:
-  ResizeOp(bool linear, Ctm ctm, NearestMode nm, std::unique_ptr<CpuOp> fallback)
-      : linear_(linear), ctm_(ctm), nearest_mode_(nm), fallback_(std::move(fallback)) {}
+  ResizeOp(const ResizeMode& mode, std::unique_ptr<CpuOp> fallback)
+      : mode_(mode), linear_(mode.linear), fallback_(std::move(fallback)) {}
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
     if (!linear_) return 0;
@@ -55,8 +47,8 @@ class ResizeOp final : public CpuOp {
       geo_.out_dims = y.dims();
       geo_.scale_h = sh;
       geo_.scale_w = sw;
-      geo_.rows = axis_map(x.dim(2), y.dim(2), sh, by_sizes_);
-      geo_.cols = axis_map(x.dim(3), y.dim(3), sw, by_sizes_);
+      geo_.rows = resize_axis_map(mode_, x.dim(2), y.dim(2), sh, by_sizes_);
+      geo_.cols = resize_axis_map(mode_, x.dim(3), y.dim(3), sw, by_sizes_);
     }
     const size_t planes = static_cast<size_t>(x.dim(0) * x.dim(1));
     const size_t ih = static_cast<size_t>(x.dim(2)), iw = static_cast<size_t>(x.dim(3));
@@ -107,66 +99,6 @@ class ResizeOp final : public CpuOp {
     return *sh > 0.0 && *sw > 0.0 && std::isfinite(*sh) && std::isfinite(*sw);
   }
 
-  double original_coordinate(double x, double in, double scale, double resized_len) const {
-    switch (ctm_) {
-      case Ctm::kAsymmetric: return x / scale;
-      case Ctm::kHalfPixel: return (x + 0.5) / scale - 0.5;
-      case Ctm::kPytorchHalfPixel: return resized_len > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
-      case Ctm::kAlignCorners: return resized_len == 1.0 ? 0.0 : x * (in - 1.0) / (resized_len - 1.0);
-      case Ctm::kTfHalfPixelForNearest: return (x + 0.5) / scale;
-    }
-    return 0.0;
-  }
-
-  int64_t nearest_index(double xo) const {
-    const double fl = std::floor(xo);
-    const double ratio = xo - fl;
-    if (ratio == 0.0) return static_cast<int64_t>(fl);
-    bool up = false;
-    switch (nearest_mode_) {
-      case NearestMode::kRoundPreferFloor: up = ratio > 0.5; break;
-      case NearestMode::kRoundPreferCeil: up = ratio >= 0.5; break;
-      case NearestMode::kFloor: up = false; break;
-      case NearestMode::kCeil: up = true; break;
-    }
-    return static_cast<int64_t>(fl) + (up ? 1 : 0);
-  }
-
-  AxisMap axis_map(int64_t in_len, int64_t out_len, double scale, bool by_sizes) const {
-    AxisMap m;
-    const size_t n = static_cast<size_t>(out_len);
-    m.i0.resize(n);
-    if (linear_) {
-      m.i1.resize(n);
-      m.w0.resize(n);
-      m.w1.resize(n);
-    }
-    const double in = static_cast<double>(in_len);
-    const double resized_len = by_sizes ? static_cast<double>(out_len) : scale * in;
-    auto clamp = [in_len](int64_t i) { return static_cast<int32_t>(std::clamp<int64_t>(i, 0, in_len - 1)); };
-    for (size_t o = 0; o < n; ++o) {
-      const double xo = original_coordinate(static_cast<double>(o), in, scale, resized_len);
-      if (!linear_) {
-        m.i0[o] = clamp(nearest_index(xo));
-        continue;
-      }
-      const double fl = std::floor(xo);
-      const double ratio = xo - fl;
-      if (ratio == 0.0) {
-        // One tap of weight 1 (the reference drops the zero-weight neighbour): half of the same
-        // value twice is exact, also for infinities.
-        m.i0[o] = m.i1[o] = clamp(static_cast<int64_t>(fl));
-        m.w0[o] = m.w1[o] = 0.5f;
-      } else {
-        m.i0[o] = clamp(static_cast<int64_t>(fl));
-        m.i1[o] = clamp(static_cast<int64_t>(fl) + 1);
-        m.w0[o] = static_cast<float>(1.0 - ratio);
-        m.w1[o] = static_cast<float>(ratio);
-      }
-    }
-    return m;
-  }
-
   static void run_nearest_plane(const Geometry& g, const float* src, size_t iw, float* dst, size_t oh, size_t ow) {
     const int32_t* ci = g.cols.i0.data();
     for (size_t r = 0; r < oh; ++r) {
@@ -182,7 +114,7 @@ class ResizeOp final : public CpuOp {
   }
 
   // Horizontal blend of one source row into `out` (ow values).
-  static void blend_row(const AxisMap& cols, const float* in, float* out, size_t ow) {
+  static void blend_row(const ResizeAxisMap& cols, const float* in, float* out, size_t ow) {
     const int32_t* i0 = cols.i0.data();
     const int32_t* i1 = cols.i1.data();
     const float* w0 = cols.w0.data();
@@ -213,9 +145,8 @@ class ResizeOp final : public CpuOp {
     }
   }
 
+  ResizeMode mode_;
   bool linear_;
-  Ctm ctm_;
-  NearestMode nearest_mode_;
   std::unique_ptr<CpuOp> fallback_;
   Geometry geo_;
   bool by_sizes_ = false;     // the last run's output came from `sizes` (else `scales`)
@@ -224,40 +155,109 @@ class ResizeOp final : public CpuOp {
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_resize(const ir::Node& node, const CompileContext&) {
+std::string resize_mode(const ir::Node& node, ResizeMode* mode) {
   const ir::Attributes& at = node.attrs;
-  const ir::Value* x = node.input(0);
-  if (node.op_type != "Resize" || (node.opset > 0 && node.opset < 11)) return std::unique_ptr<CpuOp>();
-  if (!is_f32(x) || !x->type.shape.rank_known() || x->type.shape.rank() != 4) return std::unique_ptr<CpuOp>();
-  if (at.has(ops::kFusedActivationAttr) || at.has(ops::kFusedResidualAttr)) return std::unique_ptr<CpuOp>();
+  if (node.op_type != "Resize" || (node.opset > 0 && node.opset < 11)) return "unsupported op: Resize before opset 11";
+  if (at.has(ops::kFusedActivationAttr) || at.has(ops::kFusedResidualAttr)) return "unsupported op: fused Resize";
   if (at.get_int("antialias", 0) != 0 || at.has("axes") || at.has("keep_aspect_ratio_policy"))
-    return std::unique_ptr<CpuOp>();
-  std::string mode = at.get_string("mode", "nearest");
-  if (mode == "bilinear") mode = "linear";
-  if (mode != "nearest" && mode != "linear") return std::unique_ptr<CpuOp>();
+    return "unsupported op: Resize with antialias, axes or keep_aspect_ratio_policy";
+  std::string m = at.get_string("mode", "nearest");
+  if (m == "bilinear") m = "linear";
+  if (m != "nearest" && m != "linear") return "unsupported op: Resize mode " + m;
+  mode->linear = m == "linear";
   const std::string c = at.get_string("coordinate_transformation_mode", "half_pixel");
-  Ctm ctm;
-  if (c == "half_pixel") ctm = Ctm::kHalfPixel;
-  else if (c == "pytorch_half_pixel") ctm = Ctm::kPytorchHalfPixel;
-  else if (c == "align_corners") ctm = Ctm::kAlignCorners;
-  else if (c == "asymmetric") ctm = Ctm::kAsymmetric;
-  else if (c == "tf_half_pixel_for_nearest" || c == "tf_half_pixel_for_nn") ctm = Ctm::kTfHalfPixelForNearest;
-  else return std::unique_ptr<CpuOp>();
+  if (c == "half_pixel") mode->ctm = ResizeMode::Ctm::kHalfPixel;
+  else if (c == "pytorch_half_pixel") mode->ctm = ResizeMode::Ctm::kPytorchHalfPixel;
+  else if (c == "align_corners") mode->ctm = ResizeMode::Ctm::kAlignCorners;
+  else if (c == "asymmetric") mode->ctm = ResizeMode::Ctm::kAsymmetric;
+  else if (c == "tf_half_pixel_for_nearest" || c == "tf_half_pixel_for_nn") mode->ctm = ResizeMode::Ctm::kTfHalfPixelForNearest;
+  else return "unsupported op: Resize coordinate_transformation_mode " + c;
   const std::string n = at.get_string("nearest_mode", "round_prefer_floor");
-  NearestMode nm;
-  if (n == "round_prefer_floor") nm = NearestMode::kRoundPreferFloor;
-  else if (n == "round_prefer_ceil") nm = NearestMode::kRoundPreferCeil;
-  else if (n == "floor") nm = NearestMode::kFloor;
-  else if (n == "ceil") nm = NearestMode::kCeil;
-  else return std::unique_ptr<CpuOp>();
+  if (n == "round_prefer_floor") mode->nearest = ResizeMode::Nearest::kRoundPreferFloor;
+  else if (n == "round_prefer_ceil") mode->nearest = ResizeMode::Nearest::kRoundPreferCeil;
+  else if (n == "floor") mode->nearest = ResizeMode::Nearest::kFloor;
+  else if (n == "ceil") mode->nearest = ResizeMode::Nearest::kCeil;
+  else return "unsupported op: Resize nearest_mode " + n;
   // tf_half_pixel_for_nearest maps N and C too: x -> x + 0.5, which reads the next channel
   // unless nearest rounds it back down.
-  if (ctm == Ctm::kTfHalfPixelForNearest &&
-      (mode == "linear" || nm == NearestMode::kCeil || nm == NearestMode::kRoundPreferCeil))
-    return std::unique_ptr<CpuOp>();
+  if (mode->ctm == ResizeMode::Ctm::kTfHalfPixelForNearest &&
+      (mode->linear || mode->nearest == ResizeMode::Nearest::kCeil || mode->nearest == ResizeMode::Nearest::kRoundPreferCeil))
+    return "unsupported op: Resize tf_half_pixel_for_nearest rounding up";
+  return "";
+}
+
+namespace {
+
+double original_coordinate(const ResizeMode& mode, double x, double in, double scale, double resized_len) {
+  switch (mode.ctm) {
+    case ResizeMode::Ctm::kAsymmetric: return x / scale;
+    case ResizeMode::Ctm::kHalfPixel: return (x + 0.5) / scale - 0.5;
+    case ResizeMode::Ctm::kPytorchHalfPixel: return resized_len > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case ResizeMode::Ctm::kAlignCorners: return resized_len == 1.0 ? 0.0 : x * (in - 1.0) / (resized_len - 1.0);
+    case ResizeMode::Ctm::kTfHalfPixelForNearest: return (x + 0.5) / scale;
+  }
+  return 0.0;
+}
+
+int64_t nearest_index(const ResizeMode& mode, double xo) {
+  const double fl = std::floor(xo);
+  const double ratio = xo - fl;
+  if (ratio == 0.0) return static_cast<int64_t>(fl);
+  bool up = false;
+  switch (mode.nearest) {
+    case ResizeMode::Nearest::kRoundPreferFloor: up = ratio > 0.5; break;
+    case ResizeMode::Nearest::kRoundPreferCeil: up = ratio >= 0.5; break;
+    case ResizeMode::Nearest::kFloor: up = false; break;
+    case ResizeMode::Nearest::kCeil: up = true; break;
+  }
+  return static_cast<int64_t>(fl) + (up ? 1 : 0);
+}
+
+}  // namespace
+
+ResizeAxisMap resize_axis_map(const ResizeMode& mode, int64_t in_len, int64_t out_len, double scale, bool by_sizes) {
+  ResizeAxisMap m;
+  const size_t n = static_cast<size_t>(out_len);
+  m.i0.resize(n);
+  if (mode.linear) {
+    m.i1.resize(n);
+    m.w0.resize(n);
+    m.w1.resize(n);
+  }
+  const double in = static_cast<double>(in_len);
+  const double resized_len = by_sizes ? static_cast<double>(out_len) : scale * in;
+  auto clamp = [in_len](int64_t i) { return static_cast<int32_t>(std::clamp<int64_t>(i, 0, in_len - 1)); };
+  for (size_t o = 0; o < n; ++o) {
+    const double xo = original_coordinate(mode, static_cast<double>(o), in, scale, resized_len);
+    if (!mode.linear) {
+      m.i0[o] = clamp(nearest_index(mode, xo));
+      continue;
+    }
+    const double fl = std::floor(xo);
+    const double ratio = xo - fl;
+    if (ratio == 0.0) {
+      // One tap of weight 1 (the reference drops the zero-weight neighbour): half of the same
+      // value twice is exact, also for infinities.
+      m.i0[o] = m.i1[o] = clamp(static_cast<int64_t>(fl));
+      m.w0[o] = m.w1[o] = 0.5f;
+    } else {
+      m.i0[o] = clamp(static_cast<int64_t>(fl));
+      m.i1[o] = clamp(static_cast<int64_t>(fl) + 1);
+      m.w0[o] = static_cast<float>(1.0 - ratio);
+      m.w1[o] = static_cast<float>(ratio);
+    }
+  }
+  return m;
+}
+
+Result<std::unique_ptr<CpuOp>> make_resize(const ir::Node& node, const CompileContext&) {
+  const ir::Value* x = node.input(0);
+  ResizeMode mode;
+  if (!resize_mode(node, &mode).empty()) return std::unique_ptr<CpuOp>();
+  if (!is_f32(x) || !x->type.shape.rank_known() || x->type.shape.rank() != 4) return std::unique_ptr<CpuOp>();
   std::unique_ptr<CpuOp> fallback = make_ref_op(node);
   if (!fallback) return std::unique_ptr<CpuOp>();
-  auto op = std::make_unique<ResizeOp>(mode == "linear", ctm, nm, std::move(fallback));
+  auto op = std::make_unique<ResizeOp>(mode, std::move(fallback));
   const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
   if (y && y->type.shape.rank_known() && y->type.shape.rank() == 4) {
     if (auto dims = y->type.shape.static_dims()) op->set_scratch_width(static_cast<size_t>((*dims)[3]));

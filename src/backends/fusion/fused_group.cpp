@@ -33,16 +33,31 @@ int64_t external_bytes(const StripLayer& l, size_t e, size_t rows) {
 
 }  // namespace
 
-Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const ir::Node*>& nodes,
-                                                       const std::vector<int>& main_inputs,
-                                                       const CompileContext& ctx) {
+Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, const CompileContext& ctx) {
+  const std::vector<const ir::Node*>& nodes = plan.nodes;
   auto g = std::unique_ptr<FusedGroup>(new FusedGroup());
   g->nodes_ = nodes;
+  g->operands_ = plan.operands;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    NFUSE_ASSIGN_OR_RETURN(auto layer, make_strip_layer(*nodes[i], ctx.type_of, main_inputs[i]));
-    std::vector<int> slots;
-    for (const ir::Value* v : layer->externals) slots.push_back(ctx.slot_of(v));
+    NFUSE_ASSIGN_OR_RETURN(auto layer, make_strip_layer(*nodes[i], ctx.type_of, plan.main_inputs[i]));
+    std::vector<int> slots, resized;
+    for (size_t e = 0; e < layer->externals.size(); ++e) {
+      const ir::Value* v = layer->externals[e];
+      auto r = std::find(plan.operands.begin(), plan.operands.end(), v->producer);
+      if (r == plan.operands.end()) {
+        slots.push_back(ctx.slot_of(v));
+        resized.push_back(-1);
+        continue;
+      }
+      if (layer->external_kinds[e] != StripLayer::Operand::kFull)
+        return internal_error(nodes[i]->label() + ": reads Resize output '" + v->name + "' as other than a full operand");
+      NFUSE_ASSIGN_OR_RETURN(ResizedOperand op, resized_operand(**r, ctx.type_of));
+      slots.push_back(ctx.slot_of((*r)->input(0)));
+      resized.push_back(static_cast<int>(g->resized_.size()));
+      g->resized_.push_back(ResizedExt{i, e, 0, std::move(op), 0, 0});
+    }
     g->ext_slots_.push_back(std::move(slots));
+    g->ext_resized_.push_back(std::move(resized));
     g->layers_.push_back(std::move(layer));
   }
   for (size_t i = 0; i < g->layers_.size(); ++i) {
@@ -88,7 +103,10 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const i
     }
     g->ext_stage_.push_back(std::move(from));
   }
-  const ir::Value* input = nodes.front()->input(main_inputs.front());
+  for (ResizedExt& r : g->resized_)
+    for (size_t st = 0; st < g->stages_.size(); ++st)
+      if (std::count(g->stages_[st].layers.begin(), g->stages_[st].layers.end(), r.layer)) r.stage = st;
+  const ir::Value* input = nodes.front()->input(plan.main_inputs.front());
   g->input_slot_ = ctx.slot_of(input);
   g->output_slot_ = ctx.slot_of(nodes.back()->output(0));
   g->output_preallocated_ = ctx.is_preallocated(nodes.back()->output(0));
@@ -125,6 +143,11 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const std::vector<const i
     t.layerwise_bytes += bytes * static_cast<int64_t>(g->batch_);
     t.nodes.push_back(nodes[i]->label());
   }
+  for (const ResizedExt& r : g->resized_) {  // layer by layer, each Resize reads its source and writes its output
+    const PlaneShape out = g->layers_[r.layer]->external_shape(r.ext);
+    t.layerwise_bytes += static_cast<int64_t>((r.op.source.bytes() + out.bytes()) * g->batch_);
+  }
+  for (const ir::Node* n : plan.operands) t.nodes.push_back(n->label());
   t.label = nodes.front()->name + (nodes.size() > 1 ? " .. " + nodes.back()->name : "");
   t.tile_rows = static_cast<int>(g->tile_rows_);
   t.scratch_bytes = g->scratch_floats_ * sizeof(float);
@@ -165,6 +188,12 @@ void FusedGroup::plan_tiles(size_t tile_rows, size_t threads, int64_t* fused) {
     capacity_.push_back(cap);
     offset += round_up(l.out.c * cap * l.out.w * l.out.elem, 64) / sizeof(float);
   }
+  for (ResizedExt& r : resized_) {
+    const PlaneShape shape = layers_[r.layer]->external_shape(r.ext);
+    r.rows = std::max<size_t>(1, max_need[r.stage].hi);
+    r.offset = offset;
+    offset += round_up(shape.c * r.rows * shape.w * sizeof(float), 64) / sizeof(float);
+  }
   buffer_floats_ = offset;
   layer_scratch_floats_ = 0;
   for (size_t s = 0; s < stages; ++s)
@@ -193,6 +222,7 @@ FusedGroup::BandState FusedGroup::make_state() const {
   st.needs.resize(stages_.size());
   st.ext.resize(layers_.size());
   for (size_t i = 0; i < layers_.size(); ++i) st.ext[i].resize(ext_slots_[i].size());
+  st.resize_src.resize(resized_.size());
   return st;
 }
 
@@ -208,9 +238,12 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
     output = arena_view(*ctx, output_slot_, band.image, layers_.back()->out, StripLayer::Operand::kFull);
     for (size_t i = 0; i < layers_.size(); ++i)
       for (size_t e = 0; e < ext_slots_[i].size(); ++e)
-        if (ext_stage_[i][e] < 0)
+        if (ext_stage_[i][e] < 0 && ext_resized_[i][e] < 0)
           ext[i][e] = arena_view(*ctx, ext_slots_[i][e], band.image, layers_[i]->external_shape(e),
                                  layers_[i]->external_kinds[e]);
+    for (size_t k = 0; k < resized_.size(); ++k)
+      state.resize_src[k] = arena_view(*ctx, ext_slots_[resized_[k].layer][resized_[k].ext], band.image,
+                                       resized_[k].op.source, StripLayer::Operand::kFull);
   }
   for (size_t y0 = band.y0; y0 < band.y1; y0 += tile_rows_) {
     const size_t y1 = std::min(band.y1, y0 + tile_rows_);
@@ -256,7 +289,12 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
         if (s == 0) bytes += static_cast<int64_t>(main.input_rows(a, b).size() * main.in.c * main.in.w * main.in.elem);
         for (size_t i : stages_[s].layers)
           for (size_t e = 0; e < layers_[i]->externals.size(); ++e)
-            if (ext_stage_[i][e] < 0) bytes += external_bytes(*layers_[i], e, b - a);
+            if (ext_resized_[i][e] >= 0) {
+              const ResizedOperand& op = resized_[static_cast<size_t>(ext_resized_[i][e])].op;
+              bytes += static_cast<int64_t>(op.source_rows(a, b).size() * op.source.c * op.source.w * op.source.elem);
+            } else if (ext_stage_[i][e] < 0) {
+              bytes += external_bytes(*layers_[i], e, b - a);
+            }
         if (s + 1 == stages) {
           const PlaneShape& o = layers_[stages_[s].layers.back()]->out;
           bytes += static_cast<int64_t>((b - a) * o.c * o.w * o.elem);
@@ -271,6 +309,14 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
             const size_t w = layers_[i]->out.w;
             ext[i][e] = RowView{src.data, src.capacity * w, w, src.base};
           }
+      for (size_t k = 0; k < resized_.size(); ++k) {  // operands read through a Resize: this strip's rows
+        const ResizedExt& r = resized_[k];
+        if (r.stage != s) continue;
+        const size_t w = layers_[r.layer]->out.w;
+        const RowView dst{state.scratch + r.offset, r.rows * w, w, a};
+        r.op.gather(state.resize_src[k], dst, a, b);
+        ext[r.layer][r.ext] = dst;
+      }
       const Buffer* prev = s > 0 ? &buffers[s - 1] : nullptr;
       const RowView in = prev ? RowView{prev->data, prev->capacity * main.in.w, main.in.w, prev->base} : input;
       main.run(in, ext[stages_[s].layers.front()], out, a, b, layer_scratch);
@@ -302,6 +348,7 @@ Status FusedGroup::run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& sc
       state.buffers[s] = Buffer{mem + offset, capacity_[s], 0, 0, false};
       offset += round_up(l.out.c * capacity_[s] * l.out.w * l.out.elem, 64) / sizeof(float);
     }
+    state.scratch = mem;
     run_band(bands_[index], &ctx, state, mem + buffer_floats_, nullptr, nullptr);
   };
   pool.run(bands_.size(), task);

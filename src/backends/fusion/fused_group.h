@@ -22,22 +22,24 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/cpu_op.h"
+#include "backends/fusion/group_former.h"
 #include "backends/fusion/strip_layer.h"
 
 namespace nfuse::backends::fusion {
 
 class FusedGroup {
  public:
-  // `nodes` form a chain (each consumes the previous one's output as its input
-  // `main_inputs[i]`); all accepted by member_rejection() with static 4-D f32 shapes.
-  static Result<std::unique_ptr<FusedGroup>> create(const std::vector<const ir::Node*>& nodes,
-                                                    const std::vector<int>& main_inputs, const CompileContext& ctx);
+  // `plan.nodes` form a chain (each consumes the previous one's output as its input
+  // `plan.main_inputs[i]`); all accepted by member_rejection() with static 4-D shapes.
+  // `plan.operands`: Resizes whose outputs members read as operands, gathered per strip.
+  static Result<std::unique_ptr<FusedGroup>> create(const GroupPlan& plan, const CompileContext& ctx);
 
   Status run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& scratch);
   // Floats of scratch one worker needs (line buffers + the layers' own).
   size_t scratch_floats() const { return scratch_floats_; }
   const GroupTraffic& traffic() const { return traffic_; }
   const std::vector<const ir::Node*>& nodes() const { return nodes_; }
+  const std::vector<const ir::Node*>& operands() const { return operands_; }
 
  private:
   struct Buffer {  // one member's line buffer in one worker's scratch
@@ -66,6 +68,15 @@ class FusedGroup {
     std::vector<Buffer> buffers;             // per stage (the last one writes the arena)
     std::vector<RowRange> needs;             // per stage, for the current strip
     std::vector<std::vector<RowView>> ext;   // per layer, its external operands' views
+    std::vector<RowView> resize_src;         // per resized operand, its source in the arena
+    float* scratch = nullptr;                // the worker's scratch (gather buffers at their offsets)
+  };
+  // An external operand read through a Resize (plan.operands): gathered per strip into
+  // `rows` rows of a buffer at `offset` floats into the worker's scratch.
+  struct ResizedExt {
+    size_t layer = 0, ext = 0, stage = 0;
+    ResizedOperand op;
+    size_t offset = 0, rows = 0;
   };
   BandState make_state() const;
   // Runs (or, without `ctx`, only counts the arena bytes of) one band of output rows.
@@ -73,7 +84,7 @@ class FusedGroup {
                 std::vector<RowRange>* max_need, int64_t* arena_bytes) const;
   RowView arena_view(ExecContext& ctx, int slot, size_t image, const PlaneShape& shape, StripLayer::Operand kind) const;
 
-  std::vector<const ir::Node*> nodes_;
+  std::vector<const ir::Node*> nodes_, operands_;
   std::vector<std::unique_ptr<StripLayer>> layers_;
   int input_slot_ = -1, output_slot_ = -1;
   bool output_preallocated_ = true;  // false for graph outputs: a fresh tensor every run
@@ -83,6 +94,8 @@ class FusedGroup {
   // Per layer and external: the stage whose line buffer holds it (a skip value produced inside
   // the group, read as a residual), or -1 for the arena.
   std::vector<std::vector<int>> ext_stage_;
+  std::vector<ResizedExt> resized_;
+  std::vector<std::vector<int>> ext_resized_;  // per layer and external: index into resized_, or -1
   size_t batch_ = 1, tile_rows_ = 1;
   std::vector<Band> bands_;
   std::vector<Stage> stages_;

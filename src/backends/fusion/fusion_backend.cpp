@@ -41,8 +41,10 @@ class FusionPartition final : public CompiledPartition {
     for (auto& g : groups_) {
       // A group's members run interleaved, so the profile books the group's time on its last
       // member and zero on the others (members show as fused, not as free).
-      for (size_t i = 0; i + 1 < g->nodes().size(); ++i) {
-        if (ctx.profile) ctx.profile->nodes.push_back(NodeTiming{g->nodes()[i], "fusion", false, 0.0});
+      if (ctx.profile) {
+        for (const ir::Node* n : g->operands()) ctx.profile->nodes.push_back(NodeTiming{n, "fusion", false, 0.0});
+        for (size_t i = 0; i + 1 < g->nodes().size(); ++i)
+          ctx.profile->nodes.push_back(NodeTiming{g->nodes()[i], "fusion", false, 0.0});
       }
       ScopedNodeTimer timer(ctx.profile, g->nodes().back(), "fusion", false);
       NFUSE_RETURN_IF_ERROR_PLAIN(g->run(ctx, pool_, scratch_));
@@ -83,7 +85,10 @@ class FusionBackend final : public Backend {
         if (i == 0 || !elementwise_member(*g.nodes[i])) ++stages;
       const std::string label = g.nodes.front()->name + (g.nodes.size() > 1 ? " .. " + g.nodes.back()->name : "");
       std::string why;
-      if (stages == 1) {
+      if (operand_only(*g.nodes.front())) {
+        why = "the fusion engine reads a nearest Resize only as the operand of a fused member (Add, Mul, Concat) "
+              "in the same group";
+      } else if (stages == 1) {
         why = "the fused group " + label + " has one stage: nothing to keep in cache between strips";
       } else {
         // Layer by layer, an intermediate this small comes back from L2/L3 nearly as fast as
@@ -91,8 +96,11 @@ class FusionBackend final : public Backend {
         // OCR detector at 960: 2.7-5.5 MB intermediates ran 0.8-0.9x fused, 14.7 MB 1.4x).
         int64_t largest = 0;
         size_t largest_width = 0;
-        for (size_t i = 0; i + 1 < g.nodes.size(); ++i) {
-          const ir::TensorType& t = type_of(g.nodes[i]->output(0));
+        std::vector<const ir::Value*> kept;  // what the group keeps out of the arena
+        for (size_t i = 0; i + 1 < g.nodes.size(); ++i) kept.push_back(g.nodes[i]->output(0));
+        for (const ir::Node* r : g.operands) kept.push_back(r->output(0));
+        for (const ir::Value* v : kept) {
+          const ir::TensorType& t = type_of(v);
           auto d = t.shape.static_dims();
           if (!d || d->size() != 4) continue;
           const int64_t bytes = (*d)[0] * (*d)[1] * (*d)[2] * (*d)[3] * static_cast<int64_t>(ir::dtype_size(t.dtype));
@@ -117,6 +125,7 @@ class FusionBackend final : public Backend {
                 std::to_string(kMinFusedWidth) + ")";
         }
       }
+      for (const ir::Node* n : g.operands) out.push_back({n, why});
       for (const ir::Node* n : g.nodes) out.push_back({n, why});
     }
     return out;
@@ -127,8 +136,9 @@ class FusionBackend final : public Backend {
     std::vector<int> steps;
     int group = 0;
     for (const GroupPlan& g : form_groups(partition.nodes, type_of)) {
+      order.insert(order.end(), g.operands.begin(), g.operands.end());
       order.insert(order.end(), g.nodes.begin(), g.nodes.end());
-      steps.insert(steps.end(), g.nodes.size(), group++);
+      steps.insert(steps.end(), g.operands.size() + g.nodes.size(), group++);
     }
     partition.nodes = std::move(order);
     partition.step_of_node = std::move(steps);
@@ -145,7 +155,7 @@ class FusionBackend final : public Backend {
     cc.type_of = type_of;
     std::vector<std::unique_ptr<FusedGroup>> groups;
     for (const GroupPlan& g : form_groups(partition.nodes, type_of)) {
-      NFUSE_ASSIGN_OR_RETURN(auto group, FusedGroup::create(g.nodes, g.main_inputs, cc));
+      NFUSE_ASSIGN_OR_RETURN(auto group, FusedGroup::create(g, cc));
       groups.push_back(std::move(group));
     }
     auto part = std::make_unique<FusionPartition>(std::move(groups), std::max(1, ctx.threads));

@@ -45,11 +45,18 @@ struct Skip {
 
 }  // namespace
 
+bool operand_only(const ir::Node& node) { return node.domain.empty() && node.op_type == "Resize"; }
+
 std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, const TypeOf& type_of) {
   std::vector<GroupPlan> groups;
   std::vector<Skip> skips;
+  std::vector<const ir::Node*> resizes;
   std::unordered_map<const ir::Value*, size_t> open_tail;  // a group's current output -> group
   for (const ir::Node* n : nodes) {
+    if (operand_only(*n)) {
+      resizes.push_back(n);
+      continue;
+    }
     const std::vector<int> candidates = row_inputs(*n);
     const bool binary = elementwise_binary(*n);
     bool joined = false;
@@ -81,7 +88,7 @@ std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, co
       joined = true;
     }
     if (joined) continue;
-    groups.push_back(GroupPlan{{n}, {main_input_index(*n, nullptr, type_of)}});
+    groups.push_back(GroupPlan{{n}, {main_input_index(*n, nullptr, type_of)}, {}});
     open_tail[n->output(0)] = groups.size() - 1;
   }
   // A skip whose reader did not join its group, or with a member in between that moves rows,
@@ -100,7 +107,8 @@ std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, co
         if (ok) continue;
         const size_t cut = static_cast<size_t>(produced - g.nodes.begin()) + 1;
         GroupPlan tail{{g.nodes.begin() + static_cast<std::ptrdiff_t>(cut), g.nodes.end()},
-                       {g.main_inputs.begin() + static_cast<std::ptrdiff_t>(cut), g.main_inputs.end()}};
+                       {g.main_inputs.begin() + static_cast<std::ptrdiff_t>(cut), g.main_inputs.end()},
+                       {}};
         g.nodes.resize(cut);
         g.main_inputs.resize(cut);
         groups.push_back(std::move(tail));
@@ -108,6 +116,29 @@ std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, co
         break;
       }
     }
+  }
+  // Each Resize joins the group of the member that reads it as a full operand (Add/Mul's other
+  // operand, a Concat part), or stays alone.
+  for (const ir::Node* r : resizes) {
+    const ir::Value* v = r->output(0);
+    bool attached = false;
+    if (v && !v->is_graph_output && v->consumers.size() == 1) {
+      const ir::Node* reader = v->consumers.front();
+      for (GroupPlan& g : groups) {
+        auto it = std::find(g.nodes.begin(), g.nodes.end(), reader);
+        if (it == g.nodes.end()) continue;
+        const size_t k = static_cast<size_t>(it - g.nodes.begin());
+        const bool operand = reader->input(g.main_inputs[k]) != v && std::count(reader->inputs.begin(), reader->inputs.end(), v) == 1 &&
+                             (elementwise_binary(*reader) ? type_of(v).shape == type_of(reader->output(0)).shape
+                                                          : reader->op_type == "Concat");
+        if (operand) {
+          g.operands.push_back(r);
+          attached = true;
+        }
+        break;
+      }
+    }
+    if (!attached) groups.push_back(GroupPlan{{r}, {0}, {}});
   }
   // In the order their last members ran.
   std::unordered_map<const ir::Node*, size_t> position;

@@ -4,6 +4,7 @@
 // of the same chain also reads as a residual (a MobileNet block's input, read by its expand
 // conv and added back after its project conv). With only row-keeping members in between, the
 // rows the residual needs are still in that value's line buffer, so it stays inside too.
+// Nearest Resizes are not chained: each joins the group of the member reading it (GroupPlan).
 #pragma once
 
 #include <vector>
@@ -20,7 +21,14 @@ inline constexpr size_t kMinFusedWidth = 200;
 struct GroupPlan {
   std::vector<const ir::Node*> nodes;  // chain order
   std::vector<int> main_inputs;        // per node: the input carrying the previous member's rows
+  // Nearest Resizes whose only consumer, a member, reads them as a full operand (not its chained
+  // input): that member reads the Resize's source through its index maps instead.
+  std::vector<const ir::Node*> operands;
 };
+
+// A nearest Resize: never a chain member; it joins its consumer's group as one of its operands,
+// or forms a group of its own that the backend gives back.
+bool operand_only(const ir::Node& node);
 
 // Groups of `nodes` (a topological order of supported nodes) in the order of their last
 // members: running each group whole at its last member's place is again a topological order

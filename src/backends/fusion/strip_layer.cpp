@@ -27,6 +27,8 @@ bool clip_bounds(const ir::Node& node, float* lo, float* hi) {
   return true;
 }
 
+}  // namespace
+
 std::string rank_or_shape(const TypeOf& type_of, const ir::Value* v, const char* what) {
   const ir::TensorType& t = type_of(v);
   if (t.shape.rank_known() && t.shape.rank() != 4)
@@ -34,8 +36,6 @@ std::string rank_or_shape(const TypeOf& type_of, const ir::Value* v, const char*
   if (!t.shape.is_static()) return std::string("dynamic shape: ") + what + " '" + v->name + "' is " + t.shape.to_string();
   return "";
 }
-
-}  // namespace
 
 bool binary_operand_kind(const std::vector<int64_t>& out, const std::vector<int64_t>& other, StripLayer::Operand* kind) {
   int64_t numel = 1;
@@ -172,6 +172,7 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
                                              "Gemm",    "QLinearConv"};
   if (is_qlinear_add(node) || (node.domain.empty() && node.op_type == "QLinearConv")) return int8_rejection(node, type_of);
   if (is_qconv16(node)) return qconv16_rejection(node, type_of);
+  if (node.domain.empty() && node.op_type == "Resize") return resize_rejection(node, type_of);
   if (!node.domain.empty() || !kOps.count(node.op_type)) {
     const std::string op = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
     return "unsupported op: the fusion engine has no strip kernel for " + op;
@@ -265,6 +266,8 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
     layer = make_strip_concat(node, type_of, main_input);
   } else if (node.op_type == "MatMul") {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_matmul(node, type_of));
+  } else if (node.op_type == "Resize") {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_resize(node, type_of));
   } else {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_unary(node, type_of));
   }

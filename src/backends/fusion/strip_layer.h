@@ -97,6 +97,19 @@ class StripLayer {
   }
 };
 
+// A nearest Resize read as another member's full operand: that member's rows come from the
+// Resize's source through the index maps (strip_resize.cpp), never from an upsampled tensor.
+struct ResizedOperand {
+  PlaneShape source;                 // per image
+  std::vector<int32_t> rows, cols;   // per output row / column: the source row / column
+  // Source rows that output rows [y0, y1) read.
+  RowRange source_rows(size_t y0, size_t y1) const;
+  // Output rows [y0, y1) of every channel from the source plane `src` into `dst`.
+  void gather(const RowView& src, const RowView& dst, size_t y0, size_t y1) const;
+};
+// For a Resize that member_rejection() accepted.
+Result<ResizedOperand> resized_operand(const ir::Node& resize, const TypeOf& type_of);
+
 // Why `node` cannot be a member of a fused group ("" when it can), with the plan's types: the
 // reason starts with the category the partition report uses ("unsupported op", "dtype",
 // "dynamic shape", "rank != 4").

@@ -2,9 +2,9 @@
 // MobileNetV2 blocks (1x1 QLinearConv -> depthwise 3x3 QLinearConv -> 1x1 QLinearConv ->
 // com.microsoft QLinearAdd with the block input), stride 2 in the middle, 5x5 depthwise (the
 // exact f32 path), u8 and s8, zero points at both ends, saturation, odd planes, batch 2, every
-// strip height from one row to the whole image, 1 and 2 threads; and that the whole chain ran on
-// fusion, as one group, with its traffic. The same for W8A16 chains (nfuse.QLinearConv16: 1x1
-// and depthwise, i16 and u16).
+// strip height from one row to the whole image, 1 and 2 threads, nfuse.QLinearLookup activations
+// in between; and that the whole chain ran on fusion, as one group, with its traffic. The same
+// for W8A16 chains (nfuse.QLinearConv16: 1x1 and depthwise, i16 and u16).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -64,6 +64,16 @@ class QChain {
     scale_ = y_scale;
     zp_ = y_zp;
     c_ = co;
+    return *this;
+  }
+
+  // nfuse.QLinearLookup: a random 256-byte table of the activation type (an int8 HardSwish or
+  // Sigmoid as the QDQ fusion pass leaves it), same scale and zero point after it.
+  QChain& lookup() {
+    ir::Tensor t = ir::Tensor::allocate(dtype(), {256});
+    std::uniform_int_distribution<int> d(0, 255);
+    for (int64_t i = 0; i < 256; ++i) static_cast<uint8_t*>(t.raw())[i] = static_cast<uint8_t>(d(rng_));
+    add("nfuse", "QLinearLookup", {cur_, constant(std::move(t))}, {});
     return *this;
   }
 
@@ -214,6 +224,17 @@ TEST(FusionInt8, BatchOfTwoAndOneRowImage) {
         "u8 batch 2", 4);
   check({1, 8, 1, 40}, false, [](QChain& c) { c.qconv(16, 1, 1, 0, 1).qconv(16, 3, 1, 1, 16).qconv(8, 1, 1, 0, 1); },
         "u8 1-row image", 3);
+}
+
+// Table lookups (int8 activations) run in place between the convolutions instead of cutting the
+// chain: after the expand and the depthwise, u8 and s8 (whose table the member rotates).
+TEST(FusionInt8, LookupActivationsStayInTheChain) {
+  check({1, 8, 21, 19}, false,
+        [](QChain& c) { c.qconv(32, 1, 1, 0, 1).lookup().qconv(32, 3, 1, 1, 32).lookup().qconv(8, 1, 1, 0, 1); },
+        "u8 expand/lut/dw/lut/project 21x19", 5);
+  check({2, 8, 13, 22}, true,
+        [](QChain& c) { c.qconv(24, 1, 1, 0, 1).lookup().lookup().qconv(24, 3, 2, 1, 24).lookup().qconv(8, 1, 1, 0, 1); },
+        "s8 expand/lut/lut/dw s2/lut/project, batch 2", 6);
 }
 
 // W8A16: 1x1 on the qs16 GEMM read from line buffers, depthwise on the direct int64 loop.

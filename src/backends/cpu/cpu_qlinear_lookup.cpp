@@ -3,7 +3,6 @@
 // raw byte b of x is b ^ 0x80; the op rotates the table by 128 once per run (256 bytes) so the
 // kernel reads raw bytes as indices. Large tensors are split over the intra-op pool.
 #include <algorithm>
-#include <cstring>
 
 #include "backends/cpu/cpu_op.h"
 #include "kernels/x8-lut/x8_lut.h"
@@ -27,12 +26,7 @@ class QLinearLookupOp final : public CpuOp {
     ir::Tensor& y = *t.outputs[0];
     if (table.numel() != 256) return invalid_model("QLinearLookup: table must have 256 elements");
     alignas(64) uint8_t tab[256];
-    const auto* src = static_cast<const uint8_t*>(table.raw());
-    if (x.dtype() == ir::DType::kI8) {
-      for (size_t b = 0; b < 256; ++b) tab[b] = src[b ^ 0x80];
-    } else {
-      std::memcpy(tab, src, 256);
-    }
+    kernels::x8_lut_index_table(static_cast<const uint8_t*>(table.raw()), x.dtype() == ir::DType::kI8, tab);
     const auto* in = static_cast<const uint8_t*>(x.raw());
     auto* out = static_cast<uint8_t*>(y.raw());
     const size_t n = static_cast<size_t>(x.numel());

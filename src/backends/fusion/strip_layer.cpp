@@ -82,6 +82,7 @@ bool unary_activation(const ir::Node& node, ops::FusedActivation* kind, std::vec
 }
 
 bool is_qlinear_add(const ir::Node& node) { return node.domain == "com.microsoft" && node.op_type == "QLinearAdd"; }
+bool is_qlinear_lookup(const ir::Node& node) { return node.domain == "nfuse" && node.op_type == "QLinearLookup"; }
 
 std::vector<int> row_inputs(const ir::Node& node) {
   if (is_qlinear_add(node)) return {0, 3};
@@ -145,7 +146,7 @@ std::string int8_rejection(const ir::Node& node, const TypeOf& type_of) {
 bool elementwise_member(const ir::Node& node) {
   ops::FusedActivation kind;
   std::vector<float> params;
-  return elementwise_binary(node) || unary_activation(node, &kind, &params);
+  return elementwise_binary(node) || is_qlinear_lookup(node) || unary_activation(node, &kind, &params);
 }
 
 // Concat along channels of 4-D f32 values of one batch, height and width, each used once.
@@ -172,6 +173,7 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
                                              "Gemm",    "QLinearConv"};
   if (is_qlinear_add(node) || (node.domain.empty() && node.op_type == "QLinearConv")) return int8_rejection(node, type_of);
   if (is_qconv16(node)) return qconv16_rejection(node, type_of);
+  if (is_qlinear_lookup(node)) return qlookup_rejection(node, type_of);
   if (node.domain.empty() && node.op_type == "Resize") return resize_rejection(node, type_of);
   if (!node.domain.empty() || !kOps.count(node.op_type)) {
     const std::string op = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
@@ -258,6 +260,8 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qconv16(node, type_of));
   } else if (is_qlinear_add(node)) {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qadd(node, type_of, main_input));
+  } else if (is_qlinear_lookup(node)) {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qlookup(node, type_of));
   } else if (node.op_type == "MaxPool" || node.op_type == "AveragePool") {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_pool(node, type_of));
   } else if (node.op_type == "Add" || node.op_type == "Mul") {

@@ -123,8 +123,9 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
 // input 0).
 std::vector<int> row_inputs(const ir::Node& node);
 bool is_qlinear_add(const ir::Node& node);
+bool is_qlinear_lookup(const ir::Node& node);
 // Whether a member of `node`'s kind runs in place after the member before it (activations,
-// Add/Mul, QLinearAdd): the node-level form of StripLayer::elementwise().
+// Add/Mul, QLinearAdd, QLinearLookup): the node-level form of StripLayer::elementwise().
 bool elementwise_member(const ir::Node& node);
 // Add, Mul, QLinearAdd: two inputs that may carry the rows, chained only through one of the
 // output's shape.

@@ -103,6 +103,9 @@ std::string qconv_params(const ir::Node& node, const TypeOf& type_of, QConvParam
 std::string qadd_params(const ir::Node& node, const TypeOf& type_of, kernels::Q8VbinaryParams* p);
 Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_qadd(const ir::Node& node, const TypeOf& type_of, int main_input);
+// nfuse.QLinearLookup with a constant table: "" when a member can run it, else why.
+std::string qlookup_rejection(const ir::Node& node, const TypeOf& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_qlookup(const ir::Node& node, const TypeOf& type_of);
 // MatMul of a 4-D X by a constant [W, K] (strip_matmul.cpp): "" when a member can run it.
 std::string matmul_rejection(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_matmul(const ir::Node& node, const TypeOf& type_of);

@@ -21,6 +21,8 @@
 #include "kernels/qu8-dwconv/qu8_dwconv.h"
 #include "kernels/qu8-vcvt/qu8_vcvt.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
+#include "kernels/x8-lut/x8_lut.h"
+#include "ops/fused_epilogue.h"
 
 namespace nfuse::backends::fusion {
 namespace {
@@ -231,6 +233,24 @@ class StripQAdd final : public ElementwiseLayer {
   kernels::Q8VbinaryFn<int8_t> add_s8_;
 };
 
+// nfuse.QLinearLookup (an int8 HardSwish, Sigmoid, ... as a 256-byte table), in place on the
+// rows the member before it wrote.
+class StripQLookup final : public ElementwiseLayer {
+ public:
+  StripQLookup(const uint8_t* table, bool signed_input)
+      : fn_(kernels::x8_lut_kernel(kernels::selected_isa())) {
+    kernels::x8_lut_index_table(table, signed_input, table_);
+  }
+
+  void apply_channel(const void* x, void* y, size_t, size_t, size_t n, const std::vector<RowView>&) const override {
+    fn_(static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), n, table_);
+  }
+
+ private:
+  kernels::X8LutFn fn_;
+  alignas(64) uint8_t table_[256];
+};
+
 const ir::Tensor* const_of(const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; }
 bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
 
@@ -284,6 +304,28 @@ Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const
   }
   layer->in.elem = layer->out.elem = 1;
   return layer;
+}
+
+std::string qlookup_rejection(const ir::Node& node, const TypeOf& type_of) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* table = node.input(1);
+  if (!x || !table || node.outputs.size() != 1 || !node.output(0)) return "unsupported op: QLinearLookup operands";
+  if (!is_q8(type_of(x).dtype)) return "dtype: QLinearLookup of " + std::string(ir::dtype_name(type_of(x).dtype));
+  const ir::Tensor* t = const_of(table);
+  if (!t || t->numel() != 256 || !is_q8(t->dtype()) || type_of(node.output(0)).dtype != t->dtype())
+    return "unsupported op: QLinearLookup without a constant 256-entry table of its output's type";
+  if (ops::has_fused_epilogue(node)) return "unsupported op: QLinearLookup with a fused epilogue";
+  if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
+  return rank_or_shape(type_of, node.output(0), "output");
+}
+
+Result<std::unique_ptr<StripLayer>> make_strip_qlookup(const ir::Node& node, const TypeOf& type_of) {
+  if (std::string why = qlookup_rejection(node, type_of); !why.empty()) return unsupported(node.label() + ": " + why);
+  auto layer = std::make_unique<StripQLookup>(static_cast<const uint8_t*>(const_of(node.input(1))->raw()),
+                                              type_of(node.input(0)).dtype == ir::DType::kI8);
+  auto d = *type_of(node.output(0)).shape.static_dims();
+  layer->in = layer->out = {static_cast<size_t>(d[1]), static_cast<size_t>(d[2]), static_cast<size_t>(d[3]), 1};
+  return std::unique_ptr<StripLayer>(std::move(layer));
 }
 
 Result<std::unique_ptr<StripLayer>> make_strip_qadd(const ir::Node& node, const TypeOf& type_of, int main_input) {

@@ -43,6 +43,12 @@ void x8_lut__avx512vbmi_u256(const uint8_t* x, uint8_t* y, size_t n, const uint8
 void x8_lut__neon_u32(const uint8_t* x, uint8_t* y, size_t n, const uint8_t* table);
 #endif
 
+// The table the kernels take for QLinearLookup's 256-entry `table`: as is for u8 inputs, rotated
+// by 128 for s8 inputs (see above).
+inline void x8_lut_index_table(const uint8_t* table, bool signed_input, uint8_t out[256]) {
+  for (size_t b = 0; b < 256; ++b) out[b] = table[signed_input ? b ^ 0x80 : b];
+}
+
 // The best kernel for `isa` on this CPU (for kAvx512: the VBMI one when the CPU has VBMI, else
 // the BW one when it has BW, else AVX2); the scalar one where `isa` has none compiled in.
 X8LutFn x8_lut_kernel(Isa isa);

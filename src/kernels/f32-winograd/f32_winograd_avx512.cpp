@@ -14,16 +14,17 @@
 #endif
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace nfuse::kernels {
 namespace {
 
 constexpr size_t kLanes = 16;
 constexpr size_t kSpan = 4 * kLanes + 2;  // input columns 16 tiles read
 
-// d[c][t] = x[4t + c] for tiles t < 16, columns c < 6 (reads x[0, 66)).
-inline void load_phases(const float* x, __m512 d[6]) {
-  const __m512 z0 = _mm512_loadu_ps(x), z1 = _mm512_loadu_ps(x + 16);
-  const __m512 z2 = _mm512_loadu_ps(x + 32), z3 = _mm512_loadu_ps(x + 48);
+// d[c][t] = x[4t + c] for tiles t < 16, columns c < 6, from x[0, 64) in z0..z3 and x[64], x[65].
+inline void phases_from(__m512 z0, __m512 z1, __m512 z2, __m512 z3, float x64, float x65, __m512 d[6]) {
   for (int c = 0; c < 4; ++c) {
     // Lanes 0-7 pick 4t + c from (z0, z1), lanes 8-15 pick 4(t - 8) + c from (z2, z3).
     const __m512i idx = _mm512_setr_epi32(c, 4 + c, 8 + c, 12 + c, 16 + c, 20 + c, 24 + c, 28 + c, c, 4 + c, 8 + c,
@@ -32,9 +33,35 @@ inline void load_phases(const float* x, __m512 d[6]) {
   }
   // Columns 4 and 5 of tile t are columns 0 and 1 of tile t + 1.
   d[4] = _mm512_castsi512_ps(
-      _mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(x[64])), _mm512_castps_si512(d[0]), 1));
+      _mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(x64)), _mm512_castps_si512(d[0]), 1));
   d[5] = _mm512_castsi512_ps(
-      _mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(x[65])), _mm512_castps_si512(d[1]), 1));
+      _mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(x65)), _mm512_castps_si512(d[1]), 1));
+}
+
+// d[c][t] = x[4t + c] for tiles t < 16, columns c < 6 (reads x[0, 66)).
+inline void load_phases(const float* x, __m512 d[6]) {
+  phases_from(_mm512_loadu_ps(x), _mm512_loadu_ps(x + 16), _mm512_loadu_ps(x + 32), _mm512_loadu_ps(x + 48), x[64],
+              x[65], d);
+}
+
+// load_phases for a window that crosses the row's ends: columns x0 + i for i < 66, zero outside
+// [0, width). Masked loads read the row in place; copying it into a stack window first made every
+// load of that window wait for stores it could not forward from.
+inline void load_phases_clipped(const float* row, long long x0, long long width, __m512 d[6]) {
+  // Lanes i of the 16 columns from x0 + off that lie inside the row.
+  auto mask = [&](long long off) {
+    const long long lo = std::clamp(-(x0 + off), 0LL, 16LL), hi = std::clamp(width - (x0 + off), 0LL, 16LL);
+    return static_cast<__mmask16>(hi > lo ? ((1u << hi) - 1u) & ~((1u << lo) - 1u) : 0u);
+  };
+  // The address of column x0 + off, formed as an integer: it may lie before the row, and only
+  // the mask's lanes are read.
+  auto at = [&](long long off) {
+    return reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>((x0 + off) * 4));
+  };
+  const __m512 z0 = _mm512_maskz_loadu_ps(mask(0), at(0)), z1 = _mm512_maskz_loadu_ps(mask(16), at(16));
+  const __m512 z2 = _mm512_maskz_loadu_ps(mask(32), at(32)), z3 = _mm512_maskz_loadu_ps(mask(48), at(48));
+  auto scalar = [&](long long off) { return x0 + off >= 0 && x0 + off < width ? row[x0 + off] : 0.0f; };
+  phases_from(z0, z1, z2, z3, scalar(64), scalar(65), d);
 }
 
 // The 1-D B^T transform (see input_1d in f32_winograd_impl.h) on registers.
@@ -72,7 +99,6 @@ inline void store_columns(const F32Wino43InputArgs& p, size_t col, size_t cnt, c
 void input_transform(const F32Wino43InputArgs& p) {
   if (p.panel_width != 0 && p.panel_width < kLanes) return wino_avx512::input_transform(p);
   const long long width = static_cast<long long>(p.width);
-  alignas(64) float edge[kSpan];  // a row's window where it crosses the row's ends
   for (size_t t0 = 0; t0 < p.count; t0 += kLanes) {
     const size_t cnt = std::min(kLanes, p.count - t0);
     const long long x0 = static_cast<long long>(4 * (p.tx0 + t0)) - static_cast<long long>(p.pad_left);
@@ -84,15 +110,11 @@ void input_transform(const F32Wino43InputArgs& p) {
         for (__m512& x : rows[r]) x = _mm512_setzero_ps();
         continue;
       }
-      const float* src = p.rows[r] + x0;
-      if (!inside) {
-        for (size_t i = 0; i < kSpan; ++i) {
-          const long long x = x0 + static_cast<long long>(i);
-          edge[i] = x >= 0 && x < width ? p.rows[r][x] : 0.0f;
-        }
-        src = edge;
+      if (inside) {
+        load_phases(p.rows[r] + x0, d);
+      } else {
+        load_phases_clipped(p.rows[r], x0, width, d);
       }
-      load_phases(src, d);
       transform(d, rows[r]);
     }
     __m512 o[36];

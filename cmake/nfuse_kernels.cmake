@@ -41,6 +41,11 @@ endif()
 file(GLOB NFUSE_KERNEL_VBINARY_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/f32-vbinary/*.cpp)
 set_property(SOURCE ${NFUSE_KERNEL_VBINARY_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
 
+# f32-sconv clamps its sums: without -fno-trapping-math GCC keeps the float compares as
+# branches and leaves that loop scalar. Nothing in nfuse reads floating-point exception flags.
+file(GLOB NFUSE_KERNEL_SCONV_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/f32-sconv/*.cpp)
+set_property(SOURCE ${NFUSE_KERNEL_SCONV_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-fno-trapping-math")
+
 # cpuinfo (Debian libcpuinfo-dev) is host-only here; cross builds select the ISA at compile time.
 # Found by hand: Debian's cpuinfo-config.cmake computes a wrong prefix (/usr/lib/lib/...).
 if(NOT CMAKE_CROSSCOMPILING)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
+#include "support/kernel_isas.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
 #include "support/tolerances_kernels.h"
 
@@ -29,13 +30,7 @@ constexpr size_t kGuardCount = 67;
 constexpr size_t kOutPad = 3;  // out_stride = out_width + kOutPad
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-std::vector<Isa> available_isas() {
-  std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2Fma, Isa::kAvx512, Isa::kNeon}) {
-    if (isa_supported(isa)) isas.push_back(isa);
-  }
-  return isas;
-}
+using test::available_isas;
 
 struct Case {
   size_t k = 3, s = 1, d = 1;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
+#include "support/kernel_isas.h"
 #include "kernels/f32-vbinary/f32_vbinary.h"
 
 namespace nfuse::kernels {
@@ -27,13 +28,7 @@ constexpr size_t kMaxLen = 67;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr F32BinaryOp kOps[] = {F32BinaryOp::kAdd, F32BinaryOp::kSub, F32BinaryOp::kMul, F32BinaryOp::kDiv};
 
-std::vector<Isa> available_isas() {
-  std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2Fma, Isa::kAvx512, Isa::kNeon}) {
-    if (isa_supported(isa)) isas.push_back(isa);
-  }
-  return isas;
-}
+using test::available_isas;
 
 const char* op_name(F32BinaryOp op) {
   static const char* kNames[] = {"add", "sub", "mul", "div"};

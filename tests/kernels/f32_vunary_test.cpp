@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
+#include "support/kernel_isas.h"
 #include "kernels/f32-vunary/f32_vunary.h"
 #include "support/tolerances_kernels.h"
 
@@ -28,13 +29,7 @@ constexpr float kGuard = -7.75e33f;  // never produced by any of the three funct
 constexpr size_t kGuardCount = 17;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-std::vector<Isa> available_isas() {
-  std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2Fma, Isa::kAvx512, Isa::kNeon}) {
-    if (isa_supported(isa)) isas.push_back(isa);
-  }
-  return isas;
-}
+using test::available_isas;
 
 enum class Fn { kSigmoid, kTanh, kSilu };
 constexpr Fn kFns[] = {Fn::kSigmoid, Fn::kTanh, Fn::kSilu};

@@ -1,4 +1,5 @@
-// The cpu backend's Conv (GEMM / im2col path and depthwise kernels) against the ref backend over
+// The cpu backend's Conv (GEMM / im2col path, Winograd, pixel rows, direct few-channel rows and
+// depthwise kernels) against the ref backend over
 // tile-derived and awkward shapes: channel counts around the GEMM tiles, odd non-square planes,
 // strides, pads, dilation, groups, kernel sizes 1..7, bias, fused activations and residuals.
 #include <string>
@@ -201,6 +202,27 @@ TEST(CpuConv, PixelRows) {
     check({1, 64, 7, 7, 96, 3, 1, 1, 1, 1, true, "Relu", true}, rng, threads, rows);
     check({2, 33, 14, 14, 65, 1}, rng, threads, rows);
   }
+}
+
+// Few input channels (a stem), direct on the f32-sconv rows: 1, 3 and 4 channels, kernels 1x1 to
+// 7x7 (up to 64 taps), stride 1 and 2, pads up to half the window, output channel counts odd and
+// even (the kernel's channel pairs), every activation (clamped in the kernel or applied after),
+// no bias, batch 2 and 2 or 3 threads splitting the rows.
+TEST(CpuConv, SmallChannelsDirect) {
+  using backends::cpu::ConvAlgorithm;
+  std::mt19937 rng(cpu_test::kSeed + 11);
+  const ConvAlgorithm direct = ConvAlgorithm::kSmallChannels;
+  for (int64_t c : {1, 3, 4})
+    for (int64_t k : {1, 3, 5, 7}) {
+      if (c * k * k > 64) continue;
+      for (int64_t s : {1, 2})
+        for (int64_t p : {int64_t{0}, k / 2}) check({1, c, 13, 70, c == 3 ? 16 : 5, k, s, p}, rng, 1, direct);
+    }
+  for (const char* act : {"Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu"})
+    check({1, 3, 9, 17, 17, 3, 2, 1, 1, 1, true, act}, rng, 1, direct);
+  check({1, 3, 11, 9, 8, 3, 1, 1, 1, 1, false}, rng, 1, direct);
+  check({2, 3, 25, 33, 16, 3, 2, 1, 1, 1, true, "HardSwish"}, rng, 2, direct);
+  check({1, 4, 40, 129, 12, 3, 1, 1}, rng, 3, direct);
 }
 
 // The cost-based choice (Winograd for the larger 3x3 layers, pixel rows for small maps, im2col

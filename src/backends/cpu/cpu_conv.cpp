@@ -14,6 +14,7 @@
 #include <numeric>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_small_channel_conv.h"
 #include "kernels/f32-gemm/f32_gemm.h"
 
 namespace nfuse::backends::cpu {
@@ -280,6 +281,7 @@ Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileCont
   if (e.fused_bias) return std::unique_ptr<CpuOp>();
   if (group > 1 && w->dim(1) == 1 && w->dim(0) == group) return make_dwconv(node, *w, bias, std::move(e));
   if (use_winograd(node, *w)) return make_winograd_conv(node, *w, bias, std::move(e));
+  if (use_small_channel_conv(node, *w)) return make_small_channel_conv(node, *w, bias, std::move(e));
   if (use_pixel_rows(node, *w)) return make_pixel_rows_conv(node, *w, bias, std::move(e));
   auto op = std::make_unique<GemmConv>(node, *w, bias, std::move(e));
   if (!op->pack(*w)) return out_of_memory(node.label() + ": packed weights");

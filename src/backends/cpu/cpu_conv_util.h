@@ -65,7 +65,7 @@ void pack_im2col(const Conv2dGeometry& g, const float* x, size_t kx_rows, size_t
 
 // How a dense Conv runs. kAuto is the cost-based choice; tests force the others to cover every
 // path on shapes where kAuto would not take it.
-enum class ConvAlgorithm { kAuto, kIm2colGemm, kWinograd, kPixelRows };
+enum class ConvAlgorithm { kAuto, kIm2colGemm, kWinograd, kPixelRows, kSmallChannels };
 ConvAlgorithm forced_conv_algorithm();
 class ScopedConvAlgorithm {
  public:

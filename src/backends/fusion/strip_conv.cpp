@@ -1,6 +1,7 @@
 // Conv as fusion-group members: dense and grouped convolutions as a W * X GEMM over a strip of
 // output rows (the cpu backend's microkernels and weight panels), depthwise ones on the direct
-// f32-dwconv kernels, whose [y0, y1) row range exists for exactly this.
+// f32-dwconv kernels, whose [y0, y1) row range exists for exactly this; 3x3 ones by Winograd and
+// few-channel stems directly, wherever the cpu backend runs them so.
 //
 // The GEMM's B operand is a chunk of the strip's output pixels: for 1x1 stride-1 unpadded
 // convolutions the microkernel reads full NR-wide panels straight out of the input rows (the
@@ -10,6 +11,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_small_channel_conv.h"
 #include "backends/cpu/cpu_winograd.h"
 #include "backends/fusion/strip_layer_impl.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
@@ -233,6 +235,22 @@ class StripWinogradConv final : public WindowedLayer {
   }
 };
 
+// Convolutions of few input channels (a stem) the cpu backend runs directly, run the same way
+// on the strip's rows.
+class StripSmallChannelConv final : public WindowedLayer {
+ public:
+  explicit StripSmallChannelConv(const ops::ConvGeometry& g) : WindowedLayer(g) {}
+  cpu::SmallChannelConv kernel;
+
+  size_t scratch_floats(size_t) const override { return kernel.scratch_floats(out.w); }
+
+  void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
+           float* ws) const override {
+    const cpu::SmallChannelConv::Plane plane{in.h, in.w, out.h, out.w, kh_, kw_, sh_, sw_, pt_, pl_};
+    kernel.run(plane, plane_rows<const float>(x), plane_rows<float>(y), y0, y1, ws);
+  }
+};
+
 }  // namespace
 
 Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const TypeOf& type_of) {
@@ -247,6 +265,10 @@ Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const 
   } else if (cpu::use_winograd(node, w)) {
     auto conv = std::make_unique<StripWinogradConv>(g);
     if (!conv->kernel.init(w, bias, e.act)) return out_of_memory(node.label() + ": Winograd-transformed weights");
+    layer = std::move(conv);
+  } else if (cpu::use_small_channel_conv(node, w)) {
+    auto conv = std::make_unique<StripSmallChannelConv>(g);
+    conv->kernel.init(w, bias, e.act);
     layer = std::move(conv);
   } else {
     auto conv = std::make_unique<StripGemmConv>(g, bias, std::move(e));

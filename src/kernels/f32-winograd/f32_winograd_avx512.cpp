@@ -79,35 +79,51 @@ inline void transform(const __m512 d[6], __m512 o[6]) {
   o[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
 }
 
-// Stores lanes [0, cnt) of each of the 36 vectors at columns col .. col + cnt of their rows,
-// splitting at a panel boundary (panel_width >= 16, so at most one).
-inline void store_columns(const F32Wino43InputArgs& p, size_t col, size_t cnt, const __m512 (&o)[36]) {
-  const size_t pw = p.panel_width;
-  const size_t first = pw == 0 ? cnt : std::min(cnt, pw - col % pw);
-  float* v1 = p.v + (pw == 0 ? col : (col / pw) * p.panel_stride + col % pw);
-  const __mmask16 m1 = static_cast<__mmask16>((1u << first) - 1u);
-  for (size_t xi = 0; xi < 36; ++xi) _mm512_mask_storeu_ps(v1 + xi * p.v_stride, m1, o[xi]);
-  if (first == cnt) return;
-  float* v2 = p.v + (col / pw + 1) * p.panel_stride;
-  const __mmask16 m2 = static_cast<__mmask16>((1u << (cnt - first)) - 1u);
-  const __m512i shift = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                         _mm512_set1_epi32(static_cast<int>(first)));
-  for (size_t xi = 0; xi < 36; ++xi)
-    _mm512_mask_storeu_ps(v2 + xi * p.v_stride, m2, _mm512_permutexvar_ps(shift, o[xi]));
-}
+// Where lanes [0, cnt) of a vector go: columns col .. col + cnt of row xi, split at a panel
+// boundary (panel_width >= 16, so at most one).
+class ColumnStore {
+ public:
+  ColumnStore(const F32Wino43InputArgs& p, size_t col, size_t cnt) : stride_(p.v_stride) {
+    const size_t pw = p.panel_width;
+    const size_t first = pw == 0 ? cnt : std::min(cnt, pw - col % pw);
+    v1_ = p.v + (pw == 0 ? col : (col / pw) * p.panel_stride + col % pw);
+    m1_ = static_cast<__mmask16>((1u << first) - 1u);
+    split_ = first != cnt;
+    if (!split_) return;
+    v2_ = p.v + (col / pw + 1) * p.panel_stride;
+    m2_ = static_cast<__mmask16>((1u << (cnt - first)) - 1u);
+    shift_ = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                              _mm512_set1_epi32(static_cast<int>(first)));
+  }
+  void put(size_t xi, __m512 v) const {
+    _mm512_mask_storeu_ps(v1_ + xi * stride_, m1_, v);
+    if (split_) _mm512_mask_storeu_ps(v2_ + xi * stride_, m2_, _mm512_permutexvar_ps(shift_, v));
+  }
+
+ private:
+  size_t stride_;
+  float* v1_ = nullptr;
+  float* v2_ = nullptr;
+  __mmask16 m1_ = 0, m2_ = 0;
+  bool split_ = false;
+  __m512i shift_ = _mm512_setzero_si512();
+};
 
 void input_transform(const F32Wino43InputArgs& p) {
   if (p.panel_width != 0 && p.panel_width < kLanes) return wino_avx512::input_transform(p);
   const long long width = static_cast<long long>(p.width);
+  // d B of the six input rows, through L1: the row pass writes it, the column pass reads it back
+  // a column at a time. Kept in registers, its 36 vectors and the 36 results spilled anyway, in an
+  // order that stalled on them.
+  alignas(64) float rows[6][6][kLanes];
   for (size_t t0 = 0; t0 < p.count; t0 += kLanes) {
     const size_t cnt = std::min(kLanes, p.count - t0);
     const long long x0 = static_cast<long long>(4 * (p.tx0 + t0)) - static_cast<long long>(p.pad_left);
     const bool inside = x0 >= 0 && x0 + static_cast<long long>(kSpan) <= width;
-    __m512 rows[6][6];  // d B per input row
     for (size_t r = 0; r < 6; ++r) {
-      __m512 d[6];
+      __m512 d[6], o[6];
       if (p.rows[r] == nullptr) {
-        for (__m512& x : rows[r]) x = _mm512_setzero_ps();
+        for (size_t j = 0; j < 6; ++j) _mm512_store_ps(rows[r][j], _mm512_setzero_ps());
         continue;
       }
       if (inside) {
@@ -115,16 +131,16 @@ void input_transform(const F32Wino43InputArgs& p) {
       } else {
         load_phases_clipped(p.rows[r], x0, width, d);
       }
-      transform(d, rows[r]);
+      transform(d, o);
+      for (size_t j = 0; j < 6; ++j) _mm512_store_ps(rows[r][j], o[j]);
     }
-    __m512 o[36];
+    const ColumnStore out(p, p.col0 + t0, cnt);
     for (size_t j = 0; j < 6; ++j) {
-      const __m512 col[6] = {rows[0][j], rows[1][j], rows[2][j], rows[3][j], rows[4][j], rows[5][j]};
-      __m512 t[6];
+      __m512 col[6], t[6];
+      for (size_t r = 0; r < 6; ++r) col[r] = _mm512_load_ps(rows[r][j]);
       transform(col, t);
-      for (size_t i = 0; i < 6; ++i) o[i * 6 + j] = t[i];
+      for (size_t i = 0; i < 6; ++i) out.put(i * 6 + j, t[i]);
     }
-    store_columns(p, p.col0 + t0, cnt, o);
   }
 }
 

@@ -170,7 +170,8 @@ std::string resize_mode(const ir::Node& node, ResizeMode* mode) {
   else if (c == "pytorch_half_pixel") mode->ctm = ResizeMode::Ctm::kPytorchHalfPixel;
   else if (c == "align_corners") mode->ctm = ResizeMode::Ctm::kAlignCorners;
   else if (c == "asymmetric") mode->ctm = ResizeMode::Ctm::kAsymmetric;
-  else if (c == "tf_half_pixel_for_nearest" || c == "tf_half_pixel_for_nn") mode->ctm = ResizeMode::Ctm::kTfHalfPixelForNearest;
+  else if (c == "tf_half_pixel_for_nearest" || c == "tf_half_pixel_for_nn")
+    mode->ctm = ResizeMode::Ctm::kTfHalfPixelForNearest;
   else return "unsupported op: Resize coordinate_transformation_mode " + c;
   const std::string n = at.get_string("nearest_mode", "round_prefer_floor");
   if (n == "round_prefer_floor") mode->nearest = ResizeMode::Nearest::kRoundPreferFloor;
@@ -180,8 +181,9 @@ std::string resize_mode(const ir::Node& node, ResizeMode* mode) {
   else return "unsupported op: Resize nearest_mode " + n;
   // tf_half_pixel_for_nearest maps N and C too: x -> x + 0.5, which reads the next channel
   // unless nearest rounds it back down.
-  if (mode->ctm == ResizeMode::Ctm::kTfHalfPixelForNearest &&
-      (mode->linear || mode->nearest == ResizeMode::Nearest::kCeil || mode->nearest == ResizeMode::Nearest::kRoundPreferCeil))
+  const bool rounds_up =
+      mode->nearest == ResizeMode::Nearest::kCeil || mode->nearest == ResizeMode::Nearest::kRoundPreferCeil;
+  if (mode->ctm == ResizeMode::Ctm::kTfHalfPixelForNearest && (mode->linear || rounds_up))
     return "unsupported op: Resize tf_half_pixel_for_nearest rounding up";
   return "";
 }

@@ -326,7 +326,8 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
       const size_t n = (b - a) * main.out.w;
       for (size_t c = 0; c < main.out.c; ++c) {
         void* yc = static_cast<uint8_t*>(out.data) + (c * out.plane_stride + (a - out.base) * out.width) * main.out.elem;
-        for (const Post& p : posts) p.layer->apply_channel(yc, yc, c, a, n, p.ext_layer == kNoExternals ? kNone : ext[p.ext_layer]);
+        for (const Post& p : posts)
+          p.layer->apply_channel(yc, yc, c, a, n, p.ext_layer == kNoExternals ? kNone : ext[p.ext_layer]);
       }
     }
   }

@@ -128,9 +128,10 @@ std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, co
         auto it = std::find(g.nodes.begin(), g.nodes.end(), reader);
         if (it == g.nodes.end()) continue;
         const size_t k = static_cast<size_t>(it - g.nodes.begin());
-        const bool operand = reader->input(g.main_inputs[k]) != v && std::count(reader->inputs.begin(), reader->inputs.end(), v) == 1 &&
-                             (elementwise_binary(*reader) ? type_of(v).shape == type_of(reader->output(0)).shape
-                                                          : reader->op_type == "Concat");
+        const bool once = std::count(reader->inputs.begin(), reader->inputs.end(), v) == 1;
+        const bool full = elementwise_binary(*reader) ? type_of(v).shape == type_of(reader->output(0)).shape
+                                                      : reader->op_type == "Concat";
+        const bool operand = reader->input(g.main_inputs[k]) != v && once && full;
         if (operand) {
           g.operands.push_back(r);
           attached = true;

@@ -1,6 +1,6 @@
 // A nearest Resize as the operand of a fused member (an FPN's upsampled map added to a lateral,
 // or concatenated before a head): the member reads its rows straight from the Resize's source
-// through the index maps, so the upsampled tensor (4x or 16x the source) is never written to the
+// through the index maps, so the upsampled tensor (4x to 64x its source) is never written to the
 // arena nor read back from it. form_groups attaches such a Resize to its consumer's group; one
 // it cannot attach runs alone as a one-member group (StripResize) when fusion is forced.
 #include <cmath>

@@ -16,7 +16,7 @@ constexpr ActivationSpec kSpecs[] = {
     {FusedActivation::kRelu, "Relu", 0},          {FusedActivation::kClip, "Clip", 2},
     {FusedActivation::kLeakyRelu, "LeakyRelu", 1}, {FusedActivation::kSigmoid, "Sigmoid", 0},
     {FusedActivation::kHardSigmoid, "HardSigmoid", 2}, {FusedActivation::kHardSwish, "HardSwish", 2},
-    {FusedActivation::kSiLU, "SiLU", 0},
+    {FusedActivation::kSiLU, "SiLU", 0}, {FusedActivation::kTanh, "Tanh", 0},
 };
 
 }  // namespace
@@ -86,6 +86,7 @@ double apply_fused_activation(FusedActivation act, const std::vector<float>& p, 
     case FusedActivation::kHardSigmoid: return std::clamp(p[0] * y + p[1], 0.0, 1.0);
     case FusedActivation::kHardSwish: return y * std::clamp(p[0] * y + p[1], 0.0, 1.0);
     case FusedActivation::kSiLU: return y / (1.0 + std::exp(-y));
+    case FusedActivation::kTanh: return std::tanh(y);
   }
   return y;
 }

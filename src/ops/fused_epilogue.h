@@ -10,7 +10,7 @@
 //   y = act(y)       when nfuse.activation is present, with nfuse.activation_params
 //
 // Attributes (all optional; absent means "no epilogue"):
-//   nfuse.activation         string  Relu | Clip | LeakyRelu | Sigmoid | HardSigmoid | HardSwish | SiLU
+//   nfuse.activation         string  Relu | Clip | LeakyRelu | Sigmoid | HardSigmoid | HardSwish | SiLU | Tanh
 //   nfuse.activation_params  floats  Relu: []            max(y, 0)
 //                                    Clip: [lo, hi]      min(max(y, lo), hi)
 //                                    LeakyRelu: [alpha]  y >= 0 ? y : alpha * y
@@ -19,6 +19,7 @@
 //                                    HardSwish: [alpha, beta]    y * clamp(alpha * y + beta, 0, 1)
 //                                                                (ONNX HardSwish: [1/6, 0.5])
 //                                    SiLU: []            y * sigmoid(y)   (x * Sigmoid(x), "Swish")
+//                                    Tanh: []            tanh(y)
 //   nfuse.residual           int     1: the residual is node.implicit_inputs[0]
 //   nfuse.bias               int     1: the bias is the last implicit input (implicit_inputs[1]
 //                                    when there is a residual too, else implicit_inputs[0])
@@ -42,7 +43,7 @@ inline constexpr const char* kFusedActivationParamsAttr = "nfuse.activation_para
 inline constexpr const char* kFusedResidualAttr = "nfuse.residual";
 inline constexpr const char* kFusedBiasAttr = "nfuse.bias";
 
-enum class FusedActivation { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kSiLU };
+enum class FusedActivation { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kSiLU, kTanh };
 
 struct FusedEpilogue {
   FusedActivation activation = FusedActivation::kNone;

@@ -53,6 +53,8 @@ std::optional<Match> match_single(ir::Value* p) {
     m.params = {a->attrs.get_float("alpha", 0.01f)};
   } else if (op == "Sigmoid") {
     m.act = FusedActivation::kSigmoid;
+  } else if (op == "Tanh") {
+    m.act = FusedActivation::kTanh;
   } else if (op == "HardSigmoid") {
     m.act = FusedActivation::kHardSigmoid;
     m.params = {a->attrs.get_float("alpha", 0.2f), a->attrs.get_float("beta", 0.5f)};

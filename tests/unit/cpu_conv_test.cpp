@@ -22,7 +22,7 @@ struct ConvCase {
   int64_t n, c, h, w, m, k;
   int64_t stride, pad, dilation, group;
   bool bias;
-  std::string act;  // "" | Relu | Clip | HardSwish | Sigmoid | LeakyRelu
+  std::string act;  // "" | Relu | Clip | HardSwish | Sigmoid | LeakyRelu | Tanh
   bool residual;
 };
 
@@ -54,6 +54,7 @@ void check(const ConvCase& c, std::mt19937& rng, int threads = 1,
   if (c.act == "HardSwish") cpu_test::set_activation(node.attrs, "HardSwish", {1.0f / 6.0f, 0.5f});
   if (c.act == "Sigmoid") cpu_test::set_activation(node.attrs, "Sigmoid", {});
   if (c.act == "LeakyRelu") cpu_test::set_activation(node.attrs, "LeakyRelu", {0.1f});
+  if (c.act == "Tanh") cpu_test::set_activation(node.attrs, "Tanh", {});
   if (c.residual) {
     const int64_t ek = (c.k - 1) * c.dilation + 1;
     const int64_t ho = (c.h + 2 * c.pad - ek) / c.stride + 1, wo = (c.w + 2 * c.pad - ek) / c.stride + 1;
@@ -127,7 +128,7 @@ TEST(CpuConv, DepthwiseScalarKernels) {
 
 TEST(CpuConv, Epilogues) {
   std::mt19937 rng(cpu_test::kSeed + 5);
-  for (const char* act : {"Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu"}) {
+  for (const char* act : {"Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu", "Tanh"}) {
     for (bool residual : {false, true}) {
       check({1, 17, 9, 11, 19, 1, 1, 0, 1, 1, true, act, residual}, rng);
       check({1, 7, 9, 11, 15, 3, 1, 1, 1, 1, false, act, residual}, rng);
@@ -218,7 +219,7 @@ TEST(CpuConv, SmallChannelsDirect) {
       for (int64_t s : {1, 2})
         for (int64_t p : {int64_t{0}, k / 2}) check({1, c, 13, 70, c == 3 ? 16 : 5, k, s, p}, rng, 1, direct);
     }
-  for (const char* act : {"Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu"})
+  for (const char* act : {"Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu", "Tanh"})
     check({1, 3, 9, 17, 17, 3, 2, 1, 1, 1, true, act}, rng, 1, direct);
   check({1, 3, 11, 9, 8, 3, 1, 1, 1, 1, false}, rng, 1, direct);
   check({2, 3, 25, 33, 16, 3, 2, 1, 1, 1, true, "HardSwish"}, rng, 2, direct);

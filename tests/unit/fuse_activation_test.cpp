@@ -28,7 +28,7 @@ void add_producer(OnnxBuilder& b, const std::string& op) {
 
 // Adds an activation chain reading "y" and writing "z"; returns the fused activation name.
 std::string add_activation(OnnxBuilder& b, const std::string& act) {
-  if (act == "Relu" || act == "Sigmoid" || act == "HardSwish") {
+  if (act == "Relu" || act == "Sigmoid" || act == "HardSwish" || act == "Tanh") {
     b.node(act, {"y"}, {"z"}, "act");
   } else if (act == "Relu6") {
     b.initializer("lo", {}, {0.0f});
@@ -102,7 +102,7 @@ TEST_P(FuseActivation, FusesIntoProducer) {
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const char* act : {"Relu", "Relu6", "ClipMinOnly", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish",
-                          "MulHardSigmoid", "SiLU", "AddClipDivMul", "AddClipMulDiv", "AddClipDiv"}) {
+                          "MulHardSigmoid", "SiLU", "Tanh", "AddClipDivMul", "AddClipMulDiv", "AddClipDiv"}) {
     cases.push_back({"Conv", act});
   }
   for (const char* p : {"ConvTranspose", "Gemm", "MatMul"}) {

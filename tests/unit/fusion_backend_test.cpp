@@ -50,6 +50,7 @@ class Chain {
     if (act == "HardSwish") cpu_test::set_activation(a, "HardSwish", {1.0f / 6.0f, 0.5f});
     if (act == "Relu") cpu_test::set_activation(a, "Relu", {});
     if (act == "SiLU") cpu_test::set_activation(a, "SiLU", {});
+    if (act == "Tanh") cpu_test::set_activation(a, "Tanh", {});
     ir::Node* n = add("Conv", {cur_, w, b}, a);
     if (residual) {
       n->implicit_inputs.push_back(x_);
@@ -349,6 +350,14 @@ TEST(FusionBackend, ConcatAlongChannels) {
               "3x3 s2 / concat / deconv 2x2 s2 / 3x3 13x8");
 }
 
+// Tanh, fused into convolutions and standalone (an ESPCN super-resolution body: 5x5 on one
+// channel, then 3x3s by Winograd), on rows of 200+ pixels.
+TEST(FusionBackend, TanhActivations) {
+  check_chain({1, 1, 13, 203},
+              [](Chain& c) { c.conv(20, 5, 1, 2, 1, "Tanh").conv(16, 3, 1, 1, 1, "Tanh").conv(16, 3, 1, 1).unary("Tanh"); },
+              "5x5 tanh / 3x3 tanh / 3x3 / tanh 13x203");
+}
+
 // Nearest Resizes read as operands (an FPN's upsampled map added to a lateral, maps concatenated
 // before a head): integer and fractional scales, by scales and by sizes, several coordinate and
 // rounding modes, either operand order, batch 2; and a Resize read as a chain's main input,
@@ -629,7 +638,7 @@ TEST(FusionBackend, GroupInputAndOutputNeverShareArenaMemory) {
 TEST(FusionBackend, GroupInternalsTakeNoArenaSpace) {
   auto arena = [](const std::string& backend) -> size_t {
     Chain chain({1, 16, 32, 32}, 6);
-    chain.unary("Tanh").conv(64, 1, 1, 0, 1, "Relu").conv(64, 3, 1, 1, 64).conv(16, 1).unary("Tanh");
+    chain.unary("Abs").conv(64, 1, 1, 0, 1, "Relu").conv(64, 3, 1, 1, 64).conv(16, 1).unary("Abs");
     runtime::SessionOptions o;
     o.backend = backend;
     o.optimize = false;
@@ -641,7 +650,7 @@ TEST(FusionBackend, GroupInternalsTakeNoArenaSpace) {
   };
   const size_t plane = 32 * 32 * sizeof(float);
   // Layer by layer the two 64-channel tensors are live together; fused, only the group's 16-channel
-  // input and output are, around the cpu Tanh nodes.
+  // input and output are, around the cpu Abs nodes.
   EXPECT_EQ(arena("cpu"), (64 + 64) * plane);
   EXPECT_EQ(arena("fusion"), (16 + 16) * plane);
 }

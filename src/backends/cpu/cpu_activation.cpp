@@ -43,6 +43,9 @@ void Activation::apply(float* y, size_t n) const {
     case ops::FusedActivation::kSiLU:
       kernels::f32_vunary_config(kernels::selected_isa()).silu(y, y, n);
       return;
+    case ops::FusedActivation::kTanh:
+      kernels::f32_vunary_config(kernels::selected_isa()).tanh(y, y, n);
+      return;
     case ops::FusedActivation::kHardSigmoid: {
       const float a = params[0], b = params[1];
       for (size_t i = 0; i < n; ++i) y[i] = unit_clamp(a * y[i] + b);

@@ -61,6 +61,8 @@ bool unary_activation(const ir::Node& node, ops::FusedActivation* kind, std::vec
     *kind = ops::FusedActivation::kRelu;
   } else if (op == "Sigmoid") {
     *kind = ops::FusedActivation::kSigmoid;
+  } else if (op == "Tanh") {
+    *kind = ops::FusedActivation::kTanh;
   } else if (op == "HardSwish") {
     *kind = ops::FusedActivation::kHardSwish;
     *params = {1.0f / 6.0f, 0.5f};
@@ -168,7 +170,7 @@ std::string concat_rejection(const ir::Node& node, const TypeOf& type_of) {
 
 std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   static const std::set<std::string> kOps = {"Conv",    "ConvTranspose", "MaxPool",     "AveragePool", "Relu",
-                                             "Clip",    "LeakyRelu",     "Sigmoid",     "HardSigmoid", "HardSwish",
+                                             "Clip",    "LeakyRelu",     "Sigmoid",     "HardSigmoid", "HardSwish", "Tanh",
                                              "Add",     "Mul",           "Concat",      "MatMul",
                                              "Gemm",    "QLinearConv"};
   if (is_qlinear_add(node) || (node.domain.empty() && node.op_type == "QLinearConv")) return int8_rejection(node, type_of);

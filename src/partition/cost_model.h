@@ -1,6 +1,8 @@
 // The partitioner's cost model: a roofline per node per backend, from the device profile.
 //
-//   node_us = max(flops / peak, sum over tensors of bytes / bandwidth(where it lives)) + step_us
+//   node_us = max(compute, memory) + 0.5 * min(compute, memory) + step_us
+//   compute = flops / peak, memory = sum over tensors of bytes / bandwidth(where it lives)
+//   (the two overlap only partly: cost_model.cpp, kOverlapLoss)
 //
 // * flops: partition::node_flops at the plan's shapes. Peak is the backend's f32, f32-depthwise
 //   or int8 figure (by the node's input dtype), times the intra-op threads. A backend whose

@@ -1,6 +1,7 @@
 // Partitioned plans end to end: a Session with backend "auto" (or pins) runs several partitions
 // on different backends and matches the ref backend; a new input shape gets a new plan whose
 // placement may differ; device profiles load, save and fail with the file and field named.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -189,7 +190,7 @@ TEST(DeviceProfile, SavesLoadsAndNamesTheBadField) {
   EXPECT_EQ(backends::load_device_profile(path).status().code(), StatusCode::kUnavailable);
 }
 
-TEST(CostModel, WinogradOnCpuRefScalarAndOnChipTensors) {
+TEST(CostModel, WinogradOnCpuRefScalarOnChipTensorsAndPartialOverlap) {
   OnnxBuilder b;
   b.input("x", kF, {1, 32, 32, 32});
   random_init(b, "w", {32, 32, 3, 3}, 1);
@@ -222,6 +223,13 @@ TEST(CostModel, WinogradOnCpuRefScalarAndOnChipTensors) {
   const auto on = cost.estimate(relu, "fusion", [](const ir::Value*) { return true; });
   const backends::BackendProfile p = backends::default_device_profile().for_backend("fusion");
   EXPECT_NEAR(off.memory_us / on.memory_us, p.l2_gbps / p.dram_gbps, 1e-9);
+  // Compute and memory overlap only partly: the shorter one is charged at half, so a layer
+  // streaming through DRAM costs more than its arithmetic alone even when that dominates.
+  for (const auto* e : {&cpu, &off, &on}) {
+    EXPECT_NEAR(e->us, std::max(e->compute_us, e->memory_us) + 0.5 * std::min(e->compute_us, e->memory_us) + p.step_us,
+                1e-9);
+  }
+  EXPECT_GT(cpu.us, cpu.compute_us + p.step_us);
   EXPECT_DOUBLE_EQ(cost.boundary_us("cpu", "cpu", 1 << 20), 0.0);
   EXPECT_DOUBLE_EQ(cost.boundary_us("cpu", "fusion", 1 << 20), p.boundary_us);  // host memory shared: no copy
 }

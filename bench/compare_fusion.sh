@@ -9,7 +9,8 @@
 #   ORT      onnxruntime-node 1.30.0 (default CPU provider)
 # 10 warm-ups + 50 timed runs each; the table shows the median over rounds of each side's
 # median, the ratios, and the arena traffic per inference (nfuse bench --traffic: exact bytes
-# read and written by every step, MiB) of each nfuse plan and of the same ops layer by layer.
+# read and written by every step, MiB) of each nfuse plan and of the same ops layer by layer;
+# under each case, the layer/auto ratio of every round and their median.
 #
 # Usage: bench/compare_fusion.sh [BUILD_DIR]
 #   env: ORT_DIR (default .cache/ort), ROUNDS (default 2), WARMUP (10), RUNS (50)
@@ -65,4 +66,8 @@ while read -r name file input_name input_file; do
     "$(ratio "$l" "$a")" "$(ratio "$l" "$f")" "$(ratio "$o" "$a")" \
     "$(mib "$(echo "$res_l" | json_field arena_bytes_layerwise)")" \
     "$(mib "$(echo "$res_a" | json_field arena_bytes_fused)")" "$(mib "$(echo "$res_f" | json_field arena_bytes_fused)")"
+  # The ratio inside each round (layer and auto ran back to back) cancels the machine's drift
+  # between rounds, which the medians of each side above do not.
+  paste "$TMP/l" "$TMP/a" | awk '{print $1 / $2}' > "$TMP/r"
+  printf "%-18s layer/auto per round: %s (median %.2f)\n" "" "$(awk '{printf "%.2f ", $1}' "$TMP/r")" "$(median < "$TMP/r")"
 done < "$TMP/cases.txt"

@@ -28,10 +28,10 @@ struct Geometry {
 class ResizeOp final : public CpuOp {
  public:
   ResizeOp(const ResizeMode& mode, std::unique_ptr<CpuOp> fallback)
-      : mode_(mode), linear_(mode.linear), fallback_(std::move(fallback)) {}
+      : mode_(mode), fallback_(std::move(fallback)) {}
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
-    if (!linear_) return 0;
+    if (!mode_.linear) return 0;
     if (t.outputs.empty() || !t.outputs[0]) return 2 * scratch_width_;  // compile time: the static width
     const ir::Tensor& y = *t.outputs[0];
     return y.rank() == 4 ? 2 * static_cast<size_t>(y.dim(3)) : 0;
@@ -60,7 +60,7 @@ class ResizeOp final : public CpuOp {
     auto task = [&](size_t p, size_t worker) {
       const float* src = xd + p * ih * iw;
       float* dst = yd + p * oh * ow;
-      if (linear_) {
+      if (mode_.linear) {
         run_linear_plane(g, src, iw, dst, oh, ow, rc.scratch.get(worker));
       } else {
         run_nearest_plane(g, src, iw, dst, oh, ow);
@@ -73,9 +73,8 @@ class ResizeOp final : public CpuOp {
   void set_scratch_width(size_t ow) { scratch_width_ = ow; }
 
  private:
-  static constexpr int scales_input_ = 2, sizes_input_ = 3;  // opset >= 11
   // True when the run-time inputs scale only H and W; the per-axis scales as the reference
-  // measures them (sizes: out/in; scales: the given value).
+  // measures them.
   bool fast_path(const OpTensors& t, double* sh, double* sw) {
     const ir::Tensor& x = *t.inputs[0];
     const ir::Tensor& y = *t.outputs[0];
@@ -85,18 +84,9 @@ class ResizeOp final : public CpuOp {
       return i < static_cast<int>(t.inputs.size()) && t.inputs[static_cast<size_t>(i)] &&
              t.inputs[static_cast<size_t>(i)]->numel() > 0;
     };
-    by_sizes_ = set(sizes_input_);
-    if (by_sizes_) {
-      *sh = static_cast<double>(y.dim(2)) / static_cast<double>(x.dim(2));
-      *sw = static_cast<double>(y.dim(3)) / static_cast<double>(x.dim(3));
-      return true;
-    }
-    if (!set(scales_input_)) return false;
-    const ir::Tensor& s = *t.inputs[static_cast<size_t>(scales_input_)];
-    if (s.numel() != 4 || s.get_double(0) != 1.0 || s.get_double(1) != 1.0) return false;
-    *sh = s.get_double(2);
-    *sw = s.get_double(3);
-    return *sh > 0.0 && *sw > 0.0 && std::isfinite(*sh) && std::isfinite(*sw);
+    by_sizes_ = set(kResizeSizesInput);
+    const ir::Tensor* scales = set(kResizeScalesInput) ? t.inputs[static_cast<size_t>(kResizeScalesInput)] : nullptr;
+    return resize_plane_scales(by_sizes_, scales, x.dims(), y.dims(), sh, sw);
   }
 
   static void run_nearest_plane(const Geometry& g, const float* src, size_t iw, float* dst, size_t oh, size_t ow) {
@@ -146,7 +136,6 @@ class ResizeOp final : public CpuOp {
   }
 
   ResizeMode mode_;
-  bool linear_;
   std::unique_ptr<CpuOp> fallback_;
   Geometry geo_;
   bool by_sizes_ = false;     // the last run's output came from `sizes` (else `scales`)
@@ -216,6 +205,19 @@ int64_t nearest_index(const ResizeMode& mode, double xo) {
 }
 
 }  // namespace
+
+bool resize_plane_scales(bool by_sizes, const ir::Tensor* scales, const std::vector<int64_t>& in,
+                         const std::vector<int64_t>& out, double* sh, double* sw) {
+  if (by_sizes) {
+    *sh = static_cast<double>(out[2]) / static_cast<double>(in[2]);
+    *sw = static_cast<double>(out[3]) / static_cast<double>(in[3]);
+    return true;
+  }
+  if (!scales || scales->numel() != 4 || scales->get_double(0) != 1.0 || scales->get_double(1) != 1.0) return false;
+  *sh = scales->get_double(2);
+  *sw = scales->get_double(3);
+  return *sh > 0.0 && *sw > 0.0 && std::isfinite(*sh) && std::isfinite(*sw);
+}
 
 ResizeAxisMap resize_axis_map(const ResizeMode& mode, int64_t in_len, int64_t out_len, double scale, bool by_sizes) {
   ResizeAxisMap m;

@@ -24,6 +24,15 @@ struct ResizeMode {
 // (a partition-report reason, starting "unsupported op").
 std::string resize_mode(const ir::Node& node, ResizeMode* mode);
 
+// Resize's inputs by index (opset >= 11).
+inline constexpr int kResizeScalesInput = 2, kResizeSizesInput = 3;
+
+// The per-axis scales as the reference measures them: out/in when the node gave sizes
+// (by_sizes), else `scales`, which must be [1, 1, sh, sw] with sh, sw positive and finite.
+// False when they are not (or `scales` is missing): the fast paths do not cover the node.
+bool resize_plane_scales(bool by_sizes, const ir::Tensor* scales, const std::vector<int64_t>& in,
+                         const std::vector<int64_t>& out, double* sh, double* sw);
+
 // One axis: out_len source indices (nearest) or index pairs with weights (linear).
 struct ResizeAxisMap {
   std::vector<int32_t> i0, i1;

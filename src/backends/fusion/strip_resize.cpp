@@ -3,7 +3,6 @@
 // through the index maps, so the upsampled tensor (4x to 64x its source) is never written to the
 // arena nor read back from it. form_groups attaches such a Resize to its consumer's group; one
 // it cannot attach runs alone as a one-member group (StripResize) when fusion is forced.
-#include <cmath>
 #include <cstring>
 
 #include "backends/cpu/cpu_resize_map.h"
@@ -12,60 +11,53 @@
 namespace nfuse::backends::fusion {
 namespace {
 
-constexpr int kScalesInput = 2, kSizesInput = 3;  // opset >= 11
-
-// The per-axis scales as the reference measures them; false when they are not known at plan time.
-bool plan_scales(const ir::Node& node, const std::vector<int64_t>& in, const std::vector<int64_t>& out, double* sh,
-                 double* sw, bool* by_sizes) {
-  const ir::Value* sizes = node.input(kSizesInput);
-  *by_sizes = sizes && !(sizes->constant && sizes->constant->numel() == 0);
-  if (*by_sizes) {
-    *sh = static_cast<double>(out[2]) / static_cast<double>(in[2]);
-    *sw = static_cast<double>(out[3]) / static_cast<double>(in[3]);
-    return true;
-  }
-  const ir::Value* scales = node.input(kScalesInput);
-  if (!scales || !scales->constant || scales->constant->numel() != 4) return false;
-  const ir::Tensor& s = *scales->constant;
-  *sh = s.get_double(2);
-  *sw = s.get_double(3);
-  return s.get_double(0) == 1.0 && s.get_double(1) == 1.0 && *sh > 0.0 && *sw > 0.0 && std::isfinite(*sh) &&
-         std::isfinite(*sw);
-}
-
-}  // namespace
-
-std::string resize_rejection(const ir::Node& node, const TypeOf& type_of) {
+// What a Resize member needs, read once: its mode, planes and the scales its index maps use.
+struct ResizePlan {
   cpu::ResizeMode mode;
-  if (std::string why = cpu::resize_mode(node, &mode); !why.empty()) return why;
-  if (mode.linear) return "unsupported op: linear Resize (fused groups read nearest ones as operands)";
+  std::vector<int64_t> in, out;
+  double sh = 0, sw = 0;
+  bool by_sizes = false;
+};
+
+// "" and *plan filled for a nearest Resize of a 4-D f32 plane with scales known at plan time;
+// else why not.
+std::string plan_resize(const ir::Node& node, const TypeOf& type_of, ResizePlan* plan) {
+  if (std::string why = cpu::resize_mode(node, &plan->mode); !why.empty()) return why;
+  if (plan->mode.linear) return "unsupported op: linear Resize (fused groups read nearest ones as operands)";
   const ir::Value* x = node.input(0);
   if (!x || x->constant || node.outputs.size() != 1 || !node.output(0))
     return "unsupported op: Resize of a missing or constant input";
   if (type_of(x).dtype != ir::DType::kF32) return "dtype: Resize input '" + x->name + "' is not f32";
   if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
   if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
-  const auto in = *type_of(x).shape.static_dims(), out = *type_of(node.output(0)).shape.static_dims();
-  if (in[0] != out[0] || in[1] != out[1]) return "unsupported op: Resize that scales N or C";
-  if (in[2] == 0 || in[3] == 0) return "unsupported op: Resize of an empty plane";
-  double sh = 0, sw = 0;
-  bool by_sizes = false;
-  if (!plan_scales(node, in, out, &sh, &sw, &by_sizes)) return "dynamic shape: Resize scales not known at plan time";
+  plan->in = *type_of(x).shape.static_dims();
+  plan->out = *type_of(node.output(0)).shape.static_dims();
+  if (plan->in[0] != plan->out[0] || plan->in[1] != plan->out[1]) return "unsupported op: Resize that scales N or C";
+  if (plan->in[2] == 0 || plan->in[3] == 0) return "unsupported op: Resize of an empty plane";
+  // Sizes decide whenever given (the output dims then hold them); scales only as a constant.
+  const ir::Value* sizes = node.input(cpu::kResizeSizesInput);
+  const ir::Value* scales = node.input(cpu::kResizeScalesInput);
+  plan->by_sizes = sizes && !(sizes->constant && sizes->constant->numel() == 0);
+  const ir::Tensor* scale_values = scales && scales->constant ? &*scales->constant : nullptr;
+  if (!cpu::resize_plane_scales(plan->by_sizes, scale_values, plan->in, plan->out, &plan->sh, &plan->sw))
+    return "dynamic shape: Resize scales not known at plan time";
   return "";
 }
 
+}  // namespace
+
+std::string resize_rejection(const ir::Node& node, const TypeOf& type_of) {
+  ResizePlan plan;
+  return plan_resize(node, type_of, &plan);
+}
+
 Result<ResizedOperand> resized_operand(const ir::Node& node, const TypeOf& type_of) {
-  if (std::string why = resize_rejection(node, type_of); !why.empty()) return unsupported(node.label() + ": " + why);
-  cpu::ResizeMode mode;
-  (void)cpu::resize_mode(node, &mode);
-  const auto in = *type_of(node.input(0)).shape.static_dims(), out = *type_of(node.output(0)).shape.static_dims();
-  double sh = 0, sw = 0;
-  bool by_sizes = false;
-  plan_scales(node, in, out, &sh, &sw, &by_sizes);
+  ResizePlan plan;
+  if (std::string why = plan_resize(node, type_of, &plan); !why.empty()) return unsupported(node.label() + ": " + why);
   ResizedOperand r;
-  r.source = {static_cast<size_t>(in[1]), static_cast<size_t>(in[2]), static_cast<size_t>(in[3])};
-  r.rows = cpu::resize_axis_map(mode, in[2], out[2], sh, by_sizes).i0;
-  r.cols = cpu::resize_axis_map(mode, in[3], out[3], sw, by_sizes).i0;
+  r.source = {static_cast<size_t>(plan.in[1]), static_cast<size_t>(plan.in[2]), static_cast<size_t>(plan.in[3])};
+  r.rows = cpu::resize_axis_map(plan.mode, plan.in[2], plan.out[2], plan.sh, plan.by_sizes).i0;
+  r.cols = cpu::resize_axis_map(plan.mode, plan.in[3], plan.out[3], plan.sw, plan.by_sizes).i0;
   return r;
 }
 

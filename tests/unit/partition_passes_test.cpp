@@ -231,6 +231,12 @@ TEST(PartitionPasses, NodeComputingSlowerThereIsPeeledOff) {
   for (const char* n : {"relu3x3", "expand", "relu1", "project"}) EXPECT_EQ(placement(*r, n).backend, kFake) << placements(*r);
 }
 
+// Makes the fake backend one that keeps intermediates on chip (as fusion does): chain clustering.
+void keep_fake_intermediates_on_chip(backends::DeviceProfile& profile) {
+  for (backends::BackendProfile& p : profile.backends)
+    if (p.backend == kFake) p.keeps_intermediates_on_chip = true;
+}
+
 // Graph order conv1, sig, relu1, add interleaves a Sigmoid (cpu) with the fake's chain. For a
 // backend that keeps intermediates on chip the chain's links move next to each other, so one
 // partition runs them; otherwise graph order stands and the chain is cut in two.
@@ -252,8 +258,7 @@ TEST(PartitionPasses, ChainsInterleavedWithOtherBranchesBecomeContiguous) {
   ASSERT_TRUE(graph_order.ok()) << graph_order.status().to_string();
   EXPECT_EQ(placements(*graph_order), "conv1:fake_npu sig:cpu relu1:fake_npu add:fake_npu ");
   EXPECT_EQ(graph_order->partitions.size(), 3u);
-  for (backends::BackendProfile& p : profile.backends)
-    if (p.backend == kFake) p.keeps_intermediates_on_chip = true;
+  keep_fake_intermediates_on_chip(profile);
   auto clustered = place(*g, dims, kFake, o, profile);
   ASSERT_TRUE(clustered.ok()) << clustered.status().to_string();
   EXPECT_EQ(placements(*clustered), "sig:cpu conv1:fake_npu relu1:fake_npu add:fake_npu ");
@@ -278,8 +283,7 @@ TEST(PartitionPasses, SideInputsLandBesideTheirReader) {
   o.prefer = {kFake};
   o.pins["conv_t"] = "cpu";
   backends::DeviceProfile profile = test_profile(2.0, 0.0);
-  for (backends::BackendProfile& p : profile.backends)
-    if (p.backend == kFake) p.keeps_intermediates_on_chip = true;
+  keep_fake_intermediates_on_chip(profile);
   auto r = place(*g, dims, kFake, o, profile);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(placements(*r), "conv_t:cpu relu_side:fake_npu add1:fake_npu add2:fake_npu ");

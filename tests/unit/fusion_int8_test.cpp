@@ -31,13 +31,15 @@ class QChain {
     for (int64_t i = 0; i < x.numel() * elem(); ++i) static_cast<uint8_t*>(x.raw())[i] = static_cast<uint8_t>(d(rng_));
     feeds_.push_back({"x", x});
     cur_ = x_;
-    c_ = x_dims[1];
+    c_ = input_channels_ = x_dims[1];
     zp_ = wide(signed_ ? -5 : 131);
   }
 
   // QLinearConv, per-channel weight scales, output scale chosen so outputs spread over the range
   // (`saturate` > 1 makes them clip at both ends).
-  QChain& qconv(int64_t co, int64_t k, int64_t stride, int64_t pad, int64_t group, float saturate = 1.0f) {
+  // `pad` on top and left, `pad_end` (default: the same) on bottom and right.
+  QChain& qconv(int64_t co, int64_t k, int64_t stride, int64_t pad, int64_t group, float saturate = 1.0f,
+                int64_t dilation = 1, int64_t pad_end = -1) {
     const int64_t kk = c_ / group * k * k;
     std::uniform_real_distribution<float> ws(0.004f, 0.02f);
     std::vector<float> w_scales(static_cast<size_t>(co));
@@ -54,7 +56,9 @@ class QChain {
     ir::Attributes a;
     a.set("kernel_shape", std::vector<int64_t>{k, k});
     a.set("strides", std::vector<int64_t>{stride, stride});
-    a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    if (pad_end < 0) pad_end = pad;
+    a.set("pads", std::vector<int64_t>{pad, pad, pad_end, pad_end});
+    a.set("dilations", std::vector<int64_t>{dilation, dilation});
     a.set("group", group);
     add(bits_ == 16 ? "nfuse" : "", bits_ == 16 ? "QLinearConv16" : "QLinearConv",
         {cur_, f32(scale_), q8(zp_), constant(w), constant(ir::Tensor::from_vector<float>(w_scales, {co})),
@@ -91,6 +95,36 @@ class QChain {
     add("com.microsoft", "QLinearAdd", ins, {});
     scale_ = y_scale;
     zp_ = y_zp;
+    return *this;
+  }
+
+  // MaxPool on the 8-bit values (what the QDQ pass leaves of DQ -> MaxPool -> Q).
+  QChain& maxpool(int64_t k, int64_t stride, int64_t pad, int64_t dilation = 1) {
+    ir::Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{k, k});
+    a.set("strides", std::vector<int64_t>{stride, stride});
+    a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    a.set("dilations", std::vector<int64_t>{dilation, dilation});
+    add("", "MaxPool", {cur_}, a);
+    return *this;
+  }
+
+  // com.microsoft QLinearConcat of the current value and the chain's input along channels, the
+  // input first or second; `requantize`: the output takes new parameters, so both parts go
+  // through tables (else the current value's, and only the input's part is requantized).
+  QChain& concat_input(bool input_first, bool requantize) {
+    const float y_scale = requantize ? scale_ * 1.25f : scale_;
+    const int64_t y_zp = requantize ? wide(signed_ ? 9 : 110) : zp_;
+    std::vector<ir::Value*> a = {cur_, f32(scale_), q8(zp_)};
+    std::vector<ir::Value*> b = {x_, f32(0.0173f), q8(signed_ ? -5 : 131)};
+    std::vector<ir::Value*> ins = {f32(y_scale), q8(y_zp)};
+    for (const auto* part : {input_first ? &b : &a, input_first ? &a : &b}) ins.insert(ins.end(), part->begin(), part->end());
+    ir::Attributes at;
+    at.set("axis", int64_t{1});
+    add("com.microsoft", "QLinearConcat", ins, at);
+    scale_ = y_scale;
+    zp_ = y_zp;
+    c_ += input_channels_;
     return *this;
   }
 
@@ -140,7 +174,7 @@ class QChain {
   std::unique_ptr<ir::Graph> g_;
   ir::Value* x_ = nullptr;
   ir::Value* cur_ = nullptr;
-  int64_t c_ = 0;
+  int64_t c_ = 0, input_channels_ = 0;
   float scale_ = 0.0173f;
   int64_t zp_ = 0;
   int next_ = 0;
@@ -235,6 +269,45 @@ TEST(FusionInt8, LookupActivationsStayInTheChain) {
   check({2, 8, 13, 22}, true,
         [](QChain& c) { c.qconv(24, 1, 1, 0, 1).lookup().lookup().qconv(24, 3, 2, 1, 24).lookup().qconv(8, 1, 1, 0, 1); },
         "s8 expand/lut/lut/dw s2/lut/project, batch 2", 6);
+}
+
+// Dense convolutions (the 3x3 stride-2 stem of every quantized CNN, YOLO's 3x3 chains) pad each
+// strip's window from the line buffer: strides 1 and 2 (either position), pads at strip edges,
+// asymmetric pads, dilation, 5x5, groups, 1x1 with stride 2, after and before depthwise members.
+TEST(FusionInt8, DenseConvolutionsPadTheirWindowPerStrip) {
+  check({1, 3, 29, 23}, false,
+        [](QChain& c) { c.qconv(16, 3, 2, 1, 1).qconv(16, 3, 1, 1, 16).qconv(24, 1, 1, 0, 1).qconv(24, 3, 1, 1, 1); },
+        "u8 stem 3x3 s2 / dw / 1x1 / 3x3 29x23", 4);
+  check({1, 8, 21, 30}, true,
+        [](QChain& c) {
+          c.qconv(16, 3, 1, 2, 1, 1.0f, 2).qconv(16, 1, 2, 0, 1).qconv(24, 5, 1, 2, 2).qconv(8, 3, 2, 0, 1, 1.0f, 1, 1);
+        },
+        "s8 3x3 dilated 2 / 1x1 s2 / 5x5 group 2 / 3x3 s2 pads 0,1 21x30", 4);
+  check({2, 4, 17, 9}, false, [](QChain& c) { c.qconv(8, 3, 1, 1, 1).lookup().qconv(4, 3, 1, 1, 1).add_input(false); },
+        "u8 3x3 / lut / 3x3 + add, batch 2", 4);
+  check({1, 4, 1, 40}, true, [](QChain& c) { c.qconv(8, 3, 1, 1, 1).qconv(4, 3, 1, 1, 1); }, "s8 1-row image", 2);
+}
+
+// QLinearConcat joins the chain: its chained part from the member before it, the other from the
+// arena, each copied or requantized through its table; a convolution reads the concatenation.
+TEST(FusionInt8, QLinearConcatJoinsTheChain) {
+  check({1, 4, 19, 13}, false,
+        [](QChain& c) { c.qconv(8, 3, 1, 1, 1).concat_input(false, false).qconv(8, 1, 1, 0, 1); },
+        "u8 3x3 / concat(conv, input) keeping the conv's parameters / 1x1", 3);
+  check({2, 4, 15, 21}, true,
+        [](QChain& c) { c.qconv(12, 1, 1, 0, 1).lookup().concat_input(true, true).qconv(8, 3, 1, 1, 1); },
+        "s8 1x1 / lut / concat(input, conv) requantizing both / 3x3, batch 2", 4);
+}
+
+// 8-bit MaxPool between convolutions: YOLO's 2x2 stride-2 downsampling and its 5x5 stride-1
+// SPP pools, padding at strip edges, dilation.
+TEST(FusionInt8, MaxPoolStaysInTheChain) {
+  check({1, 4, 27, 22}, false,
+        [](QChain& c) { c.qconv(8, 3, 1, 1, 1).maxpool(2, 2, 0).qconv(8, 3, 1, 1, 1).maxpool(5, 1, 2).qconv(4, 1, 1, 0, 1); },
+        "u8 3x3 / pool 2x2 s2 / 3x3 / pool 5x5 s1 / 1x1 27x22", 5);
+  check({2, 4, 17, 19}, true,
+        [](QChain& c) { c.qconv(8, 1, 1, 0, 1).maxpool(3, 2, 1, 2).qconv(8, 3, 1, 1, 8); },
+        "s8 1x1 / pool 3x3 s2 dilated 2 / dw, batch 2", 3);
 }
 
 // W8A16: 1x1 on the qs16 GEMM read from line buffers, depthwise on the direct int64 loop.

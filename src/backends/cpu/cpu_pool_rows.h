@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace nfuse::backends::cpu {
 
@@ -18,5 +19,11 @@ struct PoolGeometry {
 // to the input; the average divides by the clipped count, or by kh*kw when padding counts (only
 // offered when no window leaves the padded input, see make_pool).
 void pool_rows(PoolKind kind, bool count_pad, const PoolGeometry& g, const float* x, float* y, size_t y0, size_t y1);
+
+// The same for MaxPool on u8 / i8 (T = uint8_t or int8_t; cpu_qlinear_pool.cpp): buf is private
+// scratch of q8_maxpool_buffer_bytes(g) bytes. Exact like any maximum.
+size_t q8_maxpool_buffer_bytes(const PoolGeometry& g);
+template <typename T>
+void q8_maxpool_rows(const PoolGeometry& g, const T* x, T* y, size_t y0, size_t y1, T* buf);
 
 }  // namespace nfuse::backends::cpu

@@ -12,14 +12,9 @@
 namespace nfuse::backends::cpu {
 namespace {
 
-struct ConcatInput {
-  bool copy = true;
-  uint8_t table[256] = {};
-};
-
 class QLinearConcatOp final : public CpuOp {
  public:
-  QLinearConcatOp(int64_t axis, std::vector<ConcatInput> inputs) : axis_(axis), inputs_(std::move(inputs)) {}
+  QLinearConcatOp(int64_t axis, std::vector<QConcatInput> inputs) : axis_(axis), inputs_(std::move(inputs)) {}
 
   Status run(const OpTensors& t, RunContext& rc) override {
     ir::Tensor& ty = *t.outputs[0];
@@ -50,7 +45,7 @@ class QLinearConcatOp final : public CpuOp {
 
  private:
   int64_t axis_;
-  std::vector<ConcatInput> inputs_;
+  std::vector<QConcatInput> inputs_;
 };
 
 // Constant one-element f32 scale and zero point of dtype t, or false.
@@ -63,7 +58,7 @@ bool const_params(const ir::Value* s, const ir::Value* z, ir::DType t, float* sc
 }
 
 template <typename T>
-void fill_table(ConcatInput* in, float xs, int64_t xz, float ys, int64_t yz) {
+void fill_table(QConcatInput* in, float xs, int64_t xz, float ys, int64_t yz) {
   for (int v = 0; v < 256; ++v) {
     const T q = static_cast<T>(static_cast<uint8_t>(v));
     const T r = ref::quantize_value<T>(ref::dequantize_value(q, xs, xz), ys, yz);
@@ -73,26 +68,36 @@ void fill_table(ConcatInput* in, float xs, int64_t xz, float ys, int64_t yz) {
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_qlinear_concat(const ir::Node& node, const CompileContext&) {
-  const ir::DType t = node.input(1) ? node.input(1)->type.dtype : ir::DType::kF32;  // Y_zero_point: Y's dtype
-  if ((t != ir::DType::kU8 && t != ir::DType::kI8) || node.inputs.size() < 5 || (node.inputs.size() - 2) % 3 != 0) {
-    return std::unique_ptr<CpuOp>();
-  }
+std::string qlinear_concat_inputs(const ir::Node& node, ir::DType* y_type, std::vector<QConcatInput>* inputs) {
+  const ir::Value* yz_value = node.input(1);
+  const ir::DType t = yz_value && yz_value->constant ? yz_value->constant->dtype() : ir::DType::kF32;
+  if ((t != ir::DType::kU8 && t != ir::DType::kI8) || node.inputs.size() < 5 || (node.inputs.size() - 2) % 3 != 0)
+    return "QLinearConcat without a constant 8-bit Y zero point and (X, scale, zero point) triples";
   float ys;
   int64_t yz;
-  if (!const_params(node.input(0), node.input(1), t, &ys, &yz)) return std::unique_ptr<CpuOp>();
-  std::vector<ConcatInput> inputs((node.inputs.size() - 2) / 3);
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  if (!const_params(node.input(0), node.input(1), t, &ys, &yz)) return "QLinearConcat with a non-constant Y scale";
+  inputs->assign((node.inputs.size() - 2) / 3, QConcatInput{});
+  for (size_t i = 0; i < inputs->size(); ++i) {
     const int k = static_cast<int>(2 + 3 * i);
     float xs;
     int64_t xz;
-    if (!node.input(k) || node.input(k)->type.dtype != t || !const_params(node.input(k + 1), node.input(k + 2), t, &xs, &xz)) {
-      return std::unique_ptr<CpuOp>();
-    }
-    inputs[i].copy = xs == ys && xz == yz;
-    if (t == ir::DType::kU8) fill_table<uint8_t>(&inputs[i], xs, xz, ys, yz);
-    else fill_table<int8_t>(&inputs[i], xs, xz, ys, yz);
+    if (!node.input(k) || !const_params(node.input(k + 1), node.input(k + 2), t, &xs, &xz))
+      return "QLinearConcat input " + std::to_string(i) + " without constant parameters of Y's type";
+    QConcatInput& in = (*inputs)[i];
+    in.copy = xs == ys && xz == yz;
+    if (t == ir::DType::kU8) fill_table<uint8_t>(&in, xs, xz, ys, yz);
+    else fill_table<int8_t>(&in, xs, xz, ys, yz);
   }
+  *y_type = t;
+  return "";
+}
+
+Result<std::unique_ptr<CpuOp>> make_qlinear_concat(const ir::Node& node, const CompileContext&) {
+  ir::DType t;
+  std::vector<QConcatInput> inputs;
+  if (!qlinear_concat_inputs(node, &t, &inputs).empty()) return std::unique_ptr<CpuOp>();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (node.input(static_cast<int>(2 + 3 * i))->type.dtype != t) return std::unique_ptr<CpuOp>();
   return std::unique_ptr<CpuOp>(std::make_unique<QLinearConcatOp>(node.attrs.get_int("axis", 1), std::move(inputs)));
 }
 

@@ -21,7 +21,7 @@
 // B is then [K x pixels] with K in ONNX's (c, ky, kx) order (the weights need no reordering): the
 // NCHW input rows themselves for a 1x1 stride-1 unpadded convolution, else im2col columns
 // gathered straight into the GEMM's packed X panels (qu8_wxgemm_pack_x_runs) from a copy of the
-// group's planes padded with x_zp and split into stride phases (pad_planes), where each
+// group's planes padded with x_zp and split into stride phases (cpu_qconv_padded.h), where each
 // (c, ky, kx) and output row is one contiguous run (16-byte loads, no edge tests; no im2col
 // matrix in between, which cost about as much as the packing). C rows are the NCHW output rows:
 // neither transpose remains.
@@ -34,77 +34,14 @@
 #include <cmath>
 #include <cstring>
 
-#if defined(__x86_64__)
-#include <emmintrin.h>  // SSE2 (baseline x86-64): pad_planes' copies and stride-2 column split
-#endif
-
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_qconv_padded.h"
 #include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
 
 namespace nfuse::backends::cpu {
 namespace {
-
-// memcpy / memset for the short rows of pad_planes (56, 28, 14 or 7 bytes for ResNet-50's maps,
-// 1-byte pads), inline: ~95k rows per ResNet-50 run, where the library calls cost more than the
-// copies. Exact: chunks end on an overlapping last chunk, never past n.
-inline void copy_short(uint8_t* dst, const uint8_t* src, size_t n) {
-#if defined(__x86_64__)
-  if (n >= 16) {
-    for (size_t i = 0; i + 16 < n; i += 16)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + n - 16),
-                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + n - 16)));
-    return;
-  }
-#endif
-  if (n >= 8) {
-    uint64_t a, b;
-    std::memcpy(&a, src, 8);
-    std::memcpy(&b, src + n - 8, 8);
-    std::memcpy(dst, &a, 8);
-    std::memcpy(dst + n - 8, &b, 8);
-    return;
-  }
-  if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, src, 4);
-    std::memcpy(&b, src + n - 4, 4);
-    std::memcpy(dst, &a, 4);
-    std::memcpy(dst + n - 4, &b, 4);
-    return;
-  }
-  if (n > 0) dst[0] = src[0];  // not a loop: GCC would make it a memcpy call again
-  if (n > 1) dst[1] = src[1];
-  if (n > 2) dst[2] = src[2];
-}
-
-inline void fill_short(uint8_t* dst, uint8_t v, size_t n) {
-#if defined(__x86_64__)
-  if (n >= 16) {
-    const __m128i b = _mm_set1_epi8(static_cast<char>(v));
-    for (size_t i = 0; i + 16 < n; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), b);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + n - 16), b);
-    return;
-  }
-#endif
-  if (n >= 8) {
-    const uint64_t b = 0x0101010101010101ull * v;
-    std::memcpy(dst, &b, 8);
-    std::memcpy(dst + n - 8, &b, 8);
-    return;
-  }
-  if (n >= 4) {
-    const uint32_t b = 0x01010101u * v;
-    std::memcpy(dst, &b, 4);
-    std::memcpy(dst + n - 4, &b, 4);
-    return;
-  }
-  if (n > 0) dst[0] = v;  // not a loop: GCC would make it a memset call again
-  if (n > 1) dst[1] = v;
-  if (n > 2) dst[2] = v;
-}
 
 class QLinearConv final : public CpuOp {
  public:
@@ -121,7 +58,7 @@ class QLinearConv final : public CpuOp {
     k_ = static_cast<size_t>(w.numel()) / co_;
     // W * X pixel block: its packed X (kpad x block bytes) about 160 KiB.
     const size_t kpad = (k_ + 3) / 4 * 4;
-    if (wx_ != nullptr && wx_->nr > kMaxWxNr) wx_ = nullptr;  // pack_panel's run table
+    if (wx_ != nullptr && wx_->nr > QConvPaddedRows::kMaxRuns) wx_ = nullptr;  // pack_panel's run table
     wx_block_ = std::min<size_t>(kMaxWxBlock, std::max<size_t>(32, kWxBlockBytes / kpad / 32 * 32));
   }
 
@@ -244,29 +181,24 @@ class QLinearConv final : public CpuOp {
   // came cold (median 13.6 -> 13.1 ms, 1 thread, noisy machine). Every worker's scratch is sized
   // for both parts (the Scratch API sizes all alike): the others' padded part goes unused.
   size_t wx_packed_bytes() const { return ((k_ + 3) / 4 * 4 * wx_block_ + 63) / 64 * 64; }
-  static size_t wx_padded_bytes(const Conv2dGeometry& g) {
+  size_t wx_padded_bytes(const Conv2dGeometry& g) const {
     if (is_direct(g) || g.ho == 0 || g.wo == 0) return 0;
-    return g.c / g.group * pad_geometry(g).plane + 64;  // + 64: pack_panel's load overshoot
+    return QConvPaddedRows(g, x_zp_, x_signed_).buffer_bytes(g.ho);
   }
 
   // The W * X orientation (header comment): per image and group, tasks of [pixels x channels].
   Status run_wx(const Conv2dGeometry& g, bool direct, const OpTensors& t, RunContext& rc) {
     const size_t p = g.ho * g.wo, hw = g.h * g.w;
     const size_t cin_g = g.c / g.group, cg = co_ / g.group;
-    if (p == 0 || g.n == 0) return ok_status();  // empty output (pad_geometry needs ho, wo >= 1)
+    if (p == 0 || g.n == 0) return ok_status();  // empty output (padded rows need ho, wo >= 1)
+    const QConvPaddedRows padded(g, x_zp_, x_signed_);
+    uint8_t* buf = nullptr;
     if (!direct) {
-      const PadGeometry pg = pad_geometry(g);
       if (rc.scratch.floats() * sizeof(float) < wx_packed_bytes() + wx_padded_bytes(g))
         return internal_error(node_.label() + ": scratch too small");
-      padded_ = reinterpret_cast<uint8_t*>(rc.scratch.get(0)) + wx_packed_bytes();
-      // Where each K row (c, ky, kx) starts in padded_ (tap (0, 0) of output pixel 0 at 0).
-      const size_t row_bytes = g.sw * pg.cols;
+      buf = reinterpret_cast<uint8_t*>(rc.scratch.get(0)) + wx_packed_bytes();
       row_offset_.resize(k_);
-      size_t* o = row_offset_.data();
-      for (size_t c = 0; c < cin_g; ++c)
-        for (size_t ky = 0; ky < g.kh; ++ky)
-          for (size_t kx = 0; kx < g.kw; ++kx)
-            *o++ = c * pg.plane + ky * g.dh * row_bytes + (kx * g.dw % g.sw) * pg.cols + kx * g.dw / g.sw;
+      padded.row_offsets(g.ho, row_offset_.data());
     }
     const kernels::Qu8GemmRequant rq =
         kernels::qu8_requant(y_signed_, y_zp_, y_signed_ ? -128 : 0, y_signed_ ? 127 : 255);
@@ -280,22 +212,24 @@ class QLinearConv final : public CpuOp {
         const uint8_t* w = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
         if (!direct) {
           const size_t cstep = std::max<size_t>(1, (cin_g + rc.pool.threads() * 4 - 1) / (rc.pool.threads() * 4));
+          const PlaneRowsOf<const uint8_t> planes{x, hw, g.w, 0};
           rc.pool.run((cin_g + cstep - 1) / cstep, [&](size_t i, size_t) {
-            pad_planes(g, x, i * cstep, std::min(cin_g, (i + 1) * cstep));
+            padded.fill(planes, g.h, i * cstep, std::min(cin_g, (i + 1) * cstep), 0, g.ho, buf);
           });
         }
         rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
           size_t p0, p1, c0, c1;
           tasks.range(i, p, cg, &p0, &p1, &c0, &c1);
-          wx_task(g, direct, x, w, y, p0, p1, c0, c1, rq, rc.scratch.get(worker));
+          wx_task(g, direct ? nullptr : &padded, buf, x, w, y, p0, p1, c0, c1, rq, rc.scratch.get(worker));
         });
       }
     }
     return ok_status();
   }
 
-  // Output pixels [p0, p1) x channels [c0, c1) of one image and group, block by block of pixels.
-  void wx_task(const Conv2dGeometry& g, bool direct, const uint8_t* x, const uint8_t* w, uint8_t* y, size_t p0,
+  // Output pixels [p0, p1) x channels [c0, c1) of one image and group, block by block of pixels;
+  // X straight from the input (a direct 1x1) or, through `padded`, from the padded planes at buf.
+  void wx_task(const Conv2dGeometry& g, const QConvPaddedRows* padded, const uint8_t* buf, const uint8_t* x, const uint8_t* w, uint8_t* y, size_t p0,
                size_t p1, size_t c0, size_t c1, const kernels::Qu8GemmRequant& rq, float* scratch) const {
     const size_t p = g.ho * g.wo, hw = g.h * g.w;
     const size_t mr = wx_->mr, nr = wx_->nr, kpad = (k_ + 3) / 4 * 4;
@@ -304,10 +238,10 @@ class QLinearConv final : public CpuOp {
     for (size_t pb = p0; pb < p1; pb += wx_block_) {
       const size_t len = std::min(wx_block_, p1 - pb);
       for (size_t j = 0; j < len; j += nr) {
-        if (direct) {
-          kernels::qu8_wxgemm_pack_x(*wx_, k_, std::min(nr, len - j), x + pb + j, hw, x_signed_, packed_x + j * kpad);
+        if (padded) {
+          padded->pack_panel(*wx_, row_offset_.data(), pb + j, std::min(nr, len - j), buf, packed_x + j * kpad);
         } else {
-          pack_panel(g, pb + j, std::min(nr, len - j), packed_x + j * kpad);
+          kernels::qu8_wxgemm_pack_x(*wx_, k_, std::min(nr, len - j), x + pb + j, hw, x_signed_, packed_x + j * kpad);
         }
       }
       for (size_t c = c0; c < c1; c += mr) {
@@ -318,151 +252,6 @@ class QLinearConv final : public CpuOp {
         }
       }
     }
-  }
-
-  // The group's input planes, padded with x_zp's byte and split into sw column phases, so that
-  // every im2col row segment is one contiguous run: phase ph, row r, column j holds padded input
-  // (r - pad_top, j * sw + ph - pad_left). Rows: every row a window reads; columns: wo plus the
-  // window's reach in that phase.
-  struct PadGeometry {
-    size_t rows, cols, plane;  // plane = rows * sw * cols
-  };
-  static PadGeometry pad_geometry(const Conv2dGeometry& g) {
-    PadGeometry pg;
-    pg.rows = (g.ho - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-    pg.cols = g.wo + (g.kw - 1) * g.dw / g.sw;
-    pg.plane = pg.rows * g.sw * pg.cols;
-    return pg;
-  }
-
-  // Whether some tap reads column phase `ph` (kx * dw % sw == ph for some kx).
-  static bool phase_read(const Conv2dGeometry& g, size_t ph) {
-    for (size_t kx = 0; kx < g.kw; ++kx)
-      if (kx * g.dw % g.sw == ph) return true;
-    return false;
-  }
-
-  // Whether some tap reads padded row r (r = oy * sh + ky * dh for some ky; e.g. not the odd rows
-  // of a 1x1 stride 2, half of a ResNet downsample's copy).
-  static bool row_read(const Conv2dGeometry& g, size_t r) {
-    for (size_t ky = 0; ky < g.kh && ky * g.dh <= r; ++ky)
-      if ((r - ky * g.dh) % g.sh == 0) return true;
-    return false;
-  }
-
-  // Input channels [c0, c1) of the group (planes at x) into padded_ (phases and rows no tap reads
-  // are left as they are).
-  void pad_planes(const Conv2dGeometry& g, const uint8_t* x, size_t c0, size_t c1) {
-    const PadGeometry pg = pad_geometry(g);
-    const uint8_t pad = static_cast<uint8_t>(x_zp_);
-    const ptrdiff_t wi = static_cast<ptrdiff_t>(g.w), sw = static_cast<ptrdiff_t>(g.sw);
-    const ptrdiff_t n = static_cast<ptrdiff_t>(pg.cols);
-    // Per phase (the same for every row): whether a tap reads it, and the columns j in [j0, j1)
-    // that read input ix = j * sw + ph - pad_left inside the row.
-    struct Phase {
-      bool read;
-      ptrdiff_t ix0, j0, j1;
-    };
-    auto make_phase = [&](ptrdiff_t ph) {
-      Phase f;
-      f.read = phase_read(g, static_cast<size_t>(ph));
-      f.ix0 = ph - static_cast<ptrdiff_t>(g.pad_left);
-      f.j0 = std::min(n, f.ix0 >= 0 ? 0 : (-f.ix0 + sw - 1) / sw);
-      f.j1 = std::max(f.j0, std::min(n, f.ix0 < wi ? (wi - 1 - f.ix0) / sw + 1 : 0));
-      return f;
-    };
-    constexpr ptrdiff_t kTable = static_cast<ptrdiff_t>(kMaxPhases);  // larger strides: per row
-    Phase phases[kMaxPhases];
-    for (ptrdiff_t ph = 0; ph < std::min(sw, kTable); ++ph) phases[ph] = make_phase(ph);
-    if (sw == 1) {  // one phase, read by every tap: the loop below without its per-phase work
-      const ptrdiff_t ix0 = phases[0].ix0, j0 = phases[0].j0, j1 = phases[0].j1;
-      for (size_t c = c0; c < c1; ++c) {
-        const uint8_t* plane = x + c * g.h * g.w;
-        uint8_t* dst = padded_ + c * pg.plane;
-        for (size_t r = 0; r < pg.rows; ++r, dst += pg.cols) {
-          if (g.sh > 1 && !row_read(g, r)) continue;
-          const ptrdiff_t iy = static_cast<ptrdiff_t>(r) - static_cast<ptrdiff_t>(g.pad_top);
-          if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) {
-            fill_short(dst, pad, pg.cols);
-            continue;
-          }
-          fill_short(dst, pad, static_cast<size_t>(j0));
-          copy_short(dst + j0, plane + static_cast<size_t>(iy) * g.w + ix0 + j0, static_cast<size_t>(j1 - j0));
-          fill_short(dst + j1, pad, static_cast<size_t>(n - j1));
-        }
-      }
-      return;
-    }
-    for (size_t c = c0; c < c1; ++c) {
-      const uint8_t* plane = x + c * g.h * g.w;
-      uint8_t* dst = padded_ + c * pg.plane;
-      for (size_t r = 0; r < pg.rows; ++r) {
-        if (g.sh > 1 && !row_read(g, r)) {
-          dst += g.sw * pg.cols;
-          continue;
-        }
-        const ptrdiff_t iy = static_cast<ptrdiff_t>(r) - static_cast<ptrdiff_t>(g.pad_top);
-        for (ptrdiff_t ph = 0; ph < sw; ++ph, dst += pg.cols) {
-          const Phase f = ph < kTable ? phases[ph] : make_phase(ph);
-          if (!f.read) continue;  // e.g. the odd columns of a 1x1 stride 2
-          if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) {
-            fill_short(dst, pad, pg.cols);
-            continue;
-          }
-          const uint8_t* row = plane + static_cast<size_t>(iy) * g.w;
-          const ptrdiff_t ix0 = f.ix0, j0 = f.j0, j1 = f.j1;
-          fill_short(dst, pad, static_cast<size_t>(j0));
-          if (sw == 1) {
-            if (j1 > j0) copy_short(dst + j0, row + ix0 + j0, static_cast<size_t>(j1 - j0));
-          } else {
-            ptrdiff_t j = j0;
-#if defined(__x86_64__)
-            if (sw == 2) {
-              // The even bytes of 32, 16 at a time, while the loads stay inside the plane (they
-              // may run into the next rows: those bytes land in columns >= j1, which the memset
-              // below rewrites, or are not stored at all past the phase row).
-              const __m128i even = _mm_set1_epi16(0x00FF);
-              const ptrdiff_t readable = (static_cast<ptrdiff_t>(g.h) - iy) * wi;  // from row
-              for (; j < j1 && ix0 + 2 * j + 32 <= readable; j += 16) {
-                const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + ix0 + 2 * j));
-                const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + ix0 + 2 * j + 16));
-                const __m128i v = _mm_packus_epi16(_mm_and_si128(a, even), _mm_and_si128(b, even));
-                if (j + 16 <= n) {
-                  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j), v);
-                } else {
-                  alignas(16) uint8_t tmp[16];
-                  _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
-                  std::memcpy(dst + j, tmp, static_cast<size_t>(j1 - j));
-                }
-              }
-              j = std::min(j, j1);
-            }
-#endif
-            for (; j < j1; ++j) dst[j] = row[ix0 + j * sw];
-          }
-          fill_short(dst + j1, pad, static_cast<size_t>(n - j1));
-        }
-      }
-    }
-  }
-
-  // The packed X panel of output pixels [q0, q0 + n) (n <= NR): their im2col columns, K in ONNX's
-  // (c, ky, kx) order, gathered from padded_ (row_offset_ per K row) in runs of consecutive
-  // pixels on one output row (the same for every K row). The loads' overshoot stays in the slack
-  // at the end of padded_.
-  void pack_panel(const Conv2dGeometry& g, size_t q0, size_t n, uint8_t* out) const {
-    const PadGeometry pg = pad_geometry(g);
-    const size_t row_bytes = g.sw * pg.cols;  // one padded row, all phases
-    kernels::Qu8WxRun runs[kMaxWxNr];
-    size_t count = 0;
-    for (size_t q = q0; q < q0 + n; ++count) {
-      const size_t oy = q / g.wo, ox0 = q % g.wo;
-      const size_t seg = std::min(g.wo - ox0, q0 + n - q);
-      runs[count] = {static_cast<uint32_t>(q - q0), static_cast<uint32_t>(oy * g.sh * row_bytes + ox0),
-                     static_cast<uint32_t>(seg)};
-      q += seg;
-    }
-    kernels::qu8_wxgemm_pack_x_runs(*wx_, k_, n, padded_, row_offset_.data(), runs, count, x_signed_, out);
   }
 
   // Spatial positions [s0, s1) of one group's cin_g planes into nhwc_ ([H*W x cin_g]).
@@ -501,8 +290,6 @@ class QLinearConv final : public CpuOp {
   const kernels::Qu8GemmConfig& cfg_;
   static constexpr size_t kMaxWxBlock = 1024;  // pixels per W * X block (a multiple of 32)
   static constexpr size_t kWxBlockBytes = 160 << 10;  // packed X per block
-  static constexpr size_t kMaxWxNr = 64;       // pack_panel's run table (NR is 32)
-  static constexpr size_t kMaxPhases = 16;     // pad_planes' per-phase table (larger strides: per row)
   const kernels::Qu8WxConfig* wx_;  // the W * X kernel, or nullptr: X * W on cfg_
   size_t wx_block_ = 32;
   bool x_signed_, y_signed_;
@@ -510,8 +297,7 @@ class QLinearConv final : public CpuOp {
   size_t co_ = 0, k_ = 0, group_ = 1, panel_bytes_ = 0;
   AlignedFloats packed_;
   std::vector<uint8_t> nhwc_, cols_, product_;  // grow only: sized by the largest input seen
-  uint8_t* padded_ = nullptr;                   // W * X: pad_planes' output, in scratch (run_wx)
-  std::vector<size_t> row_offset_;              // W * X: each K row's start in padded_
+  std::vector<size_t> row_offset_;              // W * X: each K row's start in the padded planes
   Conv2dGeometryCache geo_;
 };
 

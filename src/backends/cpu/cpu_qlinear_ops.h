@@ -4,7 +4,10 @@
 // when the node is outside what the optimised path covers, and the reference kernel runs it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "backends/cpu/cpu_op.h"
 
@@ -17,6 +20,16 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_binary(const ir::Node& node, const C
 // QLinearConcat with constant per-tensor parameters: rows copied where an input's parameters
 // equal the output's, requantized through a 256-entry table (x8-lut) otherwise (cpu_qlinear_concat.cpp).
 Result<std::unique_ptr<CpuOp>> make_qlinear_concat(const ir::Node& node, const CompileContext& ctx);
+// One QLinearConcat input's requantization to the output's parameters: a plain copy when they
+// are equal, else table[byte] = quantize(dequantize(byte)), the very values ref computes.
+struct QConcatInput {
+  bool copy = true;
+  uint8_t table[256] = {};
+};
+// "" with Y's type (u8 / i8, Y_zero_point's) and every input's requantization when QLinearConcat
+// `node` has constant one-element scales and zero points of one 8-bit type; else why not. The
+// inputs' own types are the caller's to check.
+std::string qlinear_concat_inputs(const ir::Node& node, ir::DType* y_type, std::vector<QConcatInput>* inputs);
 // QLinearGlobalAveragePool, channels_last = 0, constant per-tensor parameters (q8-rsum row sums),
 // and MaxPool of a 4-D u8 / i8 tensor without Indices (cpu_qlinear_pool.cpp).
 Result<std::unique_ptr<CpuOp>> make_qlinear_pool(const ir::Node& node, const CompileContext& ctx);

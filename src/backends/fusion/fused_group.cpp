@@ -126,10 +126,17 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
   const size_t last_g = g->layers_[g->stages_.back().layers.front()]->row_granularity();
   size_t tiles = std::clamp<size_t>(ctx.tile_rows > 0 ? static_cast<size_t>(ctx.tile_rows) : round_up(rule, last_g), 1,
                                     std::max<size_t>(1, height));
+  // Groups of narrow rows only (which `auto` gives back, fusion_backend.cpp, but a forced plan
+  // runs) keep the rule's strips: shrunk to fit L2, their members' per-channel calls and the
+  // windows re-read per strip cost more than the cache misses saved (lraspp at 960, forced:
+  // int8 82 -> 49 ms, f32 161 -> 103 ms). Wide groups shrink to one row if need be.
+  size_t widest = 0;
+  for (const auto& l : g->layers_) widest = std::max(widest, l->out.w);
+  const size_t floor_rows = widest < kMinFusedWidth ? round_up(rule, last_g) : 1;
   int64_t fused = 0;
   for (;;) {
     g->plan_tiles(tiles, static_cast<size_t>(std::max(1, ctx.threads)), &fused);
-    if (ctx.tile_rows > 0 || tiles <= last_g || g->scratch_floats_ <= l2_floats) break;
+    if (ctx.tile_rows > 0 || tiles <= std::max(last_g, floor_rows) || g->scratch_floats_ <= l2_floats) break;
     tiles = std::max<size_t>(last_g, tiles / 2 / last_g * last_g);
   }
 

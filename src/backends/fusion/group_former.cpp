@@ -23,12 +23,12 @@ bool reads_as_residual(const ir::Node& reader, const ir::Value* v, const TypeOf&
   return false;
 }
 
-// Whether a member keeps its input's rows where they are: element-wise members, Concat, and
+// Whether a member keeps its input's rows where they are: element-wise members, Concats, and
 // stride-1 windows whose output has the input's height. Between a skip value and its residual
 // reader only these may stand, so the rows the reader needs are still in the skip value's line
 // buffer when it runs (the halo the windows in between keep is a superset of them).
 bool keeps_rows(const ir::Node& n, const TypeOf& type_of) {
-  if (elementwise_member(n) || n.op_type == "Concat") return true;
+  if (elementwise_member(n) || is_concat(n)) return true;
   if (n.op_type != "Conv" && n.op_type != "MaxPool" && n.op_type != "AveragePool") return false;
   for (int64_t s : n.attrs.get_ints("strides", {1, 1}))
     if (s != 1) return false;

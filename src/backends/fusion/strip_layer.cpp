@@ -1,6 +1,7 @@
 // Which nodes the fusion engine can run as group members, and the factory for their layers.
 #include <set>
 
+#include "backends/cpu/cpu_qlinear_ops.h"
 #include "backends/fusion/strip_layer_impl.h"
 #include "ops/fused_epilogue.h"
 
@@ -85,6 +86,8 @@ bool unary_activation(const ir::Node& node, ops::FusedActivation* kind, std::vec
 
 bool is_qlinear_add(const ir::Node& node) { return node.domain == "com.microsoft" && node.op_type == "QLinearAdd"; }
 bool is_qlinear_lookup(const ir::Node& node) { return node.domain == "nfuse" && node.op_type == "QLinearLookup"; }
+bool is_qlinear_concat(const ir::Node& node) { return node.domain == "com.microsoft" && node.op_type == "QLinearConcat"; }
+bool is_concat(const ir::Node& node) { return is_qlinear_concat(node) || (node.domain.empty() && node.op_type == "Concat"); }
 
 std::vector<int> row_inputs(const ir::Node& node) {
   if (is_qlinear_add(node)) return {0, 3};
@@ -94,6 +97,11 @@ std::vector<int> row_inputs(const ir::Node& node) {
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
     return all;
   }
+  if (is_qlinear_concat(node)) {  // Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per input
+    std::vector<int> xs;
+    for (size_t i = 2; i + 2 < node.inputs.size(); i += 3) xs.push_back(static_cast<int>(i));
+    return xs;
+  }
   return {0};
 }
 
@@ -102,10 +110,11 @@ bool elementwise_binary(const ir::Node& node) {
 }
 
 int main_input_index(const ir::Node& node, const ir::Value* preferred, const TypeOf& type_of) {
-  if (node.domain.empty() && node.op_type == "Concat") {
-    for (size_t i = 0; i < node.inputs.size(); ++i)
-      if (preferred && node.input(static_cast<int>(i)) == preferred) return static_cast<int>(i);
-    return 0;
+  if (is_concat(node)) {
+    const std::vector<int> parts = row_inputs(node);
+    for (int i : parts)
+      if (preferred && node.input(i) == preferred) return i;
+    return parts.empty() ? 0 : parts.front();
   }
   if (is_qlinear_add(node)) return preferred && node.input(3) == preferred && node.input(0) != preferred ? 3 : 0;
   if (node.op_type != "Add" && node.op_type != "Mul") return 0;
@@ -120,7 +129,7 @@ int main_input_index(const ir::Node& node, const ir::Value* preferred, const Typ
   return type_of(a).shape == out || type_of(b).shape != out ? 0 : 1;
 }
 
-// The integer members: 1x1 and depthwise QLinearConv, QLinearAdd of two same-shape operands.
+// The integer members: QLinearConv (depthwise up to 514 taps), QLinearAdd of two same-shape operands.
 std::string int8_rejection(const ir::Node& node, const TypeOf& type_of) {
   const ir::Value* x = node.input(0);
   if (!x || node.outputs.size() != 1 || !node.output(0)) return "unsupported op: " + node.op_type + " operands";
@@ -135,13 +144,8 @@ std::string int8_rejection(const ir::Node& node, const TypeOf& type_of) {
   auto g = ops::resolve_conv(node.attrs, *type_of(x).shape.static_dims(), node.input(3)->constant->dims());
   if (!g.ok()) return "unsupported op: QLinearConv geometry does not resolve";
   const bool depthwise = g->group > 1 && g->group == g->in_channels && g->group == g->out_channels;
-  const bool pointwise = g->group == 1 && g->kernel[0] * g->kernel[1] == 1 && g->strides[0] == 1 &&
-                         g->strides[1] == 1 && g->pad_begin[0] == 0 && g->pad_begin[1] == 0 && g->out[0] == g->in[0] &&
-                         g->out[1] == g->in[1];
   if (depthwise && g->kernel[0] * g->kernel[1] > kMaxExactF32Taps)
     return "unsupported op: depthwise QLinearConv with more than 514 taps";
-  if (!depthwise && !pointwise)
-    return "unsupported op: QLinearConv other than 1x1 stride 1 or depthwise in int8 strips";
   return "";
 }
 
@@ -151,22 +155,58 @@ bool elementwise_member(const ir::Node& node) {
   return elementwise_binary(node) || is_qlinear_lookup(node) || unary_activation(node, &kind, &params);
 }
 
-// Concat along channels of 4-D f32 values of one batch, height and width, each used once.
+// Concat along channels of 4-D values of one batch, height and width, each used once.
 std::string concat_rejection(const ir::Node& node, const TypeOf& type_of) {
-  if (node.inputs.size() < 2) return "unsupported op: Concat of fewer than two inputs";
+  const std::vector<int> parts = row_inputs(node);
+  if (parts.size() < 2) return "unsupported op: " + node.op_type + " of fewer than two inputs";
   const int64_t axis = node.attrs.get_int("axis", 0);
-  if (axis != 1 && axis != -3) return "unsupported op: Concat along an axis other than channels";
+  if (axis != 1 && axis != -3) return "unsupported op: " + node.op_type + " along an axis other than channels";
+  if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
   const auto out = *type_of(node.output(0)).shape.static_dims();
   std::set<const ir::Value*> seen;
-  for (const ir::Value* v : node.inputs) {
-    if (!v || v->constant) return "unsupported op: Concat with a missing or constant input";
-    if (!seen.insert(v).second) return "unsupported op: Concat of one value twice";
+  for (int i : parts) {
+    const ir::Value* v = node.input(i);
+    if (!v || v->constant) return "unsupported op: " + node.op_type + " with a missing or constant input";
+    if (!seen.insert(v).second) return "unsupported op: " + node.op_type + " of one value twice";
     if (std::string why = rank_or_shape(type_of, v, "input"); !why.empty()) return why;
     const auto d = *type_of(v).shape.static_dims();
-    if (d[0] != out[0] || d[2] != out[2] || d[3] != out[3]) return "unsupported op: Concat inputs of other planes";
+    if (d[0] != out[0] || d[2] != out[2] || d[3] != out[3])
+      return "unsupported op: " + node.op_type + " inputs of other planes";
   }
   return "";
 }
+
+std::string qconcat_rejection(const ir::Node& node, const TypeOf& type_of) {
+  ir::DType t;
+  std::vector<cpu::QConcatInput> requant;
+  if (std::string why = cpu::qlinear_concat_inputs(node, &t, &requant); !why.empty()) return "unsupported op: " + why;
+  if (node.outputs.size() != 1 || !node.output(0)) return "unsupported op: QLinearConcat with extra outputs";
+  for (int i : row_inputs(node)) {
+    const ir::Value* v = node.input(i);
+    if (v && type_of(v).dtype != t)
+      return "dtype: QLinearConcat input '" + v->name + "' is " + std::string(ir::dtype_name(type_of(v).dtype)) +
+             ", Y is " + std::string(ir::dtype_name(t));
+  }
+  return concat_rejection(node, type_of);
+}
+
+namespace {
+
+// MaxPool (f32, u8, i8) and AveragePool (f32) whose windows resolve.
+std::string pool_rejection(const ir::Node& node, const TypeOf& type_of) {
+  const ir::Value* x = node.input(0);
+  if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
+  if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
+  const std::string& op = node.op_type;
+  if (op == "MaxPool" && node.attrs.get_int("storage_order", 0) != 0) return "unsupported op: MaxPool storage_order 1";
+  if (op == "AveragePool" && node.attrs.get_int("count_include_pad", 0) != 0 &&
+      (node.attrs.get_int("ceil_mode", 0) != 0 || node.attrs.get_string("auto_pad", "NOTSET") != "NOTSET"))
+    return "unsupported op: AveragePool counting pads in ceil_mode / auto_pad";
+  if (!ops::resolve_pool(node.attrs, *dims4(type_of, x)).ok()) return "unsupported op: pool geometry does not resolve";
+  return "";
+}
+
+}  // namespace
 
 std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   static const std::set<std::string> kOps = {"Conv",    "ConvTranspose", "MaxPool",     "AveragePool", "Relu",
@@ -176,12 +216,16 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   if (is_qlinear_add(node) || (node.domain.empty() && node.op_type == "QLinearConv")) return int8_rejection(node, type_of);
   if (is_qconv16(node)) return qconv16_rejection(node, type_of);
   if (is_qlinear_lookup(node)) return qlookup_rejection(node, type_of);
+  if (is_qlinear_concat(node)) return qconcat_rejection(node, type_of);
   if (node.domain.empty() && node.op_type == "Resize") return resize_rejection(node, type_of);
   if (!node.domain.empty() || !kOps.count(node.op_type)) {
     const std::string op = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
     return "unsupported op: the fusion engine has no strip kernel for " + op;
   }
   if (node.outputs.size() != 1 || !node.output(0)) return "unsupported op: " + node.op_type + " with extra outputs";
+  if (node.op_type == "MaxPool" && node.input(0) &&
+      (type_of(node.input(0)).dtype == ir::DType::kU8 || type_of(node.input(0)).dtype == ir::DType::kI8))
+    return pool_rejection(node, type_of);
   for (const ir::Value* v : node.inputs) {
     if (!v || v->constant) continue;
     if (type_of(v).dtype != ir::DType::kF32)
@@ -213,14 +257,7 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   if (op == "Concat") return concat_rejection(node, type_of);
   if (op == "MatMul") return matmul_rejection(node, type_of);
   if (op == "Gemm") return "rank != 4: Gemm multiplies matrices; fused groups carry 4-D planes";
-  if (op == "MaxPool" || op == "AveragePool") {
-    if (op == "MaxPool" && node.attrs.get_int("storage_order", 0) != 0) return "unsupported op: MaxPool storage_order 1";
-    if (op == "AveragePool" && node.attrs.get_int("count_include_pad", 0) != 0 &&
-        (node.attrs.get_int("ceil_mode", 0) != 0 || node.attrs.get_string("auto_pad", "NOTSET") != "NOTSET"))
-      return "unsupported op: AveragePool counting pads in ceil_mode / auto_pad";
-    if (!ops::resolve_pool(node.attrs, *dims4(type_of, x)).ok()) return "unsupported op: pool geometry does not resolve";
-    return "";
-  }
+  if (op == "MaxPool" || op == "AveragePool") return pool_rejection(node, type_of);
   if (op == "Add" || op == "Mul") {
     const auto out = *dims4(type_of, node.output(0));
     const int m = main_input_index(node, nullptr, type_of);
@@ -268,8 +305,8 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_pool(node, type_of));
   } else if (node.op_type == "Add" || node.op_type == "Mul") {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_binary(node, type_of, main_input));
-  } else if (node.op_type == "Concat") {
-    layer = make_strip_concat(node, type_of, main_input);
+  } else if (is_concat(node)) {
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_concat(node, type_of, main_input));
   } else if (node.op_type == "MatMul") {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_matmul(node, type_of));
   } else if (node.op_type == "Resize") {

@@ -119,11 +119,14 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of);
 // kInvalidModel for malformed attributes.
 Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const TypeOf& type_of, int main_input);
 
-// The inputs that may carry the rows (Add/Mul: both; QLinearAdd: A and B; Concat: any; else
-// input 0).
+// The inputs that may carry the rows (Add/Mul: both; QLinearAdd: A and B; Concat: any;
+// QLinearConcat: any X; else input 0).
 std::vector<int> row_inputs(const ir::Node& node);
 bool is_qlinear_add(const ir::Node& node);
 bool is_qlinear_lookup(const ir::Node& node);
+bool is_qlinear_concat(const ir::Node& node);
+// Concat or QLinearConcat: channel parts copied (or requantized) into place.
+bool is_concat(const ir::Node& node);
 // Whether a member of `node`'s kind runs in place after the member before it (activations,
 // Add/Mul, QLinearAdd, QLinearLookup): the node-level form of StripLayer::elementwise().
 bool elementwise_member(const ir::Node& node);

@@ -133,8 +133,11 @@ Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& no
 Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const TypeOf& type_of, int main_input);
-// Concat along channels: the chained input's rows and the others' (externals) copied into place.
-std::unique_ptr<StripLayer> make_strip_concat(const ir::Node& node, const TypeOf& type_of, int main_input);
+// Concat (f32) or com.microsoft QLinearConcat (u8 / s8) along channels: the chained input's rows
+// and the others' (externals) copied, or requantized, into place.
+Result<std::unique_ptr<StripLayer>> make_strip_concat(const ir::Node& node, const TypeOf& type_of, int main_input);
+// QLinearConcat: "" when a member can run it, else why.
+std::string qconcat_rejection(const ir::Node& node, const TypeOf& type_of);
 
 // y * scale[c] + shift[c] over `channels` channels: a folded run of constant Mul/Add members.
 std::unique_ptr<StripLayer> make_strip_affine(const PlaneShape& shape, std::vector<float> scale,

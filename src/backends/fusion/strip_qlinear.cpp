@@ -2,6 +2,8 @@
 //   QLinearConv 1x1 (stride 1, no padding, one group) on the qu8 W * X GEMM (qu8_wxgemm.h: the
 //     VNNI kernel where the CPU has it, its scalar statement elsewhere), X panels packed straight
 //     from the strip's input rows;
+//   any other non-depthwise QLinearConv (KxK, strides, pads, dilations, groups) on the same GEMM,
+//     X panels packed from the strip's window padded as the cpu op pads whole planes;
 //   depthwise QLinearConv: 3x3 on the direct u8 kernel (qu8_dwconv.h) where the CPU has it, else
 //     (up to 514 taps) on the f32 depthwise kernels exactly as the cpu op's f32 path: the
 //     window's rows become f32 (x - x_zp) with the padding 0 in L1 scratch (every product and
@@ -13,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/cpu/cpu_qconv_padded.h"
 #include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "backends/fusion/strip_layer_impl.h"
 #include "backends/ref/ref_quant_util.h"
@@ -28,6 +31,10 @@ namespace nfuse::backends::fusion {
 namespace {
 
 constexpr size_t kWxBlock = 512;  // pixels per packed X block (kpad x 512 bytes: L2-resident)
+
+// Pixels of the packed X block for strips of `rows` rows: no more than a strip has, since the
+// block is part of the scratch that the strip height is chosen to keep in L2.
+size_t wx_block(size_t rows, size_t width, size_t nr) { return std::min(kWxBlock, (rows * width + nr - 1) / nr * nr); }
 
 const kernels::Qu8WxConfig& wx_config() {
   const kernels::Qu8WxConfig* c = kernels::qu8_wxgemm_config(kernels::selected_isa());
@@ -47,7 +54,9 @@ class StripQConv1x1 final : public StripLayer {
     rq_ = kernels::qu8_requant(q.y_signed, q.y_zp, qmin_of(q.y_signed), qmax_of(q.y_signed));
   }
 
-  size_t scratch_floats(size_t) const override { return (kpad_ * kWxBlock + sizeof(float) - 1) / sizeof(float); }
+  size_t scratch_floats(size_t rows) const override {
+    return (kpad_ * wx_block(rows, out.w, cfg_.nr) + sizeof(float) - 1) / sizeof(float);
+  }
 
   void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
            float* ws) const override {
@@ -73,6 +82,79 @@ class StripQConv1x1 final : public StripLayer {
   QConvParams q_;
   const kernels::Qu8WxConfig& cfg_;
   size_t kpad_ = 0;
+  std::vector<uint8_t> packed_;
+  kernels::Qu8GemmRequant rq_;
+};
+
+// Any other QLinearConv (KxK, strided, padded, dilated, grouped) on the same W * X GEMM: each
+// strip's window padded with x_zp and split into stride phases from the line buffer, as the cpu
+// op pads whole planes (cpu_qconv_padded.h), and its im2col columns packed straight from there.
+class StripQConv final : public WindowedLayer {
+ public:
+  StripQConv(const ops::ConvGeometry& g, const QConvParams& q)
+      : WindowedLayer(g), q_(q), cfg_(wx_config()), padded_(group_geometry(g), q.x_zp, q.x_signed) {
+    group_ = static_cast<size_t>(g.group);
+    cin_g_ = in.c / group_;
+    cg_ = out.c / group_;
+    k_ = cin_g_ * kh_ * kw_;
+    kpad_ = (k_ + 3) / 4 * 4;
+    panel_bytes_ = kernels::qu8_wxgemm_packed_w_size(cfg_, cg_, k_);
+    packed_.resize(panel_bytes_ * group_);
+    for (size_t gi = 0; gi < group_; ++gi)
+      kernels::qu8_wxgemm_pack_w(cfg_, cg_, k_, q.w.data() + gi * cg_ * k_, q.bias.data() + gi * cg_,
+                                 q.mult.data() + gi * cg_, q.x_zp, q.x_signed, packed_.data() + gi * panel_bytes_);
+    rq_ = kernels::qu8_requant(q.y_signed, q.y_zp, qmin_of(q.y_signed), qmax_of(q.y_signed));
+  }
+
+  // The packed X block, then the K row offsets, then the padded window.
+  size_t scratch_floats(size_t rows) const override {
+    return (window_offset(rows) + padded_.buffer_bytes(rows) + sizeof(float) - 1) / sizeof(float);
+  }
+
+  void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
+           float* ws) const override {
+    auto* px = reinterpret_cast<uint8_t*>(ws);
+    auto* offsets = reinterpret_cast<size_t*>(px + block_bytes(y1 - y0));
+    uint8_t* win = px + window_offset(y1 - y0);
+    padded_.row_offsets(y1 - y0, offsets);
+    const size_t rows_end = input_rows(y0, y1).hi;
+    const size_t np = (y1 - y0) * out.w, mr = cfg_.mr, nr = cfg_.nr;
+    const size_t w_panel = kernels::qu8_wxgemm_packed_w_size(cfg_, mr, k_);
+    for (size_t gi = 0; gi < group_; ++gi) {
+      const cpu::PlaneRowsOf<const uint8_t> planes{static_cast<const uint8_t*>(x.data) + gi * cin_g_ * x.plane_stride,
+                                                   x.plane_stride, x.width, x.base};
+      padded_.fill(planes, rows_end, 0, cin_g_, y0, y1, win);
+      const uint8_t* w = packed_.data() + gi * panel_bytes_;
+      for (size_t pb = 0; pb < np; pb += kWxBlock) {
+        const size_t len = std::min(kWxBlock, np - pb);
+        for (size_t j = 0; j < len; j += nr)
+          padded_.pack_panel(cfg_, offsets, pb + j, std::min(nr, len - j), win, px + j * kpad_);
+        for (size_t c = 0; c < cg_; c += mr) {
+          for (size_t j = 0; j < len; j += nr)
+            cfg_.ukernel(std::min(mr, cg_ - c), std::min(nr, len - j), kpad_, w + c / mr * w_panel, px + j * kpad_,
+                         y.row<uint8_t>(gi * cg_ + c, y0) + pb + j, y.plane_stride, rq_);
+        }
+      }
+    }
+  }
+
+ private:
+  static cpu::Conv2dGeometry group_geometry(const ops::ConvGeometry& g) {
+    auto u = [](int64_t v) { return static_cast<size_t>(v); };
+    cpu::Conv2dGeometry c;
+    c.n = u(g.batch), c.c = u(g.in_channels), c.h = u(g.in[0]), c.w = u(g.in[1]);
+    c.m = u(g.out_channels), c.ho = u(g.out[0]), c.wo = u(g.out[1]), c.group = u(g.group);
+    c.kh = u(g.kernel[0]), c.kw = u(g.kernel[1]), c.sh = u(g.strides[0]), c.sw = u(g.strides[1]);
+    c.dh = u(g.dilations[0]), c.dw = u(g.dilations[1]), c.pad_top = u(g.pad_begin[0]), c.pad_left = u(g.pad_begin[1]);
+    return c;
+  }
+  size_t block_bytes(size_t rows) const { return (kpad_ * wx_block(rows, out.w, cfg_.nr) + 63) / 64 * 64; }
+  size_t window_offset(size_t rows) const { return block_bytes(rows) + (k_ * sizeof(size_t) + 63) / 64 * 64; }
+
+  QConvParams q_;
+  const kernels::Qu8WxConfig& cfg_;
+  cpu::QConvPaddedRows padded_;
+  size_t group_ = 1, cin_g_ = 0, cg_ = 0, k_ = 0, kpad_ = 0, panel_bytes_ = 0;
   std::vector<uint8_t> packed_;
   kernels::Qu8GemmRequant rq_;
 };
@@ -294,8 +376,12 @@ Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const
   auto x_dims = *type_of(node.input(0)).shape.static_dims();
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(node.attrs, x_dims, node.input(3)->constant->dims()));
   std::unique_ptr<StripLayer> layer;
+  const bool pointwise = g.group == 1 && g.kernel[0] * g.kernel[1] == 1 && g.strides[0] == 1 && g.strides[1] == 1 &&
+                         g.pad_begin[0] == 0 && g.pad_begin[1] == 0 && g.out[0] == g.in[0] && g.out[1] == g.in[1];
   if (g.group > 1 && g.group == g.in_channels && g.group == g.out_channels) {
     layer = std::make_unique<StripQDwConv>(g, q);
+  } else if (!pointwise) {
+    layer = std::make_unique<StripQConv>(g, q);
   } else {
     auto conv = std::make_unique<StripQConv1x1>(q);
     conv->in = {static_cast<size_t>(g.in_channels), static_cast<size_t>(g.in[0]), static_cast<size_t>(g.in[1])};

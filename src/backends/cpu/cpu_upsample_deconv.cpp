@@ -1,9 +1,9 @@
 #include "backends/cpu/cpu_upsample_deconv.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_row_deconv.h"
 
 namespace nfuse::backends::cpu {
 namespace {
@@ -102,40 +102,14 @@ void UpsampleDeconv::run(const ConstPlaneRows& x, const PlaneRows& y, const Cons
   }
 }
 
-// Full NR-wide panels are read straight from the input rows (a channel's rows are contiguous in
-// the arena and in line buffers); the last partial panel is packed behind col.
 void UpsampleDeconv::gemm(const ConstPlaneRows& x, const float* a_panels, const float* bias, size_t m, size_t iy,
                           size_t rows, float* ws) const {
-  const size_t np = rows * w_, nr = cfg_->nr, mr = cfg_->mr;
-  const size_t full = np / nr, npanels = (np + nr - 1) / nr;
-  float* col = ws;
-  float* tail = ws + m * np;
   kernels::F32GemmEpilogue ep;
   if (!residual_) {  // with a residual the clamp comes after it, in scatter
     ep.min = act_.min;
     ep.max = act_.max;
   }
-  for (size_t k0 = 0; k0 < ci_; k0 += kc_) {
-    const size_t kc = std::min(kc_, ci_ - k0);
-    if (full < npanels) {
-      const size_t q = full * nr, nc = np - q;
-      for (size_t kk = 0; kk < kc; ++kk) {
-        std::memcpy(tail + kk * nr, x.row(k0 + kk, iy) + q, nc * sizeof(float));
-        std::fill(tail + kk * nr + nc, tail + (kk + 1) * nr, 0.0f);
-      }
-    }
-    const uint32_t flags = (k0 > 0 ? kernels::kF32GemmLoadC : 0u) | (k0 + kc >= ci_ ? kernels::kF32GemmFinal : 0u);
-    for (size_t mp = 0; mp < m; mp += mr) {
-      const float* a = a_panels + (mp / mr) * mr * ci_ + k0 * mr;
-      ep.row_bias = bias + mp;
-      for (size_t pn = 0; pn < npanels; ++pn) {
-        const bool direct = pn < full;
-        const float* b = direct ? x.row(k0, iy) + pn * nr : tail;
-        cfg_->ukernel(std::min(mr, m - mp), std::min(nr, np - pn * nr), kc, a, b, direct ? x.plane : nr,
-                      col + mp * np + pn * nr, np, flags, ep);
-      }
-    }
-  }
+  deconv_gemm(*cfg_, x, ci_, kc_, w_, a_panels, m, iy, rows, ep, bias, ws);
 }
 
 // Output rows iy * s + ky from col (rows (co, kx) of np pixels), then the residual and the

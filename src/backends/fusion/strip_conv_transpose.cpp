@@ -1,14 +1,17 @@
-// ConvTranspose as a fusion-group member, for the upsampling kind whose taps do not overlap
-// (kernel == stride, no padding): the cpu backend's UpsampleDeconv computes any range of output
-// rows from the input rows under them, so the upsampled tensor (s*s times its input) exists only
-// in the next member's line buffer.
+// ConvTranspose as a fusion-group member: any range of output rows from the input rows under
+// them, so the upsampled tensor (s*s times its input) exists only in the next member's line
+// buffer. The upsampling kind whose taps do not overlap (kernel == stride, no padding) runs the
+// cpu backend's UpsampleDeconv, which writes each output once; any other 2-D geometry runs
+// RowDeconv (cpu_row_deconv.h), one GEMM per tap row over the input rows it brings into the strip.
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_row_deconv.h"
 #include "backends/cpu/cpu_upsample_deconv.h"
 #include "backends/fusion/strip_layer_impl.h"
 
 namespace nfuse::backends::fusion {
 namespace {
 
+template <typename Kernel>  // UpsampleDeconv or RowDeconv
 class StripConvTranspose final : public StripLayer {
  public:
   explicit StripConvTranspose(const ops::ConvGeometry& g) {
@@ -16,7 +19,7 @@ class StripConvTranspose final : public StripLayer {
     in = {u(g.in_channels), u(g.in[0]), u(g.in[1])};
     out = {u(g.out_channels), u(g.out[0]), u(g.out[1])};
   }
-  cpu::UpsampleDeconv kernel;
+  Kernel kernel;
 
   RowRange input_rows(size_t y0, size_t y1) const override {
     RowRange r;
@@ -49,9 +52,9 @@ std::string conv_transpose_rejection(const ir::Node& node, const TypeOf& type_of
     return "unsupported op: ConvTranspose residual of another shape";
   auto g = ops::resolve_conv_transpose(node.attrs, *type_of(node.input(0)).shape.static_dims(), w->constant->dims());
   if (!g.ok() || g->rank() != 2) return "unsupported op: ConvTranspose geometry does not resolve to 2-D";
-  if (!cpu::UpsampleDeconv::applies(*g))
-    return "unsupported op: ConvTranspose whose taps overlap or pad (fused groups take kernel == stride, "
-           "no padding, group 1)";
+  if (node.has_input(2) && node.input(2)->constant->numel() != g->out_channels)
+    return "unsupported op: ConvTranspose bias of " + std::to_string(node.input(2)->constant->numel()) + " values for " +
+           std::to_string(g->out_channels) + " output channels";
   return "";
 }
 
@@ -61,9 +64,13 @@ Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& no
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g,
                          ops::resolve_conv_transpose(node.attrs, *type_of(node.input(0)).shape.static_dims(), w.dims()));
   NFUSE_ASSIGN_OR_RETURN(cpu::Epilogue e, cpu::read_epilogue(node));
-  auto layer = std::make_unique<StripConvTranspose>(g);  // a residual: make_strip_layer adds it as externals[0]
-  if (!layer->kernel.init(g, w, bias, e.act, e.residual)) return out_of_memory(node.label() + ": packed weights");
-  return std::unique_ptr<StripLayer>(std::move(layer));
+  // A residual: make_strip_layer adds it as externals[0].
+  auto make = [&](auto layer) -> Result<std::unique_ptr<StripLayer>> {
+    if (!layer->kernel.init(g, w, bias, e.act, e.residual)) return out_of_memory(node.label() + ": packed weights");
+    return std::unique_ptr<StripLayer>(std::move(layer));
+  };
+  if (cpu::UpsampleDeconv::applies(g)) return make(std::make_unique<StripConvTranspose<cpu::UpsampleDeconv>>(g));
+  return make(std::make_unique<StripConvTranspose<cpu::RowDeconv>>(g));
 }
 
 }  // namespace nfuse::backends::fusion

@@ -120,14 +120,14 @@ inline bool is_qconv16(const ir::Node& node) { return node.domain == "nfuse" && 
 bool binary_operand_kind(const std::vector<int64_t>& out, const std::vector<int64_t>& other, StripLayer::Operand* kind);
 
 Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const TypeOf& type_of);
-// ConvTranspose with kernel == stride and no padding (strip_conv_transpose.cpp): "" when a
-// member can run it, else why.
 // "" when v is a static 4-D tensor, else the report's reason ("rank != 4: ...", "dynamic shape: ...").
 std::string rank_or_shape(const TypeOf& type_of, const ir::Value* v, const char* what);
 // Nearest Resize of a 4-D f32 plane with scales known at plan time: a member only as another
 // member's operand (strip_resize.cpp, form_groups).
 std::string resize_rejection(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_resize(const ir::Node& node, const TypeOf& type_of);
+// 2-D ConvTranspose with constant weights (strip_conv_transpose.cpp): "" when a member can run
+// it, else why.
 std::string conv_transpose_rejection(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const TypeOf& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const TypeOf& type_of);

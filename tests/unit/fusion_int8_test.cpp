@@ -3,8 +3,9 @@
 // com.microsoft QLinearAdd with the block input), stride 2 in the middle, 5x5 depthwise (the
 // exact f32 path), u8 and s8, zero points at both ends, saturation, odd planes, batch 2, every
 // strip height from one row to the whole image, 1 and 2 threads, nfuse.QLinearLookup activations
-// in between; and that the whole chain ran on fusion, as one group, with its traffic. The same
-// for W8A16 chains (nfuse.QLinearConv16: 1x1 and depthwise, i16 and u16).
+// in between, dense KxK convolutions (strides, pads, dilation, groups), 8-bit MaxPool and
+// QLinearConcat; and that the whole chain ran on fusion, as one group, with its traffic. The same
+// for W8A16 chains (nfuse.QLinearConv16: 1x1, dense and depthwise, i16 and u16).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -318,6 +319,17 @@ TEST(FusionInt16, PointwiseDepthwisePointwise) {
   check({2, 8, 19, 12}, false,
         [](QChain& c) { c.qconv(24, 1, 1, 0, 1, 8.0f).qconv(24, 5, 2, 2, 24).qconv(8, 1, 1, 0, 1); },
         "u16 expand (saturating) / dw5x5 s2 / project, batch 2", 3, 16);
+}
+
+// W8A16 dense convolutions: each strip's window copied to NHWC and its im2col rows built, as
+// the cpu op does for whole planes; stem 3x3 s2, grouped 3x3, dilated 3x3, 1x1 stride 2.
+TEST(FusionInt16, DenseConvolutions) {
+  check({1, 3, 21, 18}, false,
+        [](QChain& c) { c.qconv(16, 3, 2, 1, 1).qconv(16, 3, 1, 1, 16).qconv(8, 3, 1, 1, 2).qconv(8, 1, 2, 0, 1); },
+        "u16 stem 3x3 s2 / dw / 3x3 group 2 / 1x1 s2 21x18", 4, 16);
+  check({2, 4, 13, 17}, true,
+        [](QChain& c) { c.qconv(8, 3, 1, 2, 1, 1.0f, 2).qconv(6, 5, 2, 1, 1, 1.0f, 1, 2); },
+        "s16 3x3 dilated 2 / 5x5 s2 pads 1,2, batch 2", 2, 16);
 }
 
 }  // namespace

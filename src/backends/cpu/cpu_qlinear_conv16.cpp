@@ -70,6 +70,33 @@ void qlinear_dwconv16_rows(const Conv2dGeometry& g, const W8A16Params& p, const 
   }
 }
 
+void nhwc16(const PlaneRowsOf<const uint16_t>& x, size_t cin_g, size_t row0, size_t s0, size_t s1, uint16_t* dst) {
+  for (size_t c = 0; c < cin_g; ++c) {
+    const uint16_t* src = x.row(c, row0);
+    for (size_t s = s0; s < s1; ++s) dst[s * cin_g + c] = src[s];
+  }
+}
+
+void im2col16(const Conv2dGeometry& g, const uint16_t* nhwc, size_t row0, uint16_t x_zp_bits, size_t p0, size_t p1,
+              uint16_t* dst) {
+  const size_t cin_g = g.c / g.group;
+  for (size_t pi = p0; pi < p1; ++pi) {
+    const size_t oy = pi / g.wo, ox = pi % g.wo;
+    for (size_t ky = 0; ky < g.kh; ++ky) {
+      const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
+      for (size_t kx = 0; kx < g.kw; ++kx, dst += cin_g) {
+        const ptrdiff_t ix = static_cast<ptrdiff_t>(ox * g.sw + kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
+        if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h) || ix < 0 || ix >= static_cast<ptrdiff_t>(g.w)) {
+          std::fill(dst, dst + cin_g, x_zp_bits);
+        } else {
+          std::memcpy(dst, nhwc + ((static_cast<size_t>(iy) - row0) * g.w + static_cast<size_t>(ix)) * cin_g,
+                      cin_g * sizeof(uint16_t));
+        }
+      }
+    }
+  }
+}
+
 namespace {
 
 class QLinearConv16 final : public CpuOp {
@@ -113,13 +140,16 @@ class QLinearConv16 final : public CpuOp {
           args.a = x, args.a_row_stride = 1, args.a_col_stride = hw;
         } else {
           const size_t sstep = std::max<size_t>(1, (hw + threads * 4 - 1) / (threads * 4));
+          const PlaneRowsOf<const uint16_t> planes{x, hw, g->w, 0};
           rc.pool.run((hw + sstep - 1) / sstep, [&](size_t i, size_t) {
-            for (size_t s = i * sstep; s < std::min(hw, (i + 1) * sstep); ++s)
-              for (size_t c = 0; c < cin_g; ++c) nhwc_[s * cin_g + c] = x[c * hw + s];
+            nhwc16(planes, cin_g, 0, i * sstep, std::min(hw, (i + 1) * sstep), nhwc_.data());
           });
           const size_t pstep = std::max<size_t>(1, (p + threads * 4 - 1) / (threads * 4));
-          rc.pool.run((p + pstep - 1) / pstep,
-                      [&](size_t i, size_t) { im2col(*g, i * pstep, std::min(p, (i + 1) * pstep)); });
+          const auto zp_bits = static_cast<uint16_t>(p_.x_zp);
+          rc.pool.run((p + pstep - 1) / pstep, [&](size_t i, size_t) {
+            const size_t p0 = i * pstep;
+            im2col16(*g, nhwc_.data(), 0, zp_bits, p0, std::min(p, p0 + pstep), cols_.data() + p0 * k_);
+          });
           args.a = cols_.data(), args.a_row_stride = k_, args.a_col_stride = 1;
         }
         set_qs16_quantization(p_, &args);
@@ -141,29 +171,6 @@ class QLinearConv16 final : public CpuOp {
   }
 
  private:
-  // Rows [p0, p1) of the [P x K] im2col matrix of one group from nhwc_ (taps in the padding get
-  // x_zp, which contributes zero).
-  void im2col(const Conv2dGeometry& g, size_t p0, size_t p1) {
-    const auto pad = static_cast<uint16_t>(p_.x_zp);
-    const size_t cin_g = g.c / g.group;
-    for (size_t pi = p0; pi < p1; ++pi) {
-      const size_t oy = pi / g.wo, ox = pi % g.wo;
-      uint16_t* dst = cols_.data() + pi * k_;
-      for (size_t ky = 0; ky < g.kh; ++ky) {
-        const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
-        for (size_t kx = 0; kx < g.kw; ++kx, dst += cin_g) {
-          const ptrdiff_t ix = static_cast<ptrdiff_t>(ox * g.sw + kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
-          if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h) || ix < 0 || ix >= static_cast<ptrdiff_t>(g.w)) {
-            std::fill(dst, dst + cin_g, pad);
-          } else {
-            std::memcpy(dst, nhwc_.data() + (static_cast<size_t>(iy) * g.w + static_cast<size_t>(ix)) * cin_g,
-                        cin_g * sizeof(uint16_t));
-          }
-        }
-      }
-    }
-  }
-
   const ir::Node& node_;
   std::vector<int64_t> w_dims_;
   const kernels::Qs16GemmConfig& cfg_;

@@ -1,8 +1,6 @@
 // W8A16 members of fused groups (nfuse.QLinearConv16: i16 / u16 activations, s8 weights), bit-exact
 // with the ref kernel as the cpu backend's op is, through the same code:
-//   1x1 (stride 1, no padding, one group) on the qs16 GEMM, whose A operand (pixels x input
-//     channels) is read straight from the strip's input rows (column stride = the buffer's plane
-//     stride); the [pixels x Co] product is transposed into the output rows;
+//   convolutions with several input channels per group on the qs16 GEMM (StripQConv16Gemm);
 //   depthwise on the cpu backend's direct int64 loop over the strip's rows.
 #include <algorithm>
 
@@ -14,48 +12,86 @@ namespace {
 
 constexpr size_t kProductBytes = 128 * 1024;  // one block of the [pixels x Co] product: L2-resident
 
-class StripQConv16Pointwise final : public StripLayer {
+// Any QLinearConv16 with more than one input channel per group, on the qs16 GEMM: a 1x1 stride-1
+// unpadded one reads A (pixels x input channels) straight from the strip's input rows (column
+// stride = the buffer's plane stride); any other (KxK, strides, pads, dilation, groups) first
+// copies the strip's window to NHWC and builds its im2col rows, as the cpu op does for whole
+// planes (cpu_qlinear_conv16_rows.h). The [pixels x Co] product is transposed into the output rows.
+class StripQConv16Gemm final : public WindowedLayer {
  public:
-  explicit StripQConv16Pointwise(cpu::W8A16Params p) : p_(std::move(p)), cfg_(kernels::qs16_gemm_config()) {}
-  bool init(const int32_t* bias) {
-    size_t panel_bytes = 0;  // one group: one panel set
-    return cpu::pack_qs16_conv_weights(cfg_, p_, bias, 1, &packed_, &panel_bytes);
+  StripQConv16Gemm(const ops::ConvGeometry& g, cpu::W8A16Params p)
+      : WindowedLayer(g), p_(std::move(p)), cfg_(kernels::qs16_gemm_config()) {
+    geo_ = cpu::Conv2dGeometry{1,   in.c, in.h, in.w, out.c, out.h, out.w, static_cast<size_t>(g.group),
+                               kh_, kw_,  sh_,  sw_,  dh_,   dw_,   pt_,   pl_};
+    cin_g_ = in.c / geo_.group;
+    cg_ = out.c / geo_.group;
+    k_ = cin_g_ * kh_ * kw_;
+    direct_ = kh_ * kw_ == 1 && sh_ == 1 && sw_ == 1 && pt_ == 0 && pl_ == 0 && geo_.group == 1 && out.h == in.h &&
+              out.w == in.w;
   }
+  bool init(const int32_t* bias) { return cpu::pack_qs16_conv_weights(cfg_, p_, bias, geo_.group, &packed_, &panel_bytes_); }
 
+  // The product block, the GEMM's workspace, then (im2col) the window in NHWC and the im2col block.
   size_t scratch_floats(size_t rows) const override {
-    const size_t bytes = block_pixels(rows * out.w) * out.c * sizeof(uint16_t) +
-                         kernels::qs16_gemm_workspace_size(cfg_, in.c) + 64;
+    const size_t block = block_pixels(rows * out.w);
+    size_t bytes = product_bytes(block) + kernels::qs16_gemm_workspace_size(cfg_, k_) + 64;
+    if (!direct_) bytes += window_bytes(rows) + block * k_ * sizeof(uint16_t) + 64;
     return (bytes + sizeof(float) - 1) / sizeof(float);
   }
 
   void run(const RowView& x, const std::vector<RowView>&, const RowView& y, size_t y0, size_t y1,
            float* ws) const override {
     const size_t np = (y1 - y0) * out.w, block = block_pixels(np);
-    auto* product = reinterpret_cast<uint16_t*>(ws);
-    void* gemm_ws = reinterpret_cast<uint8_t*>(ws) + (block * out.c * sizeof(uint16_t) + 63) / 64 * 64;
-    for (size_t q0 = 0; q0 < np; q0 += block) {
-      const size_t nq = std::min(block, np - q0);
-      kernels::Qs16GemmArgs a;
-      a.m = nq, a.n = out.c, a.k = in.c;
-      a.a = x.row<uint16_t>(0, y0) + q0, a.a_row_stride = 1, a.a_col_stride = x.plane_stride;
-      cpu::set_qs16_quantization(p_, &a);
-      a.b_packed = packed_.data();
-      a.c = product, a.c_stride = out.c;
-      kernels::qs16_gemm(cfg_, a, 0, nq, 0, out.c, gemm_ws);
-      for (size_t o = 0; o < out.c; ++o) {
-        uint16_t* dst = y.row<uint16_t>(o, y0) + q0;
-        for (size_t q = 0; q < nq; ++q) dst[q] = product[q * out.c + o];
+    auto* base = reinterpret_cast<uint8_t*>(ws);
+    auto* product = reinterpret_cast<uint16_t*>(base);
+    void* gemm_ws = base + product_bytes(block);
+    auto* nhwc = reinterpret_cast<uint16_t*>(base + product_bytes(block) + round64(kernels::qs16_gemm_workspace_size(cfg_, k_)));
+    auto* cols = reinterpret_cast<uint16_t*>(reinterpret_cast<uint8_t*>(nhwc) + window_bytes(y1 - y0));
+    const RowRange need = input_rows(y0, y1);
+    for (size_t gi = 0; gi < geo_.group; ++gi) {
+      const cpu::PlaneRowsOf<const uint16_t> planes{static_cast<const uint16_t*>(x.data) + gi * cin_g_ * x.plane_stride,
+                                                    x.plane_stride, x.width, x.base};
+      if (!direct_) cpu::nhwc16(planes, cin_g_, need.lo, 0, need.size() * in.w, nhwc);
+      for (size_t q0 = 0; q0 < np; q0 += block) {
+        const size_t nq = std::min(block, np - q0);
+        kernels::Qs16GemmArgs a;
+        a.m = nq, a.n = cg_, a.k = k_;
+        if (direct_) {
+          a.a = planes.row(0, y0) + q0, a.a_row_stride = 1, a.a_col_stride = x.plane_stride;
+        } else {
+          const size_t p0 = y0 * out.w + q0;
+          cpu::im2col16(geo_, nhwc, need.lo, static_cast<uint16_t>(p_.x_zp), p0, p0 + nq, cols);
+          a.a = cols, a.a_row_stride = k_, a.a_col_stride = 1;
+        }
+        cpu::set_qs16_quantization(p_, &a);
+        a.b_packed = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
+        a.c = product, a.c_stride = cg_;
+        kernels::qs16_gemm(cfg_, a, 0, nq, 0, cg_, gemm_ws);
+        for (size_t o = 0; o < cg_; ++o) {
+          uint16_t* dst = y.row<uint16_t>(gi * cg_ + o, y0) + q0;
+          for (size_t q = 0; q < nq; ++q) dst[q] = product[q * cg_ + o];
+        }
       }
     }
   }
 
  private:
+  static size_t round64(size_t b) { return (b + 63) / 64 * 64; }
   size_t block_pixels(size_t np) const {
-    return std::max<size_t>(1, std::min(np, kProductBytes / (out.c * sizeof(uint16_t))));
+    return std::max<size_t>(1, std::min(np, kProductBytes / (cg_ * sizeof(uint16_t))));
+  }
+  size_t product_bytes(size_t block) const { return round64(block * cg_ * sizeof(uint16_t)); }
+  // One group's input rows for `rows` output rows, NHWC.
+  size_t window_bytes(size_t rows) const {
+    const size_t window = std::min(in.h, (rows - 1) * sh_ + (kh_ - 1) * dh_ + 1);
+    return round64(window * in.w * cin_g_ * sizeof(uint16_t));
   }
 
   cpu::W8A16Params p_;
   const kernels::Qs16GemmConfig& cfg_;
+  cpu::Conv2dGeometry geo_;
+  size_t cin_g_ = 0, cg_ = 0, k_ = 0, panel_bytes_ = 0;
+  bool direct_ = false;
   cpu::AlignedFloats packed_;
 };
 
@@ -108,13 +144,9 @@ std::string qconv16_rejection(const ir::Node& node, const TypeOf& type_of) {
   auto g = ops::resolve_conv(node.attrs, *type_of(node.input(0)).shape.static_dims(), p->w->dims());
   if (!g.ok()) return "unsupported op: QLinearConv16 geometry does not resolve";
   const bool depthwise = g->group > 1 && g->group == g->in_channels && p->w->dim(1) == 1;
-  const bool pointwise = g->group == 1 && g->kernel[0] * g->kernel[1] == 1 && g->strides[0] == 1 &&
-                         g->strides[1] == 1 && g->pad_begin[0] == 0 && g->pad_begin[1] == 0 && g->out[0] == g->in[0] &&
-                         g->out[1] == g->in[1];
   // The GEMM's int64 -> f32 conversion is exact for K <= 2^26 (qs16_gemm.h).
-  if (pointwise && g->in_channels > (int64_t{1} << 26)) return "unsupported op: QLinearConv16 with K over 2^26";
-  if (!depthwise && !pointwise)
-    return "unsupported op: QLinearConv16 other than 1x1 stride 1 or depthwise in int16 strips";
+  if (!depthwise && p->w->numel() / p->w->dim(0) > (int64_t{1} << 26))
+    return "unsupported op: QLinearConv16 with K over 2^26";
   return "";
 }
 
@@ -124,15 +156,12 @@ Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, con
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g,
                          ops::resolve_conv(node.attrs, *type_of(node.input(0)).shape.static_dims(), p->w->dims()));
   std::unique_ptr<StripLayer> layer;
-  if (g.group > 1) {
+  if (g.group > 1 && g.group == g.in_channels && p->w->dim(1) == 1) {
     layer = std::make_unique<StripQDwConv16>(g, *p, qconv16_bias(node));
   } else {
-    auto pw = std::make_unique<StripQConv16Pointwise>(*p);
-    if (!pw->init(qconv16_bias(node))) return out_of_memory(node.label() + ": packed weights");
-    auto u = [](int64_t v) { return static_cast<size_t>(v); };
-    pw->in = {u(g.in_channels), u(g.in[0]), u(g.in[1])};
-    pw->out = {u(g.out_channels), u(g.out[0]), u(g.out[1])};
-    layer = std::move(pw);
+    auto conv = std::make_unique<StripQConv16Gemm>(g, *p);
+    if (!conv->init(qconv16_bias(node))) return out_of_memory(node.label() + ": packed weights");
+    layer = std::move(conv);
   }
   layer->in.elem = layer->out.elem = sizeof(uint16_t);
   return layer;

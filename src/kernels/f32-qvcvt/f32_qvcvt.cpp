@@ -1,0 +1,40 @@
+// The portable kernel of f32_qvcvt.h (the statement of the arithmetic) and the per-ISA selection.
+#include "kernels/f32-qvcvt/f32_qvcvt.h"
+
+#include <algorithm>
+
+namespace nfuse::kernels {
+
+F32QuantizeParams f32_quantize_params(float scale, int32_t zero_point, bool is_signed) {
+  F32QuantizeParams p;
+  p.scale = scale;
+  p.lo = static_cast<float>((is_signed ? -128 : 0) - zero_point);
+  p.hi = static_cast<float>((is_signed ? 127 : 255) - zero_point);
+  p.zero_point = static_cast<float>(zero_point);
+  p.is_signed = is_signed;
+  return p;
+}
+
+void f32_quantize_q8__scalar(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: adding and subtracting rounds half to even
+  for (size_t i = 0; i < n; ++i) {
+    float v = x[i] / p.scale;
+    v = v == v ? v : 0.0f;
+    v = std::min(std::max(v, p.lo), p.hi);
+    v = (v + kMagic) - kMagic;  // exact for |v| <= 2^22, which the clamp guarantees
+    y[i] = static_cast<uint8_t>(static_cast<int32_t>(v + p.zero_point));
+  }
+}
+
+F32QuantizeFn f32_quantize_q8_select(Isa isa) {
+#if defined(__x86_64__) && defined(NFUSE_HAVE_AVX512_KERNELS)
+  if (isa == Isa::kAvx512) return f32_quantize_q8__avx512;
+#endif
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx2Fma || isa == Isa::kAvx512) return f32_quantize_q8__avx2;
+#endif
+  (void)isa;
+  return f32_quantize_q8__scalar;
+}
+
+}  // namespace nfuse::kernels

@@ -1,0 +1,42 @@
+// QuantizeLinear's per-tensor arithmetic, f32 -> 8-bit (u8 or s8), exactly as ref_quant_util.h's
+// quantize_value:
+//
+//   v = x / scale (an f32 division, as the reference: a multiply by the reciprocal would round
+//       differently); NaN becomes 0, so it quantizes to the zero point;
+//   v clamped to [lo, hi] = [qmin - zp, qmax - zp] (integers, so clamping before rounding equals
+//       saturating after it), rounded half to even, plus zp;
+//   y = the low byte of that integer (the u8 value, or the s8 one's two's complement).
+//
+// Kernels: scalar (the oracle), AVX2 (32 per step), AVX-512 (16 per step, masked tails); no
+// allocation, no reads or writes past n.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu_features.h"
+
+namespace nfuse::kernels {
+
+struct F32QuantizeParams {
+  float scale = 1.0f;
+  float lo = 0.0f, hi = 255.0f;  // qmin - zp, qmax - zp
+  float zero_point = 0.0f;
+  bool is_signed = false;  // s8 output (the AVX2 kernel's packs saturate to its range)
+};
+
+// The parameters of a u8 (`is_signed` false) or s8 output with this scale and zero point.
+F32QuantizeParams f32_quantize_params(float scale, int32_t zero_point, bool is_signed);
+
+using F32QuantizeFn = void (*)(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y);
+
+void f32_quantize_q8__scalar(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y);
+#if defined(__x86_64__)
+void f32_quantize_q8__avx2(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y);
+void f32_quantize_q8__avx512(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y);
+#endif
+
+// The kernel for `isa` (scalar where it has none). Never null.
+F32QuantizeFn f32_quantize_q8_select(Isa isa);
+
+}  // namespace nfuse::kernels

@@ -1,0 +1,39 @@
+// AVX2 kernel of f32_qvcvt.h: 32 values per step (four 8-wide divisions, then the int32 results
+// narrowed by saturating packs, exact since every value is already inside the 8-bit range);
+// the tail runs the scalar statement.
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "kernels/f32-qvcvt/f32_qvcvt.h"
+
+namespace nfuse::kernels {
+namespace {
+
+inline __m256i quantize8(const float* x, __m256 scale, __m256 lo, __m256 hi, __m256 zp) {
+  __m256 v = _mm256_div_ps(_mm256_loadu_ps(x), scale);
+  v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
+  v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+  v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm256_cvtps_epi32(_mm256_add_ps(v, zp));
+}
+
+}  // namespace
+
+void f32_quantize_q8__avx2(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y) {
+  const __m256 scale = _mm256_set1_ps(p.scale), lo = _mm256_set1_ps(p.lo), hi = _mm256_set1_ps(p.hi);
+  const __m256 zp = _mm256_set1_ps(p.zero_point);
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i a = quantize8(x + i, scale, lo, hi, zp), b = quantize8(x + i + 8, scale, lo, hi, zp);
+    const __m256i c = quantize8(x + i + 16, scale, lo, hi, zp), d = quantize8(x + i + 24, scale, lo, hi, zp);
+    // packs work per 128-bit lane: ab = a0 b0 a1 b1 (words), abcd = a0 b0 c0 d0 a1 b1 c1 d1 (bytes).
+    const __m256i ab = _mm256_packs_epi32(a, b), cd = _mm256_packs_epi32(c, d);
+    const __m256i abcd = p.is_signed ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
+    const __m256i ordered = _mm256_permutevar8x32_epi32(abcd, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), ordered);
+  }
+  f32_quantize_q8__scalar(x + i, n - i, p, y + i);
+}
+
+}  // namespace nfuse::kernels
+#endif

@@ -1,0 +1,67 @@
+// f32_qvcvt.h kernels (every ISA this CPU runs) against ref::quantize_value, byte for byte: u8
+// and s8 outputs at zero points across both ranges, every length 0..67 and 1000 (vector steps
+// and tails), a guard byte after n, values around every rounding tie (k + 0.5 times the scale),
+// saturation at both ends, +-inf, NaN (-> the zero point), -0, denormals, and scales that make
+// the division round (1/3, 0.1).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "backends/ref/ref_quant_util.h"
+#include "kernels/f32-qvcvt/f32_qvcvt.h"
+#include "support/kernel_isas.h"
+
+namespace nfuse::kernels {
+namespace {
+
+std::vector<float> inputs(size_t n, float scale, std::mt19937& rng) {
+  std::uniform_real_distribution<float> wide(-300.0f, 300.0f);
+  std::uniform_int_distribution<int> tie(-140, 280);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), -0.0f, 1e-40f, -1e-40f, 3e38f, -3e38f};
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) {
+    switch (i % 4) {
+      case 0: x[i] = wide(rng) * scale; break;
+      case 1: x[i] = (static_cast<float>(tie(rng)) + 0.5f) * scale; break;  // a tie after the division
+      case 2: x[i] = specials[(i / 4) % 8]; break;
+      default: x[i] = static_cast<float>(tie(rng)) * scale; break;
+    }
+  }
+  return x;
+}
+
+TEST(F32Qvcvt, MatchesQuantizeValue) {
+  std::mt19937 rng(29);
+  for (Isa isa : test::available_isas()) {
+    const F32QuantizeFn fn = f32_quantize_q8_select(isa);
+    for (bool is_signed : {false, true}) {
+      for (int32_t zp : {-128, -3, 0, 1, 127, 200, 255}) {
+        if (is_signed ? zp > 127 : zp < 0) continue;
+        for (float scale : {1.0f, 0.5f, 1.0f / 3.0f, 0.1f, 0.0173f, 7.25f}) {
+          const F32QuantizeParams p = f32_quantize_params(scale, zp, is_signed);
+          for (size_t n = 0; n <= 1000; n = n < 67 ? n + 1 : (n == 67 ? 1000 : 1001)) {
+            const std::vector<float> x = inputs(n, scale, rng);
+            std::vector<uint8_t> y(n + 1, 0xA5);
+            fn(x.data(), n, p, y.data());
+            for (size_t i = 0; i < n; ++i) {
+              const int expect = is_signed ? static_cast<uint8_t>(backends::ref::quantize_value<int8_t>(x[i], scale, zp))
+                                           : backends::ref::quantize_value<uint8_t>(x[i], scale, zp);
+              ASSERT_EQ(static_cast<int>(y[i]), expect)
+                  << "isa " << static_cast<int>(isa) << (is_signed ? " s8" : " u8") << " zp " << zp << " scale " << scale
+                  << " n " << n << " i " << i << " x " << x[i];
+            }
+            ASSERT_EQ(y[n], 0xA5) << "wrote past n";
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nfuse::kernels

@@ -15,6 +15,7 @@
 #include "passes/fuse_qdq_lookup.h"
 #include "passes/fuse_qdq_matmul.h"
 #include "passes/fuse_qdq_pool.h"
+#include "passes/fuse_qdq_resize.h"
 #include "passes/fuse_residual_add.h"
 #include "passes/recognize_gelu.h"
 #include "passes/recognize_layer_norm.h"
@@ -67,7 +68,7 @@ Result<PassReport> PassManager::run(ir::Graph& graph, bool verify_each, int max_
 
 std::vector<std::string> pass_names() {
   return {"eliminate_dead_code", "fold_constants", "remove_identity", "recognize_layer_norm",
-          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "shape_through_quantize", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_qdq_binary", "fuse_qdq_concat", "fuse_qdq_pool", "fuse_qdq_lookup", "fold_dequantized_weights", "fuse_matmul_bias", "fuse_residual_add",
+          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "shape_through_quantize", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_qdq_binary", "fuse_qdq_concat", "fuse_qdq_pool", "fuse_qdq_resize", "fuse_qdq_lookup", "fold_dequantized_weights", "fuse_matmul_bias", "fuse_residual_add",
           "fuse_activation"};
 }
 
@@ -108,6 +109,7 @@ PassManager default_pass_manager(const OptimizeOptions& options) {
                      {"fuse_qdq_binary", fuse_qdq_binary},
                      {"fuse_qdq_concat", fuse_qdq_concat},
                      {"fuse_qdq_pool", fuse_qdq_pool},
+                     {"fuse_qdq_resize", fuse_qdq_resize},
                      {"fuse_qdq_lookup", [evaluator = options.evaluator](ir::Graph& g, PassLog& l) {
                         return fuse_qdq_lookup(g, evaluator, l);
                       }},

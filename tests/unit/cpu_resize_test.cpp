@@ -1,5 +1,6 @@
-// The cpu backend's Resize (4-D NCHW f32 over H and W, nearest and linear) against the ref backend,
-// on odd, non-square shapes, up and down, by scales and by sizes, on every coordinate mode.
+// The cpu backend's Resize (4-D NCHW f32 over H and W, nearest and linear; u8 / i8 nearest)
+// against the ref backend, on odd, non-square shapes, up and down, by scales and by sizes, on
+// every coordinate mode.
 #include <string>
 #include <vector>
 
@@ -60,6 +61,35 @@ TEST(CpuResize, NearestAllModes) {
       for (const Case& c : cases()) {
         const TypedNode n = resize_node(c, rng, "nearest", ctm, nm);
         cpu_test::expect_typed_matches_ref(n, 0, std::string("nearest ") + ctm + " " + nm + " " + describe(c), 3);
+      }
+    }
+  }
+}
+
+// u8 / i8 nearest (fuse_qdq_resize's output): a byte gather on the cpu op, not its reference
+// fallback, byte for byte.
+TEST(CpuResize, NearestOnQuantizedBytes) {
+  std::mt19937 rng(cpu_test::kSeed + 42);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (ir::DType t : {ir::DType::kU8, ir::DType::kI8}) {
+    for (const char* ctm : {"half_pixel", "align_corners", "asymmetric"}) {
+      for (const char* nm : {"round_prefer_floor", "floor", "ceil"}) {
+        for (const Case& c : cases()) {
+          TypedNode n = resize_node(c, rng, "nearest", ctm, nm);
+          ir::Tensor x = ir::Tensor::allocate(t, c.in);
+          for (int64_t i = 0; i < x.numel(); ++i) static_cast<uint8_t*>(x.raw())[i] = static_cast<uint8_t>(byte(rng));
+          n.inputs[0].tensor = x;
+          const std::string what = std::string(t == ir::DType::kU8 ? "u8 " : "i8 ") + ctm + " " + nm + " " + describe(c);
+          cpu_test::expect_typed_matches_ref(n, 0, what, 2);
+          runtime::SessionOptions o;
+          o.backend = "cpu";
+          auto s = runtime::Session::create(n.build(), o);
+          ASSERT_TRUE(s.ok());
+          backends::RunProfile profile;
+          ASSERT_TRUE((*s)->run({{"in0", x}}, &profile).ok()) << what;
+          ASSERT_EQ(profile.nodes.size(), 1u);
+          EXPECT_FALSE(profile.nodes[0].reference) << what << ": ran on the reference kernel";
+        }
       }
     }
   }

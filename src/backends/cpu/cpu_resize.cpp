@@ -1,5 +1,6 @@
-// Resize (opset >= 11) of 4-D NCHW f32 tensors that scales only H and W, nearest (every
-// nearest_mode) and linear, every coordinate_transformation_mode but tf_crop_and_resize (and
+// Resize (opset >= 11) of 4-D NCHW tensors that scales only H and W: f32 nearest (every
+// nearest_mode) and linear, and u8 / i8 nearest (what fuse_qdq_resize leaves of an FPN's
+// DQ -> Resize -> Q; a byte gather), every coordinate_transformation_mode but tf_crop_and_resize (and
 // tf_half_pixel_for_nearest where it would shift N and C, as the reference does). The
 // per-row and per-column source indices and weights follow ref_resize.cpp exactly (computed in
 // double once per shape and cached); the run is then a gather (nearest) or two horizontal passes
@@ -27,8 +28,8 @@ struct Geometry {
 
 class ResizeOp final : public CpuOp {
  public:
-  ResizeOp(const ResizeMode& mode, std::unique_ptr<CpuOp> fallback)
-      : mode_(mode), fallback_(std::move(fallback)) {}
+  ResizeOp(const ResizeMode& mode, size_t elem, std::unique_ptr<CpuOp> fallback)
+      : mode_(mode), elem_(elem), fallback_(std::move(fallback)) {}
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
     if (!mode_.linear) return 0;
@@ -54,12 +55,15 @@ class ResizeOp final : public CpuOp {
     const size_t ih = static_cast<size_t>(x.dim(2)), iw = static_cast<size_t>(x.dim(3));
     const size_t oh = static_cast<size_t>(y.dim(2)), ow = static_cast<size_t>(y.dim(3));
     if (planes == 0 || oh == 0 || ow == 0) return ok_status();
-    const float* xd = x.data<float>();
-    float* yd = y.data<float>();
     const Geometry& g = geo_;
     auto task = [&](size_t p, size_t worker) {
-      const float* src = xd + p * ih * iw;
-      float* dst = yd + p * oh * ow;
+      if (elem_ == 1) {
+        run_nearest_plane(g, static_cast<const uint8_t*>(x.raw()) + p * ih * iw, iw,
+                          static_cast<uint8_t*>(y.raw()) + p * oh * ow, oh, ow);
+        return;
+      }
+      const float* src = x.data<float>() + p * ih * iw;
+      float* dst = y.data<float>() + p * oh * ow;
       if (mode_.linear) {
         run_linear_plane(g, src, iw, dst, oh, ow, rc.scratch.get(worker));
       } else {
@@ -89,16 +93,17 @@ class ResizeOp final : public CpuOp {
     return resize_plane_scales(by_sizes_, scales, x.dims(), y.dims(), sh, sw);
   }
 
-  static void run_nearest_plane(const Geometry& g, const float* src, size_t iw, float* dst, size_t oh, size_t ow) {
+  template <typename T>  // float, or the bytes of u8 / i8
+  static void run_nearest_plane(const Geometry& g, const T* src, size_t iw, T* dst, size_t oh, size_t ow) {
     const int32_t* ci = g.cols.i0.data();
     for (size_t r = 0; r < oh; ++r) {
-      float* out = dst + r * ow;
+      T* out = dst + r * ow;
       const size_t sr = static_cast<size_t>(g.rows.i0[r]);
       if (r > 0 && sr == static_cast<size_t>(g.rows.i0[r - 1])) {
-        std::memcpy(out, out - ow, ow * sizeof(float));
+        std::memcpy(out, out - ow, ow * sizeof(T));
         continue;
       }
-      const float* in = src + sr * iw;
+      const T* in = src + sr * iw;
       for (size_t c = 0; c < ow; ++c) out[c] = in[ci[c]];
     }
   }
@@ -136,6 +141,7 @@ class ResizeOp final : public CpuOp {
   }
 
   ResizeMode mode_;
+  size_t elem_ = sizeof(float);
   std::unique_ptr<CpuOp> fallback_;
   Geometry geo_;
   bool by_sizes_ = false;     // the last run's output came from `sizes` (else `scales`)
@@ -258,10 +264,12 @@ Result<std::unique_ptr<CpuOp>> make_resize(const ir::Node& node, const CompileCo
   const ir::Value* x = node.input(0);
   ResizeMode mode;
   if (!resize_mode(node, &mode).empty()) return std::unique_ptr<CpuOp>();
-  if (!is_f32(x) || !x->type.shape.rank_known() || x->type.shape.rank() != 4) return std::unique_ptr<CpuOp>();
+  if (!x || !x->type.shape.rank_known() || x->type.shape.rank() != 4) return std::unique_ptr<CpuOp>();
+  const bool bytes = x->type.dtype == ir::DType::kU8 || x->type.dtype == ir::DType::kI8;
+  if (!is_f32(x) && !(bytes && !mode.linear)) return std::unique_ptr<CpuOp>();
   std::unique_ptr<CpuOp> fallback = make_ref_op(node);
   if (!fallback) return std::unique_ptr<CpuOp>();
-  auto op = std::make_unique<ResizeOp>(mode, std::move(fallback));
+  auto op = std::make_unique<ResizeOp>(mode, bytes ? 1 : sizeof(float), std::move(fallback));
   const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
   if (y && y->type.shape.rank_known() && y->type.shape.rank() == 4) {
     if (auto dims = y->type.shape.static_dims()) op->set_scratch_width(static_cast<size_t>((*dims)[3]));

@@ -1,0 +1,42 @@
+#include "passes/fuse_qdq_resize.h"
+
+#include <algorithm>
+
+#include "passes/pass_util.h"
+#include "passes/qdq_match.h"
+
+namespace nfuse::passes {
+namespace {
+
+Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
+  auto y = activation_q_params(&q);
+  if (!y) return false;
+  ir::Node* resize = producer_of(q.input(0));
+  if (!resize || resize->op_type != "Resize" || !resize->domain.empty() || !resize->implicit_inputs.empty() ||
+      !is_f32(resize->output(0)) || sole_consumer(resize->output(0)) != &q)
+    return false;
+  if (resize->attrs.get_string("mode", "nearest") != "nearest" || resize->opset < 11) return false;
+  // tf_crop_and_resize writes extrapolation_value (an f32) outside the crop: not a copied value.
+  if (resize->attrs.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") return false;
+  ir::Node* dq = producer_of(resize->input(0), "DequantizeLinear");
+  auto x = activation_dq_params(dq);
+  if (!x || !same_qparams(*x, *y)) return false;
+
+  const std::string chain = dq->label() + " -> " + resize->label() + " -> " + q.label();
+  std::vector<ir::Value*> inputs = resize->inputs;
+  inputs[0] = dq->input(0);
+  ir::Node* fused = graph.add_node("Resize", resize->name, std::move(inputs), {}, resize->attrs);
+  fused->opset = resize->opset;
+  finish_qdq_rewrite(graph, {dq}, resize, q, fused);
+  log.add("fused " + chain + " into Resize '" + fused->name + "' on the quantized tensor");
+  return true;
+}
+
+}  // namespace
+
+Status fuse_qdq_resize(ir::Graph& graph, PassLog& log) {
+  auto r = rewrite_until_done(graph, [&](ir::Node& n) { return try_fuse(graph, n, log); });
+  return r.status();
+}
+
+}  // namespace nfuse::passes

@@ -1,0 +1,83 @@
+// fuse_qdq_resize: DQ -> Resize(nearest) -> Q with identical parameters becomes a Resize of the
+// quantized tensor, exact (0 steps), by scales and by sizes, u8 and s8, any nearest coordinate
+// mode; and the declines (linear mode, other parameters, per-axis input, tf_crop_and_resize,
+// the Resize's output a graph output).
+#include "passes/fuse_qdq_resize.h"
+
+#include "qdq_fusion_test_util.h"
+
+namespace nfuse::passes_test {
+namespace {
+
+struct Spec {
+  int elem = kU8;
+  std::string mode = "nearest";
+  std::string ctm = "asymmetric";
+  bool by_sizes = false;
+  float y_scale = 0.02f;
+  int64_t y_zp_u8 = 128;
+  bool resize_output_is_graph_output = false;
+  bool per_axis = false;
+};
+
+void check(const Spec& s, bool expect_fused, const std::string& what) {
+  OnnxBuilder b(17);
+  const int64_t zp = s.elem == kU8 ? 128 : 0;
+  const std::string x = quantized_input(b, "x", {2, 3, 5, 7}, s.elem, 0.02f, zp);
+  if (s.per_axis) {
+    for (auto& n : *b.model().mutable_graph()->mutable_node()) {
+      if (n.name() != "dq_x") continue;
+      n.set_input(1, "x_scale_c");
+      n.set_input(2, "x_zp_c");
+      set_int_attr(n, "axis", 1);
+    }
+    b.initializer("x_scale_c", {3}, std::vector<float>(3, 0.02f));
+    int_initializer(b, "x_zp_c", s.elem, {3}, std::vector<int64_t>(3, zp));
+  }
+  b.initializer("roi", {0}, std::vector<float>{});
+  if (s.by_sizes) {
+    b.initializer("scales", {0}, std::vector<float>{});
+    auto* sizes = b.model().mutable_graph()->add_initializer();
+    sizes->set_name("sizes");
+    sizes->set_data_type(::onnx::TensorProto::INT64);
+    sizes->add_dims(4);
+    for (int64_t v : {2, 3, 11, 20}) sizes->add_int64_data(v);
+  } else {
+    b.initializer("scales", {4}, {1.0f, 1.0f, 2.0f, 3.0f});
+  }
+  std::vector<std::string> ins = {x, "roi", "scales"};
+  if (s.by_sizes) ins.push_back("sizes");
+  auto& r = b.node("Resize", ins, {"r"}, "resize");
+  set_string_attr(r, "mode", s.mode);
+  set_string_attr(r, "coordinate_transformation_mode", s.ctm);
+  quantized_output(b, "r", s.elem, s.y_scale, s.elem == kU8 ? s.y_zp_u8 : s.y_zp_u8 - 128);
+  if (s.resize_output_is_graph_output) out(b, "r");
+  // A Resize remains either way: when fused, the rewritten graph must give the QDQ graph's bytes
+  // on ref and the same bytes on cpu.
+  if (expect_fused) check_fusion(b, fuse_qdq_resize, "Resize", 1, 0.0f, 0.0, what);
+  auto g = load(b);
+  PassLog log;
+  ASSERT_TRUE(fuse_qdq_resize(*g, log).ok());
+  const ir::Node* rs = find_op(*g, "Resize");
+  ASSERT_TRUE(rs);
+  EXPECT_EQ(rs->input(0)->type.dtype != ir::DType::kF32, expect_fused) << what;
+  EXPECT_EQ(count_ops(*g, "DequantizeLinear") + count_ops(*g, "QuantizeLinear"), expect_fused ? 2 : 4) << what;
+}
+
+TEST(FuseQdqResize, Fuses) {
+  check({}, true, "u8 by scales, asymmetric");
+  check({.elem = kI8, .ctm = "half_pixel"}, true, "s8 by scales, half_pixel");
+  check({.ctm = "align_corners", .by_sizes = true}, true, "u8 by sizes, align_corners");
+}
+
+TEST(FuseQdqResize, Declines) {
+  check({.mode = "linear"}, false, "linear");
+  check({.y_scale = 0.03f}, false, "other scale");
+  check({.y_zp_u8 = 120}, false, "other zero point");
+  check({.resize_output_is_graph_output = true}, false, "Resize output is a graph output");
+  check({.per_axis = true}, false, "per-axis input");
+  check({.ctm = "tf_crop_and_resize"}, false, "tf_crop_and_resize");
+}
+
+}  // namespace
+}  // namespace nfuse::passes_test

@@ -27,16 +27,7 @@ struct Spec {
 void check(const Spec& s, int expect_fused, const std::string& what) {
   OnnxBuilder b(17);
   const std::string x = quantized_input(b, "x", {2, 6, 9, 11}, s.x_elem, 0.02f, s.x_elem == kU8 ? 128 : 0, s.scale_input);
-  if (s.per_axis) {
-    for (auto& n : *b.model().mutable_graph()->mutable_node()) {
-      if (n.name() != "dq_x") continue;
-      n.set_input(1, "x_scale_c");
-      n.set_input(2, "x_zp_c");
-      set_int_attr(n, "axis", 1);
-    }
-    b.initializer("x_scale_c", {6}, std::vector<float>(6, 0.02f));
-    int_initializer(b, "x_zp_c", s.x_elem, {6}, std::vector<int64_t>(6, s.x_elem == kU8 ? 128 : 0));
-  }
+  if (s.per_axis) dequantize_per_axis(b, "x", 6, s.x_elem, 0.02f, s.x_elem == kU8 ? 128 : 0);
   auto& p = b.node(s.op, {x}, {"p"}, "pool");
   if (s.op != "GlobalAveragePool") {
     set_ints_attr(p, "kernel_shape", {3, 3});

@@ -24,16 +24,7 @@ void check(const Spec& s, bool expect_fused, const std::string& what) {
   OnnxBuilder b(17);
   const int64_t zp = s.elem == kU8 ? 128 : 0;
   const std::string x = quantized_input(b, "x", {2, 3, 5, 7}, s.elem, 0.02f, zp);
-  if (s.per_axis) {
-    for (auto& n : *b.model().mutable_graph()->mutable_node()) {
-      if (n.name() != "dq_x") continue;
-      n.set_input(1, "x_scale_c");
-      n.set_input(2, "x_zp_c");
-      set_int_attr(n, "axis", 1);
-    }
-    b.initializer("x_scale_c", {3}, std::vector<float>(3, 0.02f));
-    int_initializer(b, "x_zp_c", s.elem, {3}, std::vector<int64_t>(3, zp));
-  }
+  if (s.per_axis) dequantize_per_axis(b, "x", 3, s.elem, 0.02f, zp);
   b.initializer("roi", {0}, std::vector<float>{});
   if (s.by_sizes) {
     b.initializer("scales", {0}, std::vector<float>{});

@@ -28,6 +28,20 @@ inline std::string quantized_input(OnnxBuilder& b, const std::string& name, std:
   return name + "_dq";
 }
 
+// Makes quantized_input `name`'s DequantizeLinear per channel (axis 1, `channels` entries of the
+// same scale and zero point), which the fusion passes decline.
+inline void dequantize_per_axis(OnnxBuilder& b, const std::string& name, int64_t channels, int elem, float scale,
+                                int64_t zp) {
+  for (auto& n : *b.model().mutable_graph()->mutable_node()) {
+    if (n.name() != "dq_" + name) continue;
+    n.set_input(1, name + "_scale_c");
+    n.set_input(2, name + "_zp_c");
+    set_int_attr(n, "axis", 1);
+  }
+  b.initializer(name + "_scale_c", {channels}, std::vector<float>(static_cast<size_t>(channels), scale));
+  int_initializer(b, name + "_zp_c", elem, {channels}, std::vector<int64_t>(static_cast<size_t>(channels), zp));
+}
+
 // value -> QuantizeLinear(scale, zp) -> DequantizeLinear -> graph output "z".
 inline void quantized_output(OnnxBuilder& b, const std::string& value, int elem, float scale, int64_t zp) {
   b.initializer("z_scale", {}, {scale});

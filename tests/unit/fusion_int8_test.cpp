@@ -99,6 +99,42 @@ class QChain {
     return *this;
   }
 
+  // com.microsoft QLinearAdd of the current value and a nearest Resize (x `factor`, by scales)
+  // of a new 8-bit graph input of this plane's channels: an FPN's top-down path after
+  // fuse_qdq_resize.
+  QChain& add_upsampled(int64_t n, int64_t h, int64_t w, int64_t factor, bool upsampled_first) {
+    const std::string name = "e" + std::to_string(feeds_.size());
+    const std::vector<int64_t> dims = {n, c_, h, w};
+    ir::Value* e = g_->add_value(name, {dtype(), ir::Shape::from_dims(dims)}).value();
+    g_->inputs().push_back(e);
+    ir::Tensor t = ir::Tensor::allocate(dtype(), dims);
+    std::uniform_int_distribution<int> d(0, 255);
+    for (int64_t i = 0; i < t.numel(); ++i) static_cast<uint8_t*>(t.raw())[i] = static_cast<uint8_t>(d(rng_));
+    feeds_.push_back({name, t});
+    ir::Attributes ra;
+    ra.set("mode", std::string("nearest"));
+    ir::Value* scales = constant(ir::Tensor::from_vector<float>(
+        {1.0f, 1.0f, static_cast<float>(factor), static_cast<float>(factor)}, {4}));
+    ir::Value* saved = cur_;
+    add("", "Resize", {e, nullptr, scales}, ra);
+    g_->nodes().back()->opset = 13;
+    ir::Value* up = cur_;
+    cur_ = saved;
+    const float y_scale = scale_ * 1.5f;
+    const int64_t y_zp = signed_ ? -3 : 125;
+    std::vector<ir::Value*> a = {cur_, f32(scale_), q8(zp_)};
+    std::vector<ir::Value*> b = {up, f32(0.021f), q8(signed_ ? 4 : 119)};
+    std::vector<ir::Value*> ins = upsampled_first ? b : a;
+    const std::vector<ir::Value*>& second = upsampled_first ? a : b;
+    ins.insert(ins.end(), second.begin(), second.end());
+    ins.push_back(f32(y_scale));
+    ins.push_back(q8(y_zp));
+    add("com.microsoft", "QLinearAdd", ins, {});
+    scale_ = y_scale;
+    zp_ = y_zp;
+    return *this;
+  }
+
   // MaxPool on the 8-bit values (what the QDQ pass leaves of DQ -> MaxPool -> Q).
   QChain& maxpool(int64_t k, int64_t stride, int64_t pad, int64_t dilation = 1) {
     ir::Attributes a;
@@ -197,7 +233,8 @@ void check(const std::vector<int64_t>& x_dims, bool is_signed, QChainFn build, c
     o.tile_rows = tiles;
     NFUSE_ASSIGN_OR_RETURN(*keep, runtime::Session::create(chain.graph(), o));
     NFUSE_ASSIGN_OR_RETURN(auto outs, (*keep)->run(chain.feeds()));
-    std::map<std::string, std::vector<int64_t>> dims{{"x", x_dims}};
+    std::map<std::string, std::vector<int64_t>> dims;
+    for (const auto& [name, t] : chain.feeds()) dims[name] = t.dims();
     NFUSE_ASSIGN_OR_RETURN(*plan_out, (*keep)->prepare(dims));
     return outs[0];
   };
@@ -298,6 +335,17 @@ TEST(FusionInt8, QLinearConcatJoinsTheChain) {
   check({2, 4, 15, 21}, true,
         [](QChain& c) { c.qconv(12, 1, 1, 0, 1).lookup().concat_input(true, true).qconv(8, 3, 1, 1, 1); },
         "s8 1x1 / lut / concat(input, conv) requantizing both / 3x3, batch 2", 4);
+}
+
+// An 8-bit nearest Resize read as QLinearAdd's operand joins the group: each strip gathers its
+// rows from the Resize's source, the upsampled bytes never exist.
+TEST(FusionInt8, UpsampledOperandOfQLinearAdd) {
+  check({1, 4, 20, 18}, false,
+        [](QChain& c) { c.qconv(8, 3, 1, 1, 1).add_upsampled(1, 10, 9, 2, false).qconv(4, 1, 1, 0, 1); },
+        "u8 3x3 / + x2 upsampled / 1x1 20x18", 4);
+  check({2, 4, 12, 16}, true,
+        [](QChain& c) { c.qconv(6, 1, 1, 0, 1).add_upsampled(2, 3, 4, 4, true).qconv(6, 3, 1, 1, 6); },
+        "s8 1x1 / x4 upsampled + / dw, batch 2", 4);
 }
 
 // 8-bit MaxPool between convolutions: YOLO's 2x2 stride-2 downsampling and its 5x5 stride-1

@@ -199,7 +199,7 @@ void FusedGroup::plan_tiles(size_t tile_rows, size_t threads, int64_t* fused) {
     const PlaneShape shape = layers_[r.layer]->external_shape(r.ext);
     r.rows = std::max<size_t>(1, max_need[r.stage].hi);
     r.offset = offset;
-    offset += round_up(shape.c * r.rows * shape.w * sizeof(float), 64) / sizeof(float);
+    offset += round_up(shape.c * r.rows * shape.w * shape.elem, 64) / sizeof(float);
   }
   buffer_floats_ = offset;
   layer_scratch_floats_ = 0;

@@ -130,7 +130,7 @@ std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, co
         const size_t k = static_cast<size_t>(it - g.nodes.begin());
         const bool once = std::count(reader->inputs.begin(), reader->inputs.end(), v) == 1;
         const bool full = elementwise_binary(*reader) ? type_of(v).shape == type_of(reader->output(0)).shape
-                                                      : reader->op_type == "Concat";
+                                                      : is_concat(*reader);
         const bool operand = reader->input(g.main_inputs[k]) != v && once && full;
         if (operand) {
           g.operands.push_back(r);

@@ -17,17 +17,21 @@ struct ResizePlan {
   std::vector<int64_t> in, out;
   double sh = 0, sw = 0;
   bool by_sizes = false;
+  size_t elem = sizeof(float);
 };
 
-// "" and *plan filled for a nearest Resize of a 4-D f32 plane with scales known at plan time;
-// else why not.
+// "" and *plan filled for a nearest Resize of a 4-D f32, u8 or i8 plane with scales known at plan
+// time; else why not.
 std::string plan_resize(const ir::Node& node, const TypeOf& type_of, ResizePlan* plan) {
   if (std::string why = cpu::resize_mode(node, &plan->mode); !why.empty()) return why;
   if (plan->mode.linear) return "unsupported op: linear Resize (fused groups read nearest ones as operands)";
   const ir::Value* x = node.input(0);
   if (!x || x->constant || node.outputs.size() != 1 || !node.output(0))
     return "unsupported op: Resize of a missing or constant input";
-  if (type_of(x).dtype != ir::DType::kF32) return "dtype: Resize input '" + x->name + "' is not f32";
+  const ir::DType t = type_of(x).dtype;
+  if (t != ir::DType::kF32 && t != ir::DType::kU8 && t != ir::DType::kI8)
+    return "dtype: Resize input '" + x->name + "' is " + std::string(ir::dtype_name(t)) + " (f32, u8 or i8)";
+  plan->elem = ir::dtype_size(t);
   if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
   if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
   plan->in = *type_of(x).shape.static_dims();
@@ -55,7 +59,8 @@ Result<ResizedOperand> resized_operand(const ir::Node& node, const TypeOf& type_
   ResizePlan plan;
   if (std::string why = plan_resize(node, type_of, &plan); !why.empty()) return unsupported(node.label() + ": " + why);
   ResizedOperand r;
-  r.source = {static_cast<size_t>(plan.in[1]), static_cast<size_t>(plan.in[2]), static_cast<size_t>(plan.in[3])};
+  r.source = {static_cast<size_t>(plan.in[1]), static_cast<size_t>(plan.in[2]), static_cast<size_t>(plan.in[3]),
+              plan.elem};
   r.rows = cpu::resize_axis_map(plan.mode, plan.in[2], plan.out[2], plan.sh, plan.by_sizes).i0;
   r.cols = cpu::resize_axis_map(plan.mode, plan.in[3], plan.out[3], plan.sw, plan.by_sizes).i0;
   return r;
@@ -67,20 +72,30 @@ RowRange ResizedOperand::source_rows(size_t y0, size_t y1) const {
   return {static_cast<size_t>(rows[y0]), static_cast<size_t>(rows[y1 - 1]) + 1};
 }
 
-void ResizedOperand::gather(const RowView& src, const RowView& dst, size_t y0, size_t y1) const {
-  const size_t w = cols.size();
-  const int32_t* ci = cols.data();
-  for (size_t c = 0; c < source.c; ++c) {
+namespace {
+
+template <typename T>  // float, or the bytes of u8 / i8
+void gather_rows(const ResizedOperand& op, const RowView& src, const RowView& dst, size_t y0, size_t y1) {
+  const size_t w = op.cols.size();
+  const int32_t* ci = op.cols.data();
+  for (size_t c = 0; c < op.source.c; ++c) {
     for (size_t y = y0; y < y1; ++y) {
-      float* out = dst.row(c, y);
-      if (y > y0 && rows[y] == rows[y - 1]) {  // an upsampled row repeats the one before it
-        std::memcpy(out, out - dst.width, w * sizeof(float));
+      T* out = dst.row<T>(c, y);
+      if (y > y0 && op.rows[y] == op.rows[y - 1]) {  // an upsampled row repeats the one before it
+        std::memcpy(out, out - dst.width, w * sizeof(T));
         continue;
       }
-      const float* in = src.row(c, static_cast<size_t>(rows[y]));
+      const T* in = src.row<T>(c, static_cast<size_t>(op.rows[y]));
       for (size_t x = 0; x < w; ++x) out[x] = in[ci[x]];
     }
   }
+}
+
+}  // namespace
+
+void ResizedOperand::gather(const RowView& src, const RowView& dst, size_t y0, size_t y1) const {
+  if (source.elem == 1) gather_rows<uint8_t>(*this, src, dst, y0, y1);
+  else gather_rows<float>(*this, src, dst, y0, y1);
 }
 
 namespace {
@@ -106,7 +121,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_resize(const ir::Node& node, cons
   const auto out = *type_of(node.output(0)).shape.static_dims();
   auto layer = std::make_unique<StripResize>(op);
   layer->in = op.source;
-  layer->out = {static_cast<size_t>(out[1]), static_cast<size_t>(out[2]), static_cast<size_t>(out[3])};
+  layer->out = {static_cast<size_t>(out[1]), static_cast<size_t>(out[2]), static_cast<size_t>(out[3]), op.source.elem};
   return std::unique_ptr<StripLayer>(std::move(layer));
 }
 

@@ -83,21 +83,7 @@ class QChain {
   }
 
   // com.microsoft QLinearAdd of the current value and the chain's input (same shape).
-  QChain& add_input(bool input_first) {
-    const float y_scale = scale_ * 1.5f;
-    const int64_t y_zp = signed_ ? -3 : 125;
-    std::vector<ir::Value*> a = {cur_, f32(scale_), q8(zp_)};
-    std::vector<ir::Value*> b = {x_, f32(0.0173f), q8(signed_ ? -5 : 131)};
-    std::vector<ir::Value*> ins = input_first ? b : a;
-    const std::vector<ir::Value*>& second = input_first ? a : b;
-    ins.insert(ins.end(), second.begin(), second.end());
-    ins.push_back(f32(y_scale));
-    ins.push_back(q8(y_zp));
-    add("com.microsoft", "QLinearAdd", ins, {});
-    scale_ = y_scale;
-    zp_ = y_zp;
-    return *this;
-  }
+  QChain& add_input(bool input_first) { return qlinear_add(x_, 0.0173f, signed_ ? -5 : 131, input_first); }
 
   // com.microsoft QLinearAdd of the current value and a nearest Resize (x `factor`, by scales)
   // of a new 8-bit graph input of this plane's channels: an FPN's top-down path after
@@ -120,19 +106,7 @@ class QChain {
     g_->nodes().back()->opset = 13;
     ir::Value* up = cur_;
     cur_ = saved;
-    const float y_scale = scale_ * 1.5f;
-    const int64_t y_zp = signed_ ? -3 : 125;
-    std::vector<ir::Value*> a = {cur_, f32(scale_), q8(zp_)};
-    std::vector<ir::Value*> b = {up, f32(0.021f), q8(signed_ ? 4 : 119)};
-    std::vector<ir::Value*> ins = upsampled_first ? b : a;
-    const std::vector<ir::Value*>& second = upsampled_first ? a : b;
-    ins.insert(ins.end(), second.begin(), second.end());
-    ins.push_back(f32(y_scale));
-    ins.push_back(q8(y_zp));
-    add("com.microsoft", "QLinearAdd", ins, {});
-    scale_ = y_scale;
-    zp_ = y_zp;
-    return *this;
+    return qlinear_add(up, 0.021f, signed_ ? 4 : 119, upsampled_first);
   }
 
   // MaxPool on the 8-bit values (what the QDQ pass leaves of DQ -> MaxPool -> Q).
@@ -174,6 +148,23 @@ class QChain {
   const runtime::NamedTensors& feeds() const { return feeds_; }
 
  private:
+  // QLinearAdd of the current value and `other` (scale, zero point), `other` first or second.
+  QChain& qlinear_add(ir::Value* other, float other_scale, int64_t other_zp, bool other_first) {
+    const float y_scale = scale_ * 1.5f;
+    const int64_t y_zp = signed_ ? -3 : 125;
+    std::vector<ir::Value*> a = {cur_, f32(scale_), q8(zp_)};
+    std::vector<ir::Value*> b = {other, f32(other_scale), q8(other_zp)};
+    std::vector<ir::Value*> ins = other_first ? b : a;
+    const std::vector<ir::Value*>& second = other_first ? a : b;
+    ins.insert(ins.end(), second.begin(), second.end());
+    ins.push_back(f32(y_scale));
+    ins.push_back(q8(y_zp));
+    add("com.microsoft", "QLinearAdd", ins, {});
+    scale_ = y_scale;
+    zp_ = y_zp;
+    return *this;
+  }
+
   ir::DType dtype() const {
     if (bits_ == 16) return signed_ ? ir::DType::kI16 : ir::DType::kU16;
     return signed_ ? ir::DType::kI8 : ir::DType::kU8;

@@ -7,6 +7,7 @@
 #include "cpu_test_util.h"
 #include "backends/cpu/cpu_conv_util.h"
 #include "kernels/cpu_features.h"
+#include "kernels/f32-sconv/f32_sconv.h"
 
 namespace nfuse {
 namespace {
@@ -214,8 +215,8 @@ TEST(CpuConv, SmallChannelsDirect) {
   std::mt19937 rng(cpu_test::kSeed + 11);
   const ConvAlgorithm direct = ConvAlgorithm::kSmallChannels;
   for (int64_t c : {1, 3, 4})
-    for (int64_t k : {1, 3, 5, 7}) {
-      if (c * k * k > 64) continue;
+    for (int64_t k : {1, 3, 5, 6, 7}) {
+      if (c * k * k > static_cast<int64_t>(kernels::kF32SconvMaxTaps)) continue;
       for (int64_t s : {1, 2})
         for (int64_t p : {int64_t{0}, k / 2}) check({1, c, 13, 70, c == 3 ? 16 : 5, k, s, p}, rng, 1, direct);
     }

@@ -10,6 +10,10 @@ namespace {
 // every 27 multiply-adds. Up to 4 channels the direct rows win (measured on the 3x3 stride-2
 // stems of lraspp and the OCR detector at 960: see bench/RESULTS.md).
 constexpr int64_t kMaxChannels = 4;
+// Taps (ci * kh * kw) up to which the direct rows beat an im2col GEMM for any output channel count.
+constexpr int64_t kAnyChannelsTaps = 64;
+// Output channels up to which the direct rows take windows of kAnyChannelsTaps to kF32SconvMaxTaps taps.
+constexpr int64_t kMaxLongWindowChannels = 32;
 
 }  // namespace
 
@@ -63,7 +67,14 @@ bool use_small_channel_conv(const ir::Node& node, const ir::Tensor& w) {
     if (d != 1) return false;
   const std::vector<int64_t> strides = node.attrs.get_ints("strides", {1, 1});
   if (strides.size() != 2 || strides[1] < 1 || strides[1] > 2 || strides[0] < 1) return false;
-  return w.dim(1) <= kMaxChannels && w.numel() / w.dim(0) <= static_cast<int64_t>(kernels::kF32SconvMaxTaps);
+  if (w.dim(1) > kMaxChannels) return false;
+  const int64_t taps = w.numel() / w.dim(0);
+  if (taps <= kAnyChannelsTaps) return true;
+  // Longer windows (YOLOv5's 6x6 stem, 108 taps) only for few output channels: with 64 of them
+  // the im2col GEMM's tiles fill and it wins (ResNet's 7x7 conv1, 147 taps: 1.7 ms by GEMM, 2.2
+  // direct), with 16 the direct rows do (YOLO's stem at 640: 5.8 ms by GEMM, 3.4 direct).
+  return taps <= static_cast<int64_t>(kernels::kF32SconvMaxTaps) &&
+         (w.dim(0) <= kMaxLongWindowChannels || forced == ConvAlgorithm::kSmallChannels);
 }
 
 namespace {

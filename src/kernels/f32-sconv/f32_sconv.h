@@ -24,9 +24,11 @@
 
 namespace nfuse::kernels {
 
-// Kernels take up to this many taps (ci * kh * kw): a 3-channel 3x3 is 27, a 4-channel 3x3 36, a
-// 1-channel 5x5 25. Beyond it an im2col GEMM's K is long enough to pay for itself.
-inline constexpr size_t kF32SconvMaxTaps = 64;
+// Kernels take up to this many taps (ci * kh * kw): a 3-channel 3x3 is 27, a 1-channel 5x5 25, a
+// 3-channel 6x6 (YOLOv5's stem) 108, a 3-channel 7x7 147. Which layers run here is the caller's
+// choice (cpu_small_channel_conv.h): an im2col GEMM wins once K and the output channels are both
+// large.
+inline constexpr size_t kF32SconvMaxTaps = 160;
 // Workspace rows are padded to a multiple of this many floats.
 inline constexpr size_t kF32SconvChunk = 64;
 

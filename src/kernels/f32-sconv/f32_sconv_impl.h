@@ -14,6 +14,8 @@ namespace nfuse::kernels::NFUSE_SCONV_ISA_NS {
 // AVX2 ones. The rows are padded to kF32SconvChunk, a multiple of every ISA's chunk.
 constexpr size_t kChunk = NFUSE_SCONV_CHUNK;
 static_assert(kF32SconvChunk % kChunk == 0);
+// Taps above which row() walks chunks outside and channels inside (see there).
+constexpr size_t kChunkOuterTaps = 64;
 
 // y[j] = clamp(acc[j]) for j < n: a whole chunk as a loop of fixed length, which vectorises.
 inline void store(const float* acc, float* __restrict y, size_t n, float lo, float hi) {
@@ -84,6 +86,19 @@ inline void row(const F32SconvRowArgs& a) {
   const size_t stride = (a.wo + kF32SconvChunk - 1) / kF32SconvChunk * kF32SconvChunk;  // zero-padded
   float* p = a.workspace;
   build_taps(a, p, stride);
+  if (taps > kChunkOuterTaps) {
+    // Chunks outside, channels inside: a chunk's taps (taps x kChunk floats) stay in L1 while
+    // every output channel sums them; channels outside would stream the whole row's taps (108
+    // taps of a 320-wide row: 138 KB) from L2 once per channel pair. YOLO's 6x6 stem: 4.2 -> 3.4 ms.
+    for (size_t x0 = 0; x0 < a.wo; x0 += kChunk) {
+      size_t co = 0;
+      for (; co + 2 <= a.co; co += 2) sum_chunk<true>(a, p, stride, taps, co, x0);
+      if (co < a.co) sum_chunk<false>(a, p, stride, taps, co, x0);
+    }
+    return;
+  }
+  // Few taps: channels outside, each pair's weights loaded once per row (the 27-tap stems ran
+  // about 5% slower the other way).
   size_t co = 0;
   for (; co + 2 <= a.co; co += 2)
     for (size_t x0 = 0; x0 < a.wo; x0 += kChunk) sum_chunk<true>(a, p, stride, taps, co, x0);

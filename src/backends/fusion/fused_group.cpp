@@ -119,9 +119,10 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
   // One stage keeps nothing between strips: the whole band at once, like the layer-by-layer
   // kernel (strips would only add per-call overhead). Several stages: the smallest strip that
   // still fills the GEMM panels, shrunk until one worker's line buffers and scratch fit in L2.
-  // An 8-bit pixel costs the integer kernels about a quarter of an f32 one, so 8-bit strips take
-  // proportionally more pixels to amortise the same per-call costs (lraspp INT8 at 960, forced:
-  // 47.4 -> 45.1 ms; the other int8 zoo models within noise).
+  // A narrower element costs its integer kernels proportionally less per pixel (an 8-bit one about
+  // a quarter of an f32 one), so those strips take proportionally more pixels to amortise the
+  // same per-call costs (lraspp INT8 at 960, forced: 47.4 -> 45.1 ms; the other int8 zoo models
+  // within noise).
   const size_t min_pixels = kMinStripPixels * sizeof(float) / std::max<size_t>(1, last.out.elem);
   const size_t rule = g->stages_.size() == 1 ? height
                                              : (min_pixels + last.out.w - 1) / std::max<size_t>(1, last.out.w);
@@ -133,7 +134,7 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
   // Groups of narrow rows only (which `auto` gives back, fusion_backend.cpp, but a forced plan
   // runs) keep the rule's strips: shrunk to fit L2, their members' per-channel calls and the
   // windows re-read per strip cost more than the cache misses saved (lraspp at 960, forced:
-  // int8 82 -> 49 ms, f32 161 -> 103 ms). Wide groups shrink to one row if need be.
+  // int8 82 -> 52 ms, f32 161 -> 112 ms). Wide groups shrink to one row if need be.
   size_t widest = 0;
   for (const auto& l : g->layers_) widest = std::max(widest, l->out.w);
   const size_t floor_rows = widest < kMinFusedWidth ? round_up(rule, last_g) : 1;

@@ -92,7 +92,7 @@ class StripQConv1x1 final : public StripLayer {
 class StripQConv final : public WindowedLayer {
  public:
   StripQConv(const ops::ConvGeometry& g, const QConvParams& q)
-      : WindowedLayer(g), q_(q), cfg_(wx_config()), padded_(group_geometry(g), q.x_zp, q.x_signed) {
+      : WindowedLayer(g), cfg_(wx_config()), padded_(group_geometry(g), q.x_zp, q.x_signed) {
     group_ = static_cast<size_t>(g.group);
     cin_g_ = in.c / group_;
     cg_ = out.c / group_;
@@ -151,7 +151,6 @@ class StripQConv final : public WindowedLayer {
   size_t block_bytes(size_t rows) const { return (kpad_ * wx_block(rows, out.w, cfg_.nr) + 63) / 64 * 64; }
   size_t window_offset(size_t rows) const { return block_bytes(rows) + (k_ * sizeof(size_t) + 63) / 64 * 64; }
 
-  QConvParams q_;
   const kernels::Qu8WxConfig& cfg_;
   cpu::QConvPaddedRows padded_;
   size_t group_ = 1, cin_g_ = 0, cg_ = 0, k_ = 0, kpad_ = 0, panel_bytes_ = 0;

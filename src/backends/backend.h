@@ -16,6 +16,10 @@
 
 namespace nfuse::backends {
 
+namespace cpu {
+class ThreadPool;
+}
+
 // The answer to "can you run this node": ok, or a human-readable reason; cost in microseconds.
 struct Support {
   bool ok = false;
@@ -59,6 +63,11 @@ struct CompileContext {
   TypeOf type_of;
   // Output rows per strip of a fused group (fusion backend); 0 lets its cost model choose.
   int tile_rows = 0;
+  // The intra-op workers of `threads` that every partition of one plan shares (cpu, fusion):
+  // their steps run one after another, so one set of workers serves them all. With a pool per
+  // partition, the idle pools' workers kept spinning on the cores the running one needed: the
+  // OCR detector under `auto` at 2 threads ran 2x slower than at 1. Null: the backend makes its own.
+  std::shared_ptr<cpu::ThreadPool> pool;
 };
 
 // Bytes one run moves to and from the arena (graph inputs, outputs and intermediates; constants
@@ -101,6 +110,9 @@ class CompiledPartition {
   virtual std::vector<std::string> reference_nodes() const { return {}; }
   // Arena traffic of one run of this partition (see PartitionTraffic).
   virtual PartitionTraffic traffic() const { return {}; }
+  // The intra-op workers this partition runs on (CompileContext::pool), or null when it has
+  // none; a plan's partitions share one.
+  virtual const cpu::ThreadPool* intra_op_pool() const { return nullptr; }
 };
 
 class Backend {

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "backends/cpu/cpu_thread_pool.h"
 #include "backends/device_profile.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/op_registry.h"
@@ -228,6 +229,7 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   cc.graph = &graph;
   cc.threads = options.threads;
   cc.tile_rows = options.tile_rows;
+  cc.pool = std::make_shared<backends::cpu::ThreadPool>(options.threads);
   Plan* p = plan.get();
   cc.type_of = [p](const ir::Value* v) -> const ir::TensorType& {
     auto it = p->slot_of.find(v);

@@ -79,20 +79,22 @@ struct Step {
 
 class CpuPartition final : public CompiledPartition {
  public:
-  CpuPartition(std::vector<Step> steps, int threads) : steps_(std::move(steps)), pool_(threads) {
+  CpuPartition(std::vector<Step> steps, std::shared_ptr<ThreadPool> pool)
+      : steps_(std::move(steps)), pool_(std::move(pool)) {
     for (const Step& s : steps_)
       if (s.reference) reference_nodes_.push_back(s.node->label());
   }
 
   std::vector<std::string> reference_nodes() const override { return reference_nodes_; }
+  const ThreadPool* intra_op_pool() const override { return pool_.get(); }
 
   Status reserve_scratch(size_t floats) {
-    if (!scratch_.reserve(pool_.threads(), floats)) return out_of_memory("cpu backend scratch");
+    if (!scratch_.reserve(pool_->threads(), floats)) return out_of_memory("cpu backend scratch");
     return ok_status();
   }
 
   Status run(ExecContext& ctx) override {
-    RunContext rc{pool_, scratch_};
+    RunContext rc{*pool_, scratch_};
     OpTensors t;
     std::vector<ir::Tensor> unnamed;
     for (Step& s : steps_) {
@@ -106,7 +108,7 @@ class CpuPartition final : public CompiledPartition {
       for (size_t i = 0; i < s.output_slots.size(); ++i)
         t.outputs.push_back(s.output_slots[i] < 0 ? &unnamed[i] : &ctx.slot(s.output_slots[i]));
       if (!s.all_preallocated) NFUSE_RETURN_IF_ERROR_PLAIN(allocate_outputs(s, t));
-      const size_t need = s.op->scratch_floats(t, pool_.threads());
+      const size_t need = s.op->scratch_floats(t, pool_->threads());
       if (need > scratch_.floats()) NFUSE_RETURN_IF_ERROR_PLAIN(reserve_scratch(need));  // dynamic shapes only
       NFUSE_RETURN_IF_ERROR_PLAIN(s.op->run(t, rc));
     }
@@ -130,7 +132,7 @@ class CpuPartition final : public CompiledPartition {
   }
 
   std::vector<Step> steps_;
-  ThreadPool pool_;
+  std::shared_ptr<ThreadPool> pool_;
   Scratch scratch_;
   std::vector<std::string> reference_nodes_;
 };
@@ -251,7 +253,7 @@ class CpuBackend final : public Backend {
       }
       steps.push_back(std::move(s));
     }
-    auto part = std::make_unique<CpuPartition>(std::move(steps), ctx.threads);
+    auto part = std::make_unique<CpuPartition>(std::move(steps), pool_for(ctx.pool, ctx.threads));
     NFUSE_RETURN_IF_ERROR_PLAIN(part->reserve_scratch(scratch));
     return std::unique_ptr<CompiledPartition>(std::move(part));
   }

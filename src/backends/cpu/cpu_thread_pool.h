@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -49,5 +50,10 @@ class ThreadPool {
   size_t threads_ = 1;
   pthreadpool* pool_ = nullptr;
 };
+
+// `shared` when set (the plan's pool, CompileContext::pool), else a pool of its own of `threads`.
+inline std::shared_ptr<ThreadPool> pool_for(const std::shared_ptr<ThreadPool>& shared, int threads) {
+  return shared ? shared : std::make_shared<ThreadPool>(threads);
+}
 
 }  // namespace nfuse::backends::cpu

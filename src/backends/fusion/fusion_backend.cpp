@@ -20,8 +20,8 @@ constexpr int64_t kSpillFactor = 8;
 
 class FusionPartition final : public CompiledPartition {
  public:
-  FusionPartition(std::vector<std::unique_ptr<FusedGroup>> groups, int threads)
-      : groups_(std::move(groups)), pool_(threads) {
+  FusionPartition(std::vector<std::unique_ptr<FusedGroup>> groups, std::shared_ptr<cpu::ThreadPool> pool)
+      : groups_(std::move(groups)), pool_(std::move(pool)) {
     traffic_.known = true;
     for (const auto& g : groups_) {
       traffic_.groups.push_back(g->traffic());
@@ -33,7 +33,7 @@ class FusionPartition final : public CompiledPartition {
   Status reserve() {
     size_t floats = 0;
     for (const auto& g : groups_) floats = std::max(floats, g->scratch_floats());
-    if (!scratch_.reserve(pool_.threads(), floats)) return out_of_memory("fusion backend line buffers");
+    if (!scratch_.reserve(pool_->threads(), floats)) return out_of_memory("fusion backend line buffers");
     return ok_status();
   }
 
@@ -47,16 +47,17 @@ class FusionPartition final : public CompiledPartition {
           ctx.profile->nodes.push_back(NodeTiming{g->nodes()[i], "fusion", false, 0.0});
       }
       ScopedNodeTimer timer(ctx.profile, g->nodes().back(), "fusion", false);
-      NFUSE_RETURN_IF_ERROR_PLAIN(g->run(ctx, pool_, scratch_));
+      NFUSE_RETURN_IF_ERROR_PLAIN(g->run(ctx, *pool_, scratch_));
     }
     return ok_status();
   }
 
   PartitionTraffic traffic() const override { return traffic_; }
+  const cpu::ThreadPool* intra_op_pool() const override { return pool_.get(); }
 
  private:
   std::vector<std::unique_ptr<FusedGroup>> groups_;
-  cpu::ThreadPool pool_;
+  std::shared_ptr<cpu::ThreadPool> pool_;
   cpu::Scratch scratch_;
   PartitionTraffic traffic_;
 };
@@ -158,7 +159,7 @@ class FusionBackend final : public Backend {
       NFUSE_ASSIGN_OR_RETURN(auto group, FusedGroup::create(g, cc));
       groups.push_back(std::move(group));
     }
-    auto part = std::make_unique<FusionPartition>(std::move(groups), std::max(1, ctx.threads));
+    auto part = std::make_unique<FusionPartition>(std::move(groups), cpu::pool_for(ctx.pool, std::max(1, ctx.threads)));
     NFUSE_RETURN_IF_ERROR_PLAIN(part->reserve());
     return std::unique_ptr<CompiledPartition>(std::move(part));
   }

@@ -72,47 +72,37 @@ TEST(PartitionPlan, AutoPlanWithSeveralBackendsMatchesRef) {
   std::remove(profile.c_str());
 }
 
-TEST(PartitionPlan, RealFusionBackendPartitionsMatchRef) {
+// Real cpu and fusion partitions in one plan match ref, at 1 and 2 threads, and all run on the
+// plan's one intra-op pool: with a pool per partition, the idle pools' workers spun on the cores
+// the running partition needed (the OCR detector under auto ran 2x slower at 2 threads than at 1).
+TEST(PartitionPlan, RealFusionBackendPartitionsMatchRefOnOneThreadPool) {
   if (partition::default_prefer().front() != "fusion") GTEST_SKIP() << "fusion backend not registered";
-  // Pins make fusion run its ops whatever the cost model thinks of these small shapes.
-  runtime::SessionOptions o;
-  o.backend = "auto";
-  o.partition.pins = {{"Conv", "fusion"}, {"MaxPool", "fusion"}};
-  expect_matches_ref(small_cnn(17, 13), o, seeded_input({1, 3, 17, 13}, 10), 2);
-  auto s = runtime::Session::create(load(small_cnn(17, 13)), o);
-  ASSERT_TRUE(s.ok());
-  auto plan = (*s)->prepare({{"x", {1, 3, 17, 13}}});
-  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
-  int on_fusion = 0;
-  for (const auto& p : (*plan)->partition_report->nodes) on_fusion += p.backend == "fusion";
-  EXPECT_GE(on_fusion, 4) << placements(*(*plan)->partition_report);
-}
-
-// Every partition of a plan runs on the plan's one intra-op pool: with a pool per partition, the
-// idle pools' workers spun on the cores the running partition needed (the OCR detector under
-// auto ran 2x slower at 2 threads than at 1).
-TEST(PartitionPlan, PartitionsShareOneThreadPool) {
-  if (partition::default_prefer().front() != "fusion") GTEST_SKIP() << "fusion backend not registered";
-  runtime::SessionOptions o;
-  o.backend = "auto";
-  o.threads = 2;
-  o.partition.pins = {{"Conv", "fusion"}, {"MaxPool", "fusion"}};
-  expect_matches_ref(small_cnn(17, 13), o, seeded_input({1, 3, 17, 13}, 10), 2);
-  auto s = runtime::Session::create(load(small_cnn(17, 13)), o);
-  ASSERT_TRUE(s.ok());
-  auto plan = (*s)->prepare({{"x", {1, 3, 17, 13}}});
-  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
-  std::set<std::string> backends;
-  const backends::cpu::ThreadPool* shared = nullptr;
-  for (const auto& step : (*plan)->steps) {
-    const backends::cpu::ThreadPool* p = step.compiled->intra_op_pool();
-    ASSERT_NE(p, nullptr) << step.partition.backend;
-    if (!shared) shared = p;
-    EXPECT_EQ(p, shared) << step.partition.backend << " partition has a pool of its own";
-    backends.insert(step.partition.backend);
+  for (int threads : {1, 2}) {
+    // Pins make fusion run its ops whatever the cost model thinks of these small shapes.
+    runtime::SessionOptions o;
+    o.backend = "auto";
+    o.threads = threads;
+    o.partition.pins = {{"Conv", "fusion"}, {"MaxPool", "fusion"}};
+    expect_matches_ref(small_cnn(17, 13), o, seeded_input({1, 3, 17, 13}, 10), 2);
+    auto s = runtime::Session::create(load(small_cnn(17, 13)), o);
+    ASSERT_TRUE(s.ok());
+    auto plan = (*s)->prepare({{"x", {1, 3, 17, 13}}});
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    int on_fusion = 0;
+    for (const auto& p : (*plan)->partition_report->nodes) on_fusion += p.backend == "fusion";
+    EXPECT_GE(on_fusion, 4) << placements(*(*plan)->partition_report);
+    std::set<std::string> backends;
+    const backends::cpu::ThreadPool* shared = nullptr;
+    for (const auto& step : (*plan)->steps) {
+      const backends::cpu::ThreadPool* p = step.compiled->intra_op_pool();
+      ASSERT_NE(p, nullptr) << step.partition.backend;
+      if (!shared) shared = p;
+      EXPECT_EQ(p, shared) << step.partition.backend << " partition has a pool of its own";
+      backends.insert(step.partition.backend);
+    }
+    EXPECT_EQ(backends, (std::set<std::string>{"cpu", "fusion"}));
+    EXPECT_EQ(shared->threads(), static_cast<size_t>(threads));
   }
-  EXPECT_EQ(backends, (std::set<std::string>{"cpu", "fusion"}));
-  EXPECT_EQ(shared->threads(), 2u);
 }
 
 TEST(PartitionPlan, NamedBackendWithPinsRunsTheSplitPlan) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Depth-first fused execution against layer by layer, and both against ONNX Runtime, at 1
-# thread, interleaved inside this one script (DESIGN.md, "Benchmark protocol"): each round runs
+# thread (THREADS to change it, for every engine alike), interleaved inside this one script
+# (DESIGN.md, "Benchmark protocol"): each round runs
 #   layer    nfuse --backend cpu            every op through the arena, one after another
 #   auto     nfuse --backend auto           the partitioner's plan: fusion where it pays
 #   fused    nfuse --backend auto --pin Conv=fusion
@@ -13,7 +14,7 @@
 # under each case, the layer/auto ratio of every round and their median.
 #
 # Usage: bench/compare_fusion.sh [BUILD_DIR]
-#   env: ORT_DIR (default .cache/ort), ROUNDS (default 2), WARMUP (10), RUNS (50)
+#   env: ORT_DIR (default .cache/ort), ROUNDS (default 2), WARMUP (10), RUNS (50), THREADS (1)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -23,6 +24,7 @@ ORT_DIR="${ORT_DIR:-$ROOT/.cache/ort}"
 ROUNDS="${ROUNDS:-2}"
 WARMUP="${WARMUP:-10}"
 RUNS="${RUNS:-50}"
+THREADS="${THREADS:-1}"
 
 source "$ROOT/bench/lib.sh"
 require_build_and_models
@@ -50,14 +52,14 @@ row case "layer ms" "auto ms" "fused ms" "ORT ms" "layer/au" "layer/fu" "ORT/aut
 while read -r name file input_name input_file; do
   : > "$TMP/l"; : > "$TMP/a"; : > "$TMP/f"; : > "$TMP/o"
   for ((r = 0; r < ROUNDS; r++)); do
-    common=("$file" --threads 1 --input "$input_name=$input_file" --warmup "$WARMUP" --runs "$RUNS" --json)
+    common=("$file" --threads "$THREADS" --input "$input_name=$input_file" --warmup "$WARMUP" --runs "$RUNS" --json)
     res_l="$("$NFUSE" bench "${common[@]}" --backend cpu)"
     echo "$res_l" | json_field median_ms >> "$TMP/l"
     res_a="$("$NFUSE" bench "${common[@]}" --backend auto)"
     echo "$res_a" | json_field median_ms >> "$TMP/a"
     res_f="$("$NFUSE" bench "${common[@]}" --backend auto --pin Conv=fusion)"
     echo "$res_f" | json_field median_ms >> "$TMP/f"
-    node "$ROOT/bench/ort_bench.js" "$file" "$input_name" "$input_file" 1 "$WARMUP" "$RUNS" "" \
+    node "$ROOT/bench/ort_bench.js" "$file" "$input_name" "$input_file" "$THREADS" "$WARMUP" "$RUNS" "" \
       | json_field median_ms >> "$TMP/o"
   done
   l="$(median < "$TMP/l")"; a="$(median < "$TMP/a")"; f="$(median < "$TMP/f")"; o="$(median < "$TMP/o")"

@@ -91,6 +91,26 @@ TEST(CpuLayout, Transpose) {
   cpu_test::expect_typed_matches_ref(ints, 0, "Transpose i64");
 }
 
+// The last two axes swapping (a YOLO head's [3, 85, 6400] -> [3, 6400, 85]) runs as tiles of a
+// 2-D transpose: 4x4 register tiles for 4-byte elements, edges and other sizes element by
+// element; every element size, sizes off the tile grid, NaN bit patterns kept.
+TEST(CpuLayout, TransposeTilesEveryElementSize) {
+  std::mt19937 rng(cpu_test::kSeed + 56);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (ir::DType t : {ir::DType::kU8, ir::DType::kI16, ir::DType::kF32, ir::DType::kI64}) {
+    for (const std::vector<int64_t>& d : {std::vector<int64_t>{1, 3, 85, 6400}, std::vector<int64_t>{2, 1, 9, 13},
+                                          std::vector<int64_t>{1, 2, 4, 4}, std::vector<int64_t>{1, 1, 130, 3}}) {
+      ir::Tensor x = ir::Tensor::allocate(t, d);
+      auto* bytes = static_cast<uint8_t*>(x.raw());
+      for (int64_t i = 0; i < x.numel() * static_cast<int64_t>(ir::dtype_size(t)); ++i)
+        bytes[i] = static_cast<uint8_t>(byte(rng));
+      TypedNode n = node("Transpose", x);
+      n.attrs.set("perm", std::vector<int64_t>{0, 1, 3, 2});
+      cpu_test::expect_typed_matches_ref(n, 0, std::string(ir::dtype_name(t)) + " " + ir::dims_to_string(d), 2);
+    }
+  }
+}
+
 TEST(CpuLayout, ReshapeFamily) {
   std::mt19937 rng(cpu_test::kSeed + 53);
   TypedNode r = node("Reshape", random_tensor({2, 3, 5, 7}, rng));

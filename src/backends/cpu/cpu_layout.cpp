@@ -2,7 +2,9 @@
 //   Reshape, Flatten, Squeeze, Unsqueeze   one memcpy (none when the planner aliased the buffers)
 //   Concat, Split                          one memcpy per (outer index, input/output) block
 //   Transpose, DepthToSpace, SpaceToDepth  a permutation of a reshaped view (as ref_transpose.cpp),
-//                                          with adjacent axes merged so inner runs are long
+//                                          with adjacent axes merged so inner runs are long; when
+//                                          the last two merged axes swap (the input's contiguous
+//                                          axis becomes the second-last), tiles of a 2-D transpose
 // Run-time shapes the permutation does not cover (rank over kMaxRank after merging) go to the
 // reference kernel, which the op holds.
 #include <algorithm>
@@ -10,6 +12,11 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>  // SSE2 (baseline x86-64): 4x4 transposes of 4-byte elements
+#include <xmmintrin.h>
+#endif
 
 #include "backends/cpu/cpu_op.h"
 
@@ -59,10 +66,67 @@ Permutation merge_axes(const std::vector<int64_t>& view, const std::vector<int64
   return p;
 }
 
+// Rows [i0, i1) of one 2-D transpose: out[i * nl + j] = in[i + j * sl] for j < nl (the input's
+// rows j are contiguous along i). A YOLO head's [3, 85, 6400] -> [3, 6400, 85] gathered one value
+// per cache line per output element before; 4-byte elements now move in 4x4 register tiles.
+template <typename T>
+void transpose_rows(const T* in, size_t sl, size_t nl, T* out, size_t i0, size_t i1) {
+  size_t i = i0;
+#if defined(__SSE2__)
+  if constexpr (sizeof(T) == 4) {
+    for (; i + 4 <= i1; i += 4) {
+      size_t j = 0;
+      for (; j + 4 <= nl; j += 4) {
+        // Bit moves only (shufps / unpck*), so any 4-byte pattern, NaNs included, survives.
+        auto row = [&](size_t jj) {
+          return _mm_castsi128_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + (j + jj) * sl + i)));
+        };
+        __m128 r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3);
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (i + 0) * nl + j), _mm_castps_si128(r0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (i + 1) * nl + j), _mm_castps_si128(r1));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (i + 2) * nl + j), _mm_castps_si128(r2));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (i + 3) * nl + j), _mm_castps_si128(r3));
+      }
+      for (; j < nl; ++j)
+        for (size_t ii = 0; ii < 4; ++ii) out[(i + ii) * nl + j] = in[(i + ii) + j * sl];
+    }
+  }
+#endif
+  for (; i < i1; ++i)
+    for (size_t j = 0; j < nl; ++j) out[i * nl + j] = in[i + j * sl];
+}
+
+// The permutation when its last two merged axes swap: per index of the outer axes, a 2-D
+// transpose, in tasks of kTransposeRows output rows.
+template <typename T>
+void permute_transposed(ThreadPool& pool, const Permutation& p, const T* x, T* y) {
+  constexpr size_t kTransposeRows = 64;  // a task's input columns: 64 x nl elements stay in L1
+  const size_t rank = p.out_dims.size();
+  const size_t nq = static_cast<size_t>(p.out_dims[rank - 2]), nl = static_cast<size_t>(p.out_dims[rank - 1]);
+  const size_t sl = static_cast<size_t>(p.strides[rank - 1]);
+  size_t outer = 1;
+  for (size_t i = 0; i + 2 < rank; ++i) outer *= static_cast<size_t>(p.out_dims[i]);
+  const size_t blocks = (nq + kTransposeRows - 1) / kTransposeRows;
+  auto task = [&](size_t t, size_t) {
+    const size_t o = t / blocks, b = t % blocks;
+    int64_t offset = 0;
+    size_t rem = o;
+    for (size_t i = rank - 2; i-- > 0;) {
+      offset += static_cast<int64_t>(rem % static_cast<size_t>(p.out_dims[i])) * p.strides[i];
+      rem /= static_cast<size_t>(p.out_dims[i]);
+    }
+    const size_t i0 = b * kTransposeRows, i1 = std::min(nq, i0 + kTransposeRows);
+    transpose_rows(x + offset, sl, nl, y + o * nq * nl, i0, i1);
+  };
+  pool.run(outer * blocks, task);
+}
+
 // Writes y in order from the strided view of x; rows (all but the last merged axis) across the pool.
 template <typename T>
 void permute(ThreadPool& pool, const Permutation& p, const T* x, T* y) {
   const size_t rank = p.out_dims.size();
+  if (rank >= 2 && p.strides[rank - 2] == 1 && p.strides[rank - 1] != 1) return permute_transposed(pool, p, x, y);
   const size_t inner = static_cast<size_t>(p.out_dims[rank - 1]);
   const int64_t inner_stride = p.strides[rank - 1];
   size_t rows = 1;

@@ -149,6 +149,10 @@ class Backend {
     (void)type_of;
     return {};
   }
+  // Whether this backend's Reshape, Flatten, Squeeze and Unsqueeze accept an output that already
+  // holds their input (same memory: they then copy nothing). The plan gives such a node's input
+  // and output one arena buffer.
+  virtual bool aliases_reshapes() const { return false; }
   // Turns a partition of supported nodes into a runnable object; kUnsupported names the node.
   virtual Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition,
                                                              const CompileContext& ctx) = 0;

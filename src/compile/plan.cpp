@@ -1,5 +1,7 @@
 #include "compile/plan.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 #include "backends/cpu/cpu_thread_pool.h"
@@ -109,8 +111,11 @@ Status propagate(const ir::Graph& graph, Plan& plan, std::vector<const ir::Node*
 
 // `steps[i]` is the lifetime step of nodes[i]: nodes a backend runs together share one. A value
 // produced and consumed only within one such step (passed between the members of a fused group,
-// which keeps it in its line buffers) never exists as a tensor and gets no arena space.
-void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std::vector<int>& steps) {
+// which keeps it in its line buffers) never exists as a tensor and gets no arena space. A
+// Reshape-like node with `views[i]` set (its backend copies nothing into an output that already
+// holds the input) gets one buffer for its input and output, live as long as either.
+void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std::vector<int>& steps,
+                const std::vector<bool>& views) {
   std::unordered_map<const ir::Node*, int> step_of;
   for (size_t i = 0; i < nodes.size(); ++i) step_of[nodes[i]] = steps[i];
   auto within_one_step = [&](const ir::Value* v, int step) {
@@ -146,20 +151,46 @@ void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std
     for (const ir::Value* v : nodes[i]->outputs)
       if (v && within_one_step(v, steps[i])) internal[static_cast<size_t>(plan.slot_of.at(v))] = true;
   }
-  std::vector<BufferRequest> requests;
-  std::vector<size_t> request_slot;
+  // Bytes of every value that lives in the arena (0: it does not).
+  std::vector<size_t> bytes(plan.values.size(), 0);
   for (size_t s = 0; s < plan.values.size(); ++s) {
-    PlannedValue& pv = plan.values[s];
+    const PlannedValue& pv = plan.values[s];
     if (pv.known_value || pv.first_step < 0 || pv.value->is_graph_output || internal[s]) continue;
     auto numel = pv.type.shape.static_numel();
     if (!numel || pv.type.dtype == ir::DType::kUndefined) continue;  // sized at run time
-    requests.push_back({static_cast<size_t>(*numel) * ir::dtype_size(pv.type.dtype), pv.first_step, pv.last_step});
-    request_slot.push_back(s);
+    bytes[s] = static_cast<size_t>(*numel) * ir::dtype_size(pv.type.dtype);
+  }
+  // A view's output joins its input's buffer (chains of views: one buffer for all).
+  std::vector<size_t> root(plan.values.size());
+  for (size_t s = 0; s < root.size(); ++s) root[s] = s;
+  auto find = [&](size_t s) {
+    while (root[s] != s) s = root[s] = root[root[s]];
+    return s;
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& n = *nodes[i];
+    if (!views[i] || n.inputs.empty() || !n.input(0) || n.outputs.size() != 1 || !n.output(0)) continue;
+    const size_t x = static_cast<size_t>(plan.slot_of.at(n.input(0))), y = static_cast<size_t>(plan.slot_of.at(n.output(0)));
+    if (bytes[x] == 0 || bytes[y] != bytes[x]) continue;
+    root[find(y)] = find(x);
+  }
+  std::vector<BufferRequest> requests;
+  std::vector<size_t> request_of(plan.values.size(), SIZE_MAX);
+  for (size_t s = 0; s < plan.values.size(); ++s) {
+    if (bytes[s] == 0) continue;
+    const PlannedValue& pv = plan.values[s];
+    size_t& r = request_of[find(s)];
+    if (r == SIZE_MAX) {
+      r = requests.size();
+      requests.push_back({bytes[s], pv.first_step, pv.last_step});
+      continue;
+    }
+    requests[r].first_step = std::min(requests[r].first_step, pv.first_step);
+    requests[r].last_step = std::max(requests[r].last_step, pv.last_step);
   }
   plan.memory = plan_memory(requests);
-  for (size_t i = 0; i < requests.size(); ++i) {
-    plan.values[request_slot[i]].arena_offset = static_cast<int64_t>(plan.memory.offsets[i]);
-  }
+  for (size_t s = 0; s < plan.values.size(); ++s)
+    if (bytes[s] > 0) plan.values[s].arena_offset = static_cast<int64_t>(plan.memory.offsets[request_of[find(s)]]);
 }
 
 // The partitioner decides placement for "auto", for the backends that take only some ops (as
@@ -264,12 +295,18 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   // Backends put their partition's nodes in execution order; tensor lifetimes follow that order.
   std::vector<const ir::Node*> execution_order;
   std::vector<int> lifetime_steps;
+  std::vector<bool> views;  // per node in execution order: a Reshape-like node whose buffers may alias
   int next_step = 0;
   for (Step& step : plan->steps) {
     NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(step.partition.backend));
     backend->reorder(step.partition, graph, cc.type_of);
     const backends::Partition& part = step.partition;
     execution_order.insert(execution_order.end(), part.nodes.begin(), part.nodes.end());
+    for (const ir::Node* n : part.nodes) {
+      const std::string& op = n->op_type;
+      views.push_back(backend->aliases_reshapes() && n->domain.empty() &&
+                      (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze"));
+    }
     const bool grouped = part.step_of_node.size() == part.nodes.size();
     int last = -1;
     for (size_t i = 0; i < part.nodes.size(); ++i) {
@@ -279,7 +316,7 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
     }
     next_step += last + 1;
   }
-  plan_arena(*plan, execution_order, lifetime_steps);
+  plan_arena(*plan, execution_order, lifetime_steps, views);
   for (Step& step : plan->steps) {
     NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(step.partition.backend));
     NFUSE_ASSIGN_OR_RETURN(step.compiled, backend->compile(step.partition, cc));

@@ -105,6 +105,75 @@ TEST(PartitionPlan, RealFusionBackendPartitionsMatchRefOnOneThreadPool) {
   }
 }
 
+// A Reshape / Flatten on a backend that copies nothing into an output already holding its input
+// (cpu, ref) gets one arena buffer for both, live as long as either: r1 and its reshape share one,
+// r3 and its reshape another, which must outlive r3 (Neg's output must not take it before the Add
+// reads r4); a Reshape whose output is a graph output keeps its own tensor. Both backends give
+// the computed values.
+TEST(PartitionPlan, ReshapesShareTheirInputsBuffer) {
+  OnnxBuilder b;
+  b.input("x", kF, {1, 4, 6, 6});
+  auto shape = [&](const std::string& name, std::vector<int64_t> dims) {
+    auto* t = b.model().mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(dims.size()));
+    for (int64_t d : dims) t->add_int64_data(d);
+  };
+  shape("flat", {1, 144});
+  shape("back", {1, 4, 6, 6});
+  b.node("Relu", {"x"}, {"r1"}, "relu1");
+  b.node("Reshape", {"r1", "flat"}, {"r2"}, "reshape1");
+  b.node("Sigmoid", {"r2"}, {"r3"}, "sig");
+  b.node("Reshape", {"r3", "back"}, {"r4"}, "reshape2");
+  b.node("Neg", {"r1"}, {"r5"}, "neg");  // a new buffer while r4 (alive through r3's) is still unread
+  b.node("Add", {"r4", "r5"}, {"y"}, "add");
+  b.node("Reshape", {"r1", "flat"}, {"z"}, "reshape_out");
+  float_output(b, "y");
+  float_output(b, "z");
+  const ir::Tensor x = seeded_input({1, 4, 6, 6}, 12);
+  std::vector<ir::Tensor> outs[2];
+  int k = 0;
+  for (const char* backend : {"ref", "cpu"}) {
+    runtime::SessionOptions o;
+    o.backend = backend;
+    o.optimize = false;
+    auto s = runtime::Session::create(load(b), o);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    auto plan = (*s)->prepare({{"x", {1, 4, 6, 6}}});
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    auto offset = [&](const char* name) {
+      for (const auto& pv : (*plan)->values)
+        if (pv.value && pv.value->name == name) return pv.arena_offset;
+      return int64_t{-2};
+    };
+    EXPECT_GE(offset("r1"), 0) << backend;
+    EXPECT_EQ(offset("r2"), offset("r1")) << backend;
+    EXPECT_GE(offset("r3"), 0) << backend;
+    EXPECT_EQ(offset("r4"), offset("r3")) << backend;
+    EXPECT_NE(offset("r3"), offset("r1")) << backend << ": r1 is still read by the Add";
+    EXPECT_EQ(offset("z"), -1) << backend << ": a graph output is its own tensor";
+    auto r = (*s)->run({{"x", x}});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    outs[k++] = *r;
+  }
+  for (size_t o = 0; o < 2; ++o) {
+    ASSERT_EQ(outs[0][o].numel(), outs[1][o].numel());
+    for (int64_t i = 0; i < outs[0][o].numel(); ++i) {
+      const float rv = outs[0][o].data<float>()[i];
+      EXPECT_NEAR(outs[1][o].data<float>()[i], rv, 1e-6f * (1.0f + std::fabs(rv))) << "output " << o << " at " << i;
+    }
+  }
+  // And the values are the computation's, not an aliasing accident: z = relu(x), y = sigmoid(z) - z.
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float r1 = std::max(0.0f, x.data<float>()[i]);
+    for (int k2 = 0; k2 < 2; ++k2) {
+      ASSERT_FLOAT_EQ(outs[k2][1].data<float>()[i], r1);
+      ASSERT_NEAR(outs[k2][0].data<float>()[i], 1.0f / (1.0f + std::exp(-r1)) - r1, 1e-6f);
+    }
+  }
+}
+
 TEST(PartitionPlan, NamedBackendWithPinsRunsTheSplitPlan) {
   runtime::SessionOptions o;
   o.backend = "cpu";

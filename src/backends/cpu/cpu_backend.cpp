@@ -197,6 +197,8 @@ bool static_shapes(const ir::Node& node, OpTensors* t, std::vector<ir::Tensor>* 
 class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
+  // LayoutOp's copy and the ref kernel it falls back to both skip it when input and output share memory.
+  bool aliases_reshapes() const override { return true; }
 
   // Everything with a reference kernel runs. Ops with optimized kernels say yes plainly (compile
   // may still fall back for a dtype or shape they do not cover, and reports that node); the

@@ -66,6 +66,7 @@ class RefPartition final : public CompiledPartition {
 class RefBackend final : public Backend {
  public:
   std::string_view name() const override { return "ref"; }
+  bool aliases_reshapes() const override { return true; }  // ref_reshape.cpp skips the copy
 
   Support supports(const ir::Node& node, const ir::Graph&) const override {
     if (!KernelRegistry::global().find(node.op_type)) {

@@ -4,8 +4,16 @@ namespace nfuse::compile {
 namespace {
 
 // Bytes a layer-by-layer node moves: every non-constant input it reads (implicit ones such as a
-// fused residual included) and every output it writes, at the plan's concrete sizes.
+// fused residual included) and every output it writes, at the plan's concrete sizes; none for a
+// Reshape-like node whose input and output the plan gave one buffer (it copies nothing).
 int64_t node_bytes(const Plan& plan, const ir::Node& node) {
+  auto offset = [&](const ir::Value* v) -> int64_t {
+    auto it = v ? plan.slot_of.find(v) : plan.slot_of.end();
+    return it == plan.slot_of.end() ? -1 : plan.values[static_cast<size_t>(it->second)].arena_offset;
+  };
+  if (node.outputs.size() == 1 && !node.inputs.empty() && offset(node.input(0)) >= 0 &&
+      offset(node.input(0)) == offset(node.output(0)))
+    return 0;
   auto bytes = [&](const ir::Value* v) -> int64_t {
     if (!v) return 0;
     auto it = plan.slot_of.find(v);

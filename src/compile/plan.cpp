@@ -8,6 +8,7 @@
 #include "backends/device_profile.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/op_registry.h"
+#include "ops/op_helpers.h"
 
 namespace nfuse::compile {
 namespace {
@@ -302,11 +303,7 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
     backend->reorder(step.partition, graph, cc.type_of);
     const backends::Partition& part = step.partition;
     execution_order.insert(execution_order.end(), part.nodes.begin(), part.nodes.end());
-    for (const ir::Node* n : part.nodes) {
-      const std::string& op = n->op_type;
-      views.push_back(backend->aliases_reshapes() && n->domain.empty() &&
-                      (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze"));
-    }
+    for (const ir::Node* n : part.nodes) views.push_back(backend->aliases_reshapes() && ops::reorders_no_elements(*n));
     const bool grouped = part.step_of_node.size() == part.nodes.size();
     int last = -1;
     for (size_t i = 0; i < part.nodes.size(); ++i) {

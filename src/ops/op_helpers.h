@@ -24,5 +24,11 @@ std::optional<int> normalize_axis(int64_t axis, int rank);
 std::optional<ir::DType> dtype_from_onnx(int64_t onnx_type);
 // Checks every present input has the same dtype as input 0.
 Status check_same_dtype(const ir::InferContext& ctx, int first, int last);
+// Reshape, Flatten, Squeeze, Unsqueeze (default domain): the output holds the input's elements in
+// the same order, so it may share the input's memory.
+inline bool reorders_no_elements(const ir::Node& node) {
+  const std::string& op = node.op_type;
+  return node.domain.empty() && (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze");
+}
 
 }  // namespace nfuse::ops

@@ -19,6 +19,7 @@
 #endif
 
 #include "backends/cpu/cpu_op.h"
+#include "ops/op_helpers.h"
 
 namespace nfuse::backends::cpu {
 namespace {
@@ -307,7 +308,7 @@ Result<std::unique_ptr<CpuOp>> make_layout(const ir::Node& node, const CompileCo
   } else if (op == "SpaceToDepth") {
     kind = Kind::kSpaceToDepth;
     block = at.get_int("blocksize", 1);
-  } else if (op != "Reshape" && op != "Flatten" && op != "Squeeze" && op != "Unsqueeze") {
+  } else if (!ops::reorders_no_elements(node)) {
     return std::unique_ptr<CpuOp>();
   }
   if (block < 1) return std::unique_ptr<CpuOp>();

@@ -1,6 +1,7 @@
 #include "runtime/session.h"
 
 #include "backends/ref/ref_kernel.h"
+#include "runtime/arena_memory.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -70,11 +71,11 @@ Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std
   NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*graph_, input_dims, po));
   Prepared p;
   const size_t arena_bytes = plan->memory.arena_bytes;
-  void* mem = arena_bytes ? std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64) : nullptr;
-  if (arena_bytes && !mem) return out_of_memory("arena of " + std::to_string(arena_bytes) + " bytes");
+  p.arena = allocate_arena(arena_bytes);
+  if (arena_bytes && !p.arena) return out_of_memory("arena of " + std::to_string(arena_bytes) + " bytes");
+  void* mem = p.arena.get();
   // Unwritten arena bytes read as NaN: a kernel that skips elements shows in every test.
   if (mem) std::memset(mem, 0xFF, (arena_bytes + 63) / 64 * 64);
-  p.arena = std::shared_ptr<void>(mem, [](void* q) { std::free(q); });
   p.ctx = std::make_unique<backends::ExecContext>(plan->values.size());
   p.ctx->threads = options_.threads;
   auto* base = static_cast<uint8_t*>(mem);

@@ -1,0 +1,39 @@
+#include "runtime/arena_memory.h"
+
+#include <cstdint>
+#include <cstdlib>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace nfuse::runtime {
+
+std::shared_ptr<void> allocate_arena(size_t bytes, bool* huge_pages) {
+  if (huge_pages) *huge_pages = false;
+  if (bytes == 0) return nullptr;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= kHugePageArenaBytes) {
+    // Map one huge page more than needed and use the 2 MiB-aligned part, so every huge page the
+    // kernel can give is fully inside the arena.
+    const size_t huge = kHugePageArenaBytes;
+    const size_t length = (bytes + huge - 1) / huge * huge;
+    void* raw = mmap(nullptr, length + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw != MAP_FAILED) {
+      const auto base = reinterpret_cast<uintptr_t>(raw);
+      const uintptr_t aligned = (base + huge - 1) / huge * huge;
+      // A kernel without transparent huge pages refuses the advice; the mapping still works.
+      const bool advised = madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE) == 0;
+      if (huge_pages) *huge_pages = advised;
+      return std::shared_ptr<void>(reinterpret_cast<void*>(aligned),
+                                   [raw, length, huge](void*) { munmap(raw, length + huge); });
+    }
+    // Out of address space for the padded mapping: the heap may still have room.
+  }
+#endif
+  void* mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!mem) return nullptr;
+  return std::shared_ptr<void>(mem, [](void* q) { std::free(q); });
+}
+
+}  // namespace nfuse::runtime

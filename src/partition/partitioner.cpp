@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <set>
 
 #include "partition/partition_layout.h"
@@ -399,12 +400,21 @@ std::vector<const ir::Node*> cluster_chains(const PartitionRequest& req, Backend
     }
     return out;
   };
+  auto elements = [&](const ir::Node* p) {
+    auto n = req.type_of(p->output(0)).shape.static_numel();
+    return n ? *n : std::numeric_limits<int64_t>::max();
+  };
   // Everything a node's deferred producers need comes first, then those producers together,
   // right before the node: a Concat's upsampled side inputs land beside the chain that Concat
-  // continues, not before the nodes that chain pulls in.
+  // continues, not before the nodes that chain pulls in. Smaller outputs first, so the producer
+  // of the full-size input the node continues comes last, right before it: a per-channel
+  // operand's producer (an attention scale's "+ 1") would otherwise sit between the chain's
+  // links, and if its backend gives it back as too small to pay, it cuts the chain.
   std::function<void(const ir::Node*)> emit_upstream = [&](const ir::Node* n) {
     std::vector<const ir::Node*> producers = deferred_producers(n);
     std::erase_if(producers, [&](const ir::Node* p) { return emitted.count(p) > 0; });
+    std::stable_sort(producers.begin(), producers.end(),
+                     [&](const ir::Node* a, const ir::Node* b) { return elements(a) < elements(b); });
     for (const ir::Node* p : producers) emit_upstream(p);
     for (const ir::Node* p : producers) {
       if (emitted.insert(p).second) order.push_back(p);

@@ -16,6 +16,8 @@
 #include "passes/fuse_qdq_matmul.h"
 #include "passes/fuse_qdq_pool.h"
 #include "passes/fuse_qdq_resize.h"
+#include "passes/pool_before_pointwise_conv.h"
+#include "passes/factor_residual_scale.h"
 #include "passes/fuse_residual_add.h"
 #include "passes/recognize_gelu.h"
 #include "passes/recognize_layer_norm.h"
@@ -68,7 +70,7 @@ Result<PassReport> PassManager::run(ir::Graph& graph, bool verify_each, int max_
 
 std::vector<std::string> pass_names() {
   return {"eliminate_dead_code", "fold_constants", "remove_identity", "recognize_layer_norm",
-          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "shape_through_quantize", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_qdq_binary", "fuse_qdq_concat", "fuse_qdq_pool", "fuse_qdq_resize", "fuse_qdq_lookup", "fold_dequantized_weights", "fuse_matmul_bias", "fuse_residual_add",
+          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "pool_before_pointwise_conv", "factor_residual_scale", "shape_through_quantize", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_qdq_binary", "fuse_qdq_concat", "fuse_qdq_pool", "fuse_qdq_resize", "fuse_qdq_lookup", "fold_dequantized_weights", "fuse_matmul_bias", "fuse_residual_add",
           "fuse_activation"};
 }
 
@@ -99,6 +101,8 @@ PassManager default_pass_manager(const OptimizeOptions& options) {
                      {"fold_batch_norm", fold_batch_norm},
                      {"fold_conv_mul_scale", fold_conv_mul_scale},
                      {"fold_conv_add_bias", fold_conv_add_bias},
+                     {"pool_before_pointwise_conv", pool_before_pointwise_conv},
+                     {"factor_residual_scale", factor_residual_scale},
                      {"eliminate_dead_code",
                       [](ir::Graph& g, PassLog& l) { return eliminate_dead_code(g, {}, l); }}},
                     enabled),

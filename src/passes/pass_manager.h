@@ -74,7 +74,8 @@ class PassManager {
 
 // nfuse's default pipeline: eliminate_dead_code (with the output filter), then to a fixed point
 // fold_constants, remove_identity, recognize_layer_norm, recognize_gelu, fold_batch_norm,
-// fold_conv_mul_scale, fold_conv_add_bias, eliminate_dead_code; then fuse_qdq_conv (before
+// fold_conv_mul_scale, fold_conv_add_bias, pool_before_pointwise_conv,
+// factor_residual_scale, eliminate_dead_code; then fuse_qdq_conv (before
 // fuse_activation, which would otherwise take a QDQ Conv's Relu), fuse_qdq_matmul, fuse_matmul_bias,
 // fuse_residual_add and fuse_activation.
 PassManager default_pass_manager(const OptimizeOptions& options);

@@ -290,6 +290,30 @@ TEST(PartitionPasses, SideInputsLandBesideTheirReader) {
   EXPECT_EQ(r->partitions.size(), 2u);
 }
 
+// A chain link reading a small operand (a per-channel scale) besides the full-size value it
+// continues: the operand's producer comes first and the chain's producer last, right before the
+// reader, whatever their input order. Otherwise the operand's producer sits between the chain's
+// links, and when its backend gives it back as too small to pay, it cuts the chain in two.
+TEST(PartitionPasses, SmallOperandsComeBeforeTheChainTheirReaderContinues) {
+  OnnxBuilder b;
+  b.input("x", kF, {1, 8, 16, 16});
+  b.input("s", kF, {1, 8, 1, 1});
+  random_init(b, "w", {8, 8, 1, 1}, 1);
+  b.node("Conv", {"x", "w"}, {"c1"}, "conv1");
+  b.node("Relu", {"s"}, {"rs"}, "relu_scale");
+  b.node("Add", {"c1", "rs"}, {"y"}, "add");
+  float_output(b, "y");
+  auto g = load(b);
+  const std::map<std::string, std::vector<int64_t>> dims = {{"x", {1, 8, 16, 16}}, {"s", {1, 8, 1, 1}}};
+  partition::PartitionOptions o;
+  o.prefer = {kFake};
+  backends::DeviceProfile profile = test_profile(2.0, 0.0);
+  keep_fake_intermediates_on_chip(profile);
+  auto r = place(*g, dims, kFake, o, profile);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(placements(*r), "relu_scale:fake_npu conv1:fake_npu add:fake_npu ");
+}
+
 TEST(PartitionPasses, RequireFullOffloadListsEveryNodeOffThePreferredBackend) {
   auto g = load(small_cnn());
   partition::PartitionOptions o = prefer_fake();

@@ -15,6 +15,12 @@ using kernels::kWino43Points;
 
 size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
+// The input transform walks channel after channel, six short row pieces each, a plane apart:
+// hundreds of streams too short for the hardware prefetcher, so each piece's first loads waited
+// on L3 or DRAM. Prefetching the pieces of the channel this many ahead: a 3x3 96 -> 24 conv at
+// 240x240 8.8 -> 6.3 ms, ESPCN 25.9 -> 22.8 ms; ResNets (channels-heavy, small planes) unchanged.
+constexpr size_t kPrefetchChannels = 2;
+
 }  // namespace
 
 bool Winograd43::init(const ir::Tensor& w, const ir::Tensor* bias, Activation act) {
@@ -76,11 +82,20 @@ void Winograd43::run(const Plane& g, const ConstPlaneRows& x, const PlaneRows& y
   // call) per call of the transform.
   for (size_t j = j0; j < j1;) {
     const size_t ty = j / tiles_x, tx = j % tiles_x, cnt = std::min(tiles_x - tx, j1 - j);
+    // The input columns these tiles read.
+    const long long x_lo = std::max(0LL, static_cast<long long>(4 * tx) - static_cast<long long>(g.pad_left));
+    const long long x_hi = std::min(static_cast<long long>(g.w),
+                                    static_cast<long long>(4 * (tx + cnt) + 2) - static_cast<long long>(g.pad_left));
     for (size_t c = 0; c < ci_; ++c) {
       kernels::F32Wino43InputArgs a;
       for (size_t rr = 0; rr < 6; ++rr) {
         const long long iy = static_cast<long long>(4 * ty + rr) - static_cast<long long>(g.pad_top);
         a.rows[rr] = iy >= 0 && iy < static_cast<long long>(g.h) ? x.row(c, static_cast<size_t>(iy)) : nullptr;
+        if (a.rows[rr] && c + kPrefetchChannels < ci_ && x_hi > x_lo) {
+          const float* next = x.row(c + kPrefetchChannels, static_cast<size_t>(iy));
+          for (long long xx = x_lo; xx < x_hi; xx += 16) __builtin_prefetch(next + xx);
+          __builtin_prefetch(next + x_hi - 1);
+        }
       }
       a.width = g.w;
       a.pad_left = g.pad_left;

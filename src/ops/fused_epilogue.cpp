@@ -23,7 +23,7 @@ constexpr ActivationSpec kSpecs[] = {
 
 bool has_fused_epilogue(const ir::Node& node) {
   return node.attrs.has(kFusedActivationAttr) || node.attrs.has(kFusedActivationParamsAttr) ||
-         node.attrs.has(kFusedResidualAttr) || node.attrs.has(kFusedBiasAttr);
+         node.attrs.has(kFusedResidualAttr) || node.attrs.has(kFusedBiasAttr) || node.attrs.has(kFusedAffineAttr);
 }
 
 const char* fused_activation_name(FusedActivation act) {
@@ -67,6 +67,14 @@ Result<FusedEpilogue> read_fused_epilogue(const ir::Node& node) {
                            std::to_string(expected - 1));
     }
     e.bias = node.implicit_inputs.back();
+  }
+  if (node.attrs.has(kFusedAffineAttr)) {
+    const std::vector<float> ab = node.attrs.get_floats(kFusedAffineAttr);
+    if (ab.size() != 2 || !std::isfinite(ab[0]) || !std::isfinite(ab[1])) {
+      return invalid_model(node.label() + ": '" + kFusedAffineAttr + "' must be two finite floats [scale, shift]");
+    }
+    e.scale = ab[0];
+    e.shift = ab[1];
   }
   return e;
 }

@@ -8,6 +8,9 @@
 //                    fuse_matmul_bias attaches to a MatMul: ONNX MatMul has no bias input)
 //   y = y + R        when nfuse.residual = 1, R = node.implicit_inputs[0], same dtype and shape as y
 //   y = act(y)       when nfuse.activation is present, with nfuse.activation_params
+//   y = a * y + b    when nfuse.affine = [a, b] is present (what fuse_affine takes from a Mul
+//                    and / or Add of scalars after the activation: PP-LCNet's learnable affine
+//                    blocks)
 //
 // Attributes (all optional; absent means "no epilogue"):
 //   nfuse.activation         string  Relu | Clip | LeakyRelu | Sigmoid | HardSigmoid | HardSwish | SiLU | Tanh
@@ -23,6 +26,7 @@
 //   nfuse.residual           int     1: the residual is node.implicit_inputs[0]
 //   nfuse.bias               int     1: the bias is the last implicit input (implicit_inputs[1]
 //                                    when there is a residual too, else implicit_inputs[0])
+//   nfuse.affine             floats  [a, b], applied after the activation
 //
 // The residual travels in implicit_inputs, not inputs, because the Conv/Gemm/MatMul schemas bound
 // their input count; topo_sort, relink, compact, the plan's slots and liveness and the ref backend
@@ -42,6 +46,7 @@ inline constexpr const char* kFusedActivationAttr = "nfuse.activation";
 inline constexpr const char* kFusedActivationParamsAttr = "nfuse.activation_params";
 inline constexpr const char* kFusedResidualAttr = "nfuse.residual";
 inline constexpr const char* kFusedBiasAttr = "nfuse.bias";
+inline constexpr const char* kFusedAffineAttr = "nfuse.affine";
 
 enum class FusedActivation { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kSiLU, kTanh };
 
@@ -50,7 +55,11 @@ struct FusedEpilogue {
   std::vector<float> params;         // as documented above, checked for count
   const ir::Value* residual = nullptr;  // node.implicit_inputs[0] when nfuse.residual = 1
   const ir::Value* bias = nullptr;      // node.implicit_inputs.back() when nfuse.bias = 1
-  bool empty() const { return activation == FusedActivation::kNone && residual == nullptr && bias == nullptr; }
+  float scale = 1.0f, shift = 0.0f;     // nfuse.affine
+  bool has_affine() const { return scale != 1.0f || shift != 0.0f; }
+  bool empty() const {
+    return activation == FusedActivation::kNone && residual == nullptr && bias == nullptr && !has_affine();
+  }
 };
 
 // True when the node carries any nfuse.* epilogue attribute.

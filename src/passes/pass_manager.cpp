@@ -7,6 +7,7 @@
 #include "passes/fold_conv_add_bias.h"
 #include "passes/fold_conv_mul_scale.h"
 #include "passes/fuse_activation.h"
+#include "passes/fuse_affine.h"
 #include "passes/fuse_matmul_bias.h"
 #include "passes/fuse_qdq_binary.h"
 #include "passes/fuse_qdq_concat.h"
@@ -71,11 +72,11 @@ Result<PassReport> PassManager::run(ir::Graph& graph, bool verify_each, int max_
 std::vector<std::string> pass_names() {
   return {"eliminate_dead_code", "fold_constants", "remove_identity", "recognize_layer_norm",
           "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "pool_before_pointwise_conv", "factor_residual_scale", "shape_through_quantize", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_qdq_binary", "fuse_qdq_concat", "fuse_qdq_pool", "fuse_qdq_resize", "fuse_qdq_lookup", "fold_dequantized_weights", "fuse_matmul_bias", "fuse_residual_add",
-          "fuse_activation"};
+          "fuse_activation", "fuse_affine"};
 }
 
 std::vector<std::string> nonstandard_pass_names() {
-  return {"recognize_gelu", "fuse_qdq_lookup", "fuse_matmul_bias", "fuse_residual_add", "fuse_activation"};
+  return {"recognize_gelu", "fuse_qdq_lookup", "fuse_matmul_bias", "fuse_residual_add", "fuse_activation", "fuse_affine"};
 }
 
 PassManager default_pass_manager(const OptimizeOptions& options) {
@@ -125,7 +126,8 @@ PassManager default_pass_manager(const OptimizeOptions& options) {
                       }},
                      {"fuse_matmul_bias", fuse_matmul_bias},
                      {"fuse_residual_add", fuse_residual_add},
-                     {"fuse_activation", fuse_activation}},
+                     {"fuse_activation", fuse_activation},
+                     {"fuse_affine", fuse_affine}},
                     enabled),
                false);
   return pm;

@@ -77,7 +77,7 @@ class PassManager {
 // fold_conv_mul_scale, fold_conv_add_bias, pool_before_pointwise_conv,
 // factor_residual_scale, eliminate_dead_code; then fuse_qdq_conv (before
 // fuse_activation, which would otherwise take a QDQ Conv's Relu), fuse_qdq_matmul, fuse_matmul_bias,
-// fuse_residual_add and fuse_activation.
+// fuse_residual_add, fuse_activation and fuse_affine.
 PassManager default_pass_manager(const OptimizeOptions& options);
 // Names of the passes default_pass_manager can run, in pipeline order.
 std::vector<std::string> pass_names();

@@ -23,7 +23,7 @@ struct ConvCase {
   int64_t n, c, h, w, m, k;
   int64_t stride, pad, dilation, group;
   bool bias;
-  std::string act;  // "" | Relu | Clip | HardSwish | Sigmoid | LeakyRelu | Tanh
+  std::string act;  // "" | Relu | Clip | HardSwish | Sigmoid | LeakyRelu | Tanh, "+affine": nfuse.affine too
   bool residual;
 };
 
@@ -50,12 +50,15 @@ void check(const ConvCase& c, std::mt19937& rng, int threads = 1,
   node.attrs.set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
   node.attrs.set("dilations", std::vector<int64_t>{c.dilation, c.dilation});
   node.attrs.set("group", c.group);
-  if (c.act == "Relu") cpu_test::set_activation(node.attrs, "Relu", {});
-  if (c.act == "Clip") cpu_test::set_activation(node.attrs, "Clip", {0.0f, 0.5f});
-  if (c.act == "HardSwish") cpu_test::set_activation(node.attrs, "HardSwish", {1.0f / 6.0f, 0.5f});
-  if (c.act == "Sigmoid") cpu_test::set_activation(node.attrs, "Sigmoid", {});
-  if (c.act == "LeakyRelu") cpu_test::set_activation(node.attrs, "LeakyRelu", {0.1f});
-  if (c.act == "Tanh") cpu_test::set_activation(node.attrs, "Tanh", {});
+  const bool affine = c.act.ends_with("+affine");
+  const std::string act = affine ? c.act.substr(0, c.act.size() - 7) : c.act;
+  if (act == "Relu") cpu_test::set_activation(node.attrs, "Relu", {});
+  if (act == "Clip") cpu_test::set_activation(node.attrs, "Clip", {0.0f, 0.5f});
+  if (act == "HardSwish") cpu_test::set_activation(node.attrs, "HardSwish", {1.0f / 6.0f, 0.5f});
+  if (act == "Sigmoid") cpu_test::set_activation(node.attrs, "Sigmoid", {});
+  if (act == "LeakyRelu") cpu_test::set_activation(node.attrs, "LeakyRelu", {0.1f});
+  if (act == "Tanh") cpu_test::set_activation(node.attrs, "Tanh", {});
+  if (affine) node.attrs.set(ops::kFusedAffineAttr, std::vector<float>{-1.75f, 0.625f});
   if (c.residual) {
     const int64_t ek = (c.k - 1) * c.dilation + 1;
     const int64_t ho = (c.h + 2 * c.pad - ek) / c.stride + 1, wo = (c.w + 2 * c.pad - ek) / c.stride + 1;
@@ -238,6 +241,25 @@ TEST(CpuConv, AutomaticAlgorithm) {
   check({1, 64, 7, 7, 64, 3, 1, 1, 1, 1, true, "Relu", true}, rng, 2, ConvAlgorithm::kAuto);  // pixel rows
 }
 
+
+// nfuse.affine after the activation (fuse_affine: PP-LCNet's learnable affine blocks) on every
+// algorithm and the depthwise paths, with and without a residual: the HardSwish the depthwise
+// kernels apply in their store, the clamps the GEMMs apply, and the activations applied as a pass
+// must each be followed by the affine exactly once.
+TEST(CpuConv, AffineAfterEveryActivationAndAlgorithm) {
+  using backends::cpu::ConvAlgorithm;
+  std::mt19937 rng(cpu_test::kSeed + 12);
+  for (const char* act : {"+affine", "Relu+affine", "Clip+affine", "HardSwish+affine", "Sigmoid+affine"}) {
+    for (bool residual : {false, true}) {
+      check({1, 17, 9, 11, 19, 1, 1, 0, 1, 1, true, act, residual}, rng);                  // im2col GEMM
+      check({1, 16, 12, 13, 16, 3, 1, 1, 1, 1, true, act, residual}, rng, 1, ConvAlgorithm::kWinograd);
+      check({1, 9, 7, 8, 35, 3, 1, 1, 1, 1, false, act, residual}, rng, 1, ConvAlgorithm::kPixelRows);
+      check({1, 16, 9, 11, 16, 3, 1, 1, 1, 16, true, act, residual}, rng);                 // depthwise, copied
+      check({1, 2, 90, 101, 2, 3, 2, 1, 1, 2, true, act, residual}, rng, 2);               // depthwise, in place
+    }
+    check({1, 3, 9, 17, 17, 3, 2, 1, 1, 1, true, act}, rng, 1, ConvAlgorithm::kSmallChannels);
+  }
+}
 
 // Depthwise through both of the op's paths (small planes: a padded copy; planes over 8192 padded
 // floats: read in place, the kernels handling the border) and its task shapes: few planes over

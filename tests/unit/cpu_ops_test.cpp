@@ -100,6 +100,8 @@ TEST(CpuGemm, GemmAndMatMul) {
   bc.inputs.push_back({random_tensor({1, 31, 9}, rng), false});
   cpu_test::set_activation(bc.attrs, "HardSwish", {1.0f / 6.0f, 0.5f});
   cpu_test::expect_matches_ref(bc, 31, "MatMul broadcast B hardswish", 3);
+  bc.attrs.set(ops::kFusedAffineAttr, std::vector<float>{0.5f, -2.0f});  // fuse_affine's epilogue
+  cpu_test::expect_matches_ref(bc, 31, "MatMul broadcast B hardswish affine", 3);
   OneNode v;  // 1-D A: reference fallback inside the op
   v.op = "MatMul";
   v.inputs.push_back({random_tensor({7}, rng), false});

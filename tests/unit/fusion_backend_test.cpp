@@ -46,6 +46,11 @@ class Chain {
     a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
     a.set("dilations", std::vector<int64_t>{dilation, dilation});
     a.set("group", group);
+    // "...+affine": the activation, then nfuse.affine (what fuse_affine makes of PP-LCNet's blocks).
+    if (act.ends_with("+affine")) {
+      a.set(ops::kFusedAffineAttr, std::vector<float>{1.25f, -0.375f});
+      act.resize(act.size() - 7);
+    }
     if (act == "Relu6") cpu_test::set_activation(a, "Clip", {0.0f, 6.0f});
     if (act == "HardSwish") cpu_test::set_activation(a, "HardSwish", {1.0f / 6.0f, 0.5f});
     if (act == "Relu") cpu_test::set_activation(a, "Relu", {});
@@ -72,6 +77,10 @@ class Chain {
     a.set("dilations", std::vector<int64_t>{dilation, dilation});
     a.set("output_padding", std::vector<int64_t>{output_padding, output_padding});
     a.set("group", group);
+    if (act.ends_with("+affine")) {
+      a.set(ops::kFusedAffineAttr, std::vector<float>{1.25f, -0.375f});
+      act.resize(act.size() - 7);
+    }
     if (act == "Relu") cpu_test::set_activation(a, "Relu", {});
     if (act == "Sigmoid") cpu_test::set_activation(a, "Sigmoid", {});
     add("ConvTranspose", {cur_, w, b}, a);
@@ -620,6 +629,21 @@ TEST(FusionBackend, ConstantAffineRunsFold) {
                     .binary_const("Mul", {1}).conv(8, 1);
               },
               "1x1/hswish/mul/add/mul(c)/dw/add(c)/relu/mul/1x1 13x21");
+}
+
+// nfuse.affine after the activation in every kind of conv member (PP-LCNet's stem as fuse_affine
+// leaves it): pointwise, depthwise with the HardSwish in the kernel's store, Winograd, a dense
+// stride-2 3x3, a deconvolution, and one with a residual.
+TEST(FusionBackend, AffineAfterTheActivation) {
+  check_chain({1, 3, 29, 27},
+              [](Chain& c) {
+                c.conv(16, 3, 2, 1, 1, "HardSwish+affine").dw(3, 1, 1, "HardSwish+affine").conv(32, 1, 1, 0, 1, "HardSwish+affine")
+                    .dw(3, 2, 1, "+affine").conv(24, 1, 1, 0, 1, "Relu+affine").conv(24, 3, 1, 1, 1, "HardSwish+affine");
+              },
+              "stem 3x3 s2 / dw / 1x1 / dw s2 / 1x1 / winograd 3x3, each with an affine, 29x27");
+  check_chain({1, 8, 11, 13},
+              [](Chain& c) { c.conv(8, 1, 1, 0, 1, "Relu+affine", true).deconv(6, 2, 2, 2, 2, "Sigmoid+affine").conv(4, 3, 1, 1); },
+              "1x1 + residual / deconv 2x2 s2, with affines, 11x13");
 }
 
 // Deep 3x3 layers (K = 9 x 64 > one K block) after two 1x1 layers, at the strip heights the

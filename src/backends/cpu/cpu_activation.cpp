@@ -6,13 +6,18 @@
 #include <cmath>
 
 #include "backends/cpu/cpu_op.h"
+#include "kernels/f32-vbinary/f32_vbinary.h"
 #include "kernels/f32-vunary/f32_vunary.h"
 
 namespace nfuse::backends::cpu {
 
 bool Activation::needs_pass() const {
-  return kind != ops::FusedActivation::kNone && kind != ops::FusedActivation::kRelu &&
-         kind != ops::FusedActivation::kClip;
+  return has_affine() || (kind != ops::FusedActivation::kNone && kind != ops::FusedActivation::kRelu &&
+                          kind != ops::FusedActivation::kClip);
+}
+
+void Activation::apply_affine(float* y, size_t n) const {
+  if (has_affine()) kernels::f32_vbinary_config(kernels::selected_isa()).affine(y, scale, shift, y, n);
 }
 
 namespace {
@@ -27,6 +32,11 @@ inline float unit_clamp(float t) {
 }  // namespace
 
 void Activation::apply(float* y, size_t n) const {
+  apply_activation(y, n);
+  apply_affine(y, n);
+}
+
+void Activation::apply_activation(float* y, size_t n) const {
   switch (kind) {
     case ops::FusedActivation::kNone:
     case ops::FusedActivation::kRelu:
@@ -58,6 +68,13 @@ void Activation::apply(float* y, size_t n) const {
       for (size_t i = 0; i < n; ++i) y[i] = static_cast<float>(ops::apply_fused_activation(kind, params, y[i]));
       return;
   }
+}
+
+Activation make_activation(const ops::FusedEpilogue& e) {
+  Activation a = make_activation(e.activation, e.params);
+  a.scale = e.scale;
+  a.shift = e.shift;
+  return a;
 }
 
 Activation make_activation(ops::FusedActivation kind, const std::vector<float>& params) {

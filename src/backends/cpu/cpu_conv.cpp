@@ -39,7 +39,7 @@ Result<Epilogue> read_epilogue(const ir::Node& node) {
   Epilogue e;
   if (!ops::has_fused_epilogue(node)) return e;
   NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue f, ops::read_fused_epilogue(node));
-  e.act = make_activation(f.activation, f.params);
+  e.act = make_activation(f);
   e.residual = f.residual != nullptr;
   e.fused_bias = f.bias;
   return e;

@@ -146,7 +146,9 @@ class DwConv final : public CpuOp {
       const size_t n = (y1 - y0) * g->wo;
       if (r) {
         add_residual_and_activate(o, r + plane * out_plane + y0 * g->wo, n, act);
-      } else if (act.needs_pass() && !hswish_in_store) {
+      } else if (hswish_in_store) {
+        act.apply_affine(o, n);  // the kernel applied the HardSwish, not what follows it
+      } else if (act.needs_pass()) {
         act.apply(o, n);  // the rows this task just wrote, still in cache
       }
     };

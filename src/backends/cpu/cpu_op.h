@@ -91,17 +91,27 @@ class CpuOp {
 };
 
 // The activation part of a fused epilogue, split into what the GEMM clamps (Relu, Clip) and
-// what has to be applied to the output afterwards (Sigmoid, HardSwish, ...).
+// what has to be applied to the output afterwards (Sigmoid, HardSwish, ..., and the affine
+// y = scale * y + shift of nfuse.affine, after either).
 struct Activation {
   ops::FusedActivation kind = ops::FusedActivation::kNone;
   std::vector<float> params;
   float min = -std::numeric_limits<float>::infinity();  // clamp part (Relu / Clip)
   float max = std::numeric_limits<float>::infinity();
-  bool needs_pass() const;  // true for activations the clamp does not cover
-  // Applies the non-clamp activation to n values in place.
+  float scale = 1.0f, shift = 0.0f;  // nfuse.affine
+  bool has_affine() const { return scale != 1.0f || shift != 0.0f; }
+  bool needs_pass() const;  // true for what the clamp does not cover: activations, the affine
+  // Applies the non-clamp activation, then the affine, to n values in place.
   void apply(float* y, size_t n) const;
+  // The affine alone (after a kernel that applied the activation itself).
+  void apply_affine(float* y, size_t n) const;
+
+ private:
+  void apply_activation(float* y, size_t n) const;
 };
 Activation make_activation(ops::FusedActivation kind, const std::vector<float>& params);
+// The activation and affine of a fused epilogue.
+Activation make_activation(const ops::FusedEpilogue& e);
 
 // Factories: nullptr (not an error) when the node is outside what the optimised path covers,
 // in which case the backend runs the reference kernel. kInvalidModel for malformed nodes.

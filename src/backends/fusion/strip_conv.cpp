@@ -184,7 +184,9 @@ class StripDwConv final : public WindowedLayer {
       fn_(p, 0, y1 - y0);
       if (r) {
         cpu::add_residual_and_activate(p.out, r->row(c, y0), n, act);
-      } else if (act.needs_pass() && !hswish_in_store) {
+      } else if (hswish_in_store) {
+        act.apply_affine(p.out, n);  // the kernel applied the HardSwish, not what follows it
+      } else if (act.needs_pass()) {
         act.apply(p.out, n);
       }
     }

@@ -75,7 +75,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_matmul(const ir::Node& node, cons
   NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue e, ops::read_fused_epilogue(node));
   const ir::Tensor& b = *node.input(1)->constant;
   auto layer = std::make_unique<StripMatMul>(b, e.bias ? &*e.bias->constant : nullptr,
-                                             cpu::make_activation(e.activation, e.params));
+                                             cpu::make_activation(e));
   if (!layer->ok()) return out_of_memory(node.label() + ": packed weights");
   auto x = *type_of(node.input(0)).shape.static_dims();
   auto u = [](int64_t v) { return static_cast<size_t>(v); };

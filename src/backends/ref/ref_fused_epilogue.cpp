@@ -43,7 +43,10 @@ Status apply_fused_epilogue(KernelArgs& a) {
         // Rounding after each add matches an unfused graph, where each Add writes its own tensor.
         T v = bias ? from_double<T>(to_double(out[i]) + to_double(bias[i % bias_n])) : out[i];
         if (res) v = from_double<T>(to_double(v) + to_double(res[i]));
-        out[i] = from_double<T>(ops::apply_fused_activation(e.activation, e.params, to_double(v)));
+        v = from_double<T>(ops::apply_fused_activation(e.activation, e.params, to_double(v)));
+        // The affine rounds after each step, as the Mul and Add it replaced did.
+        if (e.has_affine()) v = from_double<T>(to_double(from_double<T>(to_double(v) * e.scale)) + e.shift);
+        out[i] = v;
       }
       done = true;
     }

@@ -421,6 +421,27 @@ TEST(FusionBackend, ResizedOperands) {
               "1x1 / resize x2 as the main input / 3x3 7x6");
 }
 
+// The default strip height gives every member at least kMinStripPixels (512) pixels per strip,
+// not just the last: a 1x1 on a 20x240 plane before a 2x2 stride-2 deconvolution to 40x480 computes
+// half as many rows per strip as the deconvolution writes, so the strip takes ceil(512 * 40 /
+// (20 * 240)) = 5 output rows (the last member alone would ask for ceil(512 / 480) = 2). Its
+// line buffers are a few KB, far below any L2, so nothing shrinks the strips.
+TEST(FusionBackend, StripsFeedEveryMemberEnoughPixels) {
+  Chain chain({1, 16, 20, 240}, 7);
+  chain.conv(16, 1, 1, 0, 1, "Relu").deconv(4, 2, 2, 2, 2);
+  runtime::SessionOptions o;
+  o.backend = "fusion";
+  o.optimize = false;
+  auto s = runtime::Session::create(chain.graph(), o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto plan = (*s)->prepare({{"x", {1, 16, 20, 240}}});
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ((*plan)->steps.size(), 1u);
+  const backends::PartitionTraffic t = (*plan)->steps.at(0).compiled->traffic();
+  ASSERT_EQ(t.groups.size(), 1u);
+  EXPECT_EQ(t.groups[0].tile_rows, 5);
+}
+
 // The Resize joins its reader's group: its source is read once per strip's rows, its output never
 // exists, and layer by layer it would have been written and read back.
 TEST(FusionBackend, ResizedOperandIsNeverWritten) {

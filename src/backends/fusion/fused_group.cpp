@@ -118,14 +118,24 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
   const size_t height = last.out.h;
   // One stage keeps nothing between strips: the whole band at once, like the layer-by-layer
   // kernel (strips would only add per-call overhead). Several stages: the smallest strip that
-  // still fills the GEMM panels, shrunk until one worker's line buffers and scratch fit in L2.
-  // A narrower element costs its integer kernels proportionally less per pixel (an 8-bit one about
-  // a quarter of an f32 one), so those strips take proportionally more pixels to amortise the
-  // same per-call costs (lraspp INT8 at 960, forced: 47.4 -> 45.1 ms; the other int8 zoo models
-  // within noise).
+  // still fills the GEMM panels of every member, shrunk until one worker's line buffers and
+  // scratch fit in L2. A member of a smaller plane than the last (before a deconvolution or an
+  // upsampling) computes proportionally fewer rows per strip, so every member's plane counts:
+  // the OCR detector's head (240-pixel rows into a 960-pixel output) ran 9.6 ms at one output
+  // row per strip, 9.1 at two. A narrower element costs its integer kernels proportionally less
+  // per pixel (an 8-bit one about a quarter of an f32 one), so those strips take proportionally
+  // more pixels to amortise the same per-call costs (lraspp INT8 at 960, forced: 47.4 -> 45.1
+  // ms; the other int8 zoo models within noise).
   const size_t min_pixels = kMinStripPixels * sizeof(float) / std::max<size_t>(1, last.out.elem);
-  const size_t rule = g->stages_.size() == 1 ? height
-                                             : (min_pixels + last.out.w - 1) / std::max<size_t>(1, last.out.w);
+  size_t rule = height;
+  if (g->stages_.size() > 1) {
+    rule = 1;
+    for (const auto& l : g->layers_) {
+      const size_t plane = std::max<size_t>(1, l->out.h * l->out.w);
+      rule = std::max(rule, (min_pixels * height + plane - 1) / plane);
+    }
+    rule = std::min(rule, height);
+  }
   const size_t l2_floats = kernels::cpu_features().l2_bytes / sizeof(float);
   // Strips of whole multiples of the last member's granularity (Winograd's 4-row tiles).
   const size_t last_g = g->layers_[g->stages_.back().layers.front()]->row_granularity();
@@ -138,11 +148,22 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
   size_t widest = 0;
   for (const auto& l : g->layers_) widest = std::max(widest, l->out.w);
   const size_t floor_rows = widest < kMinFusedWidth ? round_up(rule, last_g) : 1;
+  const size_t min_tiles = std::min(tiles, std::max(last_g, floor_rows));
+  const size_t threads = static_cast<size_t>(std::max(1, ctx.threads));
   int64_t fused = 0;
+  // Shrinking pays only if the smallest strips fit: when they do not (the OCR detector's stem,
+  // 2.5 MB of line buffers and scratch at one row on a 1 MB L2), the buffers live in L3 at any
+  // height, and smaller strips only add per-call costs (that stem: 11.5 ms at one row, 9.8 at
+  // the rule's three).
+  bool can_fit = true;
+  if (ctx.tile_rows <= 0 && tiles > min_tiles) {
+    g->plan_tiles(min_tiles, threads, &fused);
+    can_fit = g->scratch_floats_ <= l2_floats;
+  }
   for (;;) {
-    g->plan_tiles(tiles, static_cast<size_t>(std::max(1, ctx.threads)), &fused);
-    if (ctx.tile_rows > 0 || tiles <= std::max(last_g, floor_rows) || g->scratch_floats_ <= l2_floats) break;
-    tiles = std::max<size_t>(last_g, tiles / 2 / last_g * last_g);
+    g->plan_tiles(tiles, threads, &fused);
+    if (ctx.tile_rows > 0 || !can_fit || tiles <= min_tiles || g->scratch_floats_ <= l2_floats) break;
+    tiles = std::max<size_t>(min_tiles, tiles / 2 / last_g * last_g);
   }
 
   g->workers_.assign(static_cast<size_t>(std::max(1, ctx.threads)), g->make_state());

@@ -48,6 +48,34 @@ TEST(CpuPool, MaxAndAverage) {
   dil.attrs.set("pads", std::vector<int64_t>{2, 2, 2, 2});
   dil.inputs[0].tensor.data<float>()[45] = std::numeric_limits<float>::quiet_NaN();
   cpu_test::expect_matches_ref(dil, 9, "MaxPool dilation 2 with a NaN");
+  // Undilated max pooling runs separably (rows, then columns): NaNs anywhere, a corner window of
+  // NaNs only (-inf, as ref), non-square and asymmetric windows, and rows wider than its buffer.
+  OneNode sep = unary_node("MaxPool", random_tensor({1, 2, 9, 12}, rng));
+  sep.attrs.set("kernel_shape", std::vector<int64_t>{5, 5});
+  sep.attrs.set("pads", std::vector<int64_t>{2, 2, 2, 2});
+  float* sx = sep.inputs[0].tensor.data<float>();
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) sx[r * 12 + c] = std::numeric_limits<float>::quiet_NaN();
+  // Plane 1: a window's largest value with a NaN below it, in the window's last row: a fold
+  // that let the NaN in would lose the 100.
+  sx[108 + 3 * 12 + 6] = 100.0f;
+  sx[108 + 4 * 12 + 6] = std::numeric_limits<float>::quiet_NaN();
+  sx[108 + 4 * 12 + 7] = -std::numeric_limits<float>::infinity();
+  auto sep_out = sep.run("cpu", 1);
+  ASSERT_TRUE(sep_out.ok()) << sep_out.status().to_string();
+  EXPECT_EQ(sep_out->data<float>()[0], -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(sep_out->data<float>()[108 + 2 * 12 + 6], 100.0f);
+  cpu_test::expect_matches_ref(sep, 25, "MaxPool 5x5 separable with NaNs");
+  struct W { int64_t h, w, kh, kw, sh, sw, pt, pl, pb, pr; };
+  for (const W& q : {W{7, 11, 1, 3, 1, 1, 0, 1, 0, 1}, W{10, 6, 3, 1, 2, 1, 1, 0, 0, 0}, W{8, 13, 3, 2, 1, 2, 0, 1, 2, 0},
+                     W{4, 2100, 3, 3, 1, 1, 1, 1, 1, 1}, W{3, 4200, 2, 2, 2, 2, 0, 0, 0, 0}}) {
+    OneNode n = unary_node("MaxPool", random_tensor({1, 2, q.h, q.w}, rng));
+    n.attrs.set("kernel_shape", std::vector<int64_t>{q.kh, q.kw});
+    n.attrs.set("strides", std::vector<int64_t>{q.sh, q.sw});
+    n.attrs.set("pads", std::vector<int64_t>{q.pt, q.pl, q.pb, q.pr});
+    cpu_test::expect_matches_ref(n, q.kh * q.kw, "MaxPool " + std::to_string(q.kh) + "x" + std::to_string(q.kw) +
+                                                     " on " + std::to_string(q.h) + "x" + std::to_string(q.w));
+  }
   for (int64_t c : {1, 3, 17, 64}) {
     OneNode n = unary_node("GlobalAveragePool", random_tensor({2, c, 7, 9}, rng));
     cpu_test::expect_matches_ref(n, 63, "GlobalAveragePool c" + std::to_string(c), 2);

@@ -2,6 +2,7 @@
 // planes, direct loops over output rows [y0, y1) with the window clipped to the input.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "backends/cpu/cpu_op.h"
 #include "backends/cpu/cpu_pool_rows.h"
@@ -76,10 +77,66 @@ void max_interior(const PoolGeometry& g, const float* x, int64_t iy0, size_t ky0
   }
 }
 
+// Entries of the separable path's row buffer (on the stack); wider rows take the direct path.
+constexpr size_t kSeparableRow = 2048;
+
+template <size_t S>
+void max_across(const float* buf, size_t wo, size_t kw, size_t sw_any, float* out) {
+  const size_t sw = S == 0 ? sw_any : S;
+  for (size_t ox = 0; ox < wo; ++ox) out[ox] = -std::numeric_limits<float>::infinity();
+  for (size_t kx = 0; kx < kw; ++kx) {
+    const float* src = buf + kx;
+    for (size_t ox = 0; ox < wo; ++ox) {
+      const float v = src[ox * sw];
+      out[ox] = v > out[ox] ? v : out[ox];
+    }
+  }
+}
+
+// Max pooling without dilation, separably (as q8_maxpool_rows does for 8 bits): per output row,
+// the maximum of the window's input rows into a row buffer whose padding holds -inf, then kw-wide
+// maxima along it. kh + kw compares per output instead of kh * kw, and the borders need no
+// clipped path: YOLO's SPPF 5x5 stride-1 pools on 128 x 20 x 20 ran 0.38 ms each window by
+// window. Every fold is `v > m ? v : m` from -inf, so a NaN never wins, as in ref. False when
+// the geometry is not for this path.
+bool max_separable(const PoolGeometry& g, const float* x, float* y, size_t y0, size_t y1) {
+  if (g.dh != 1 || g.dw != 1 || g.wo == 0) return false;
+  const size_t width = (g.wo - 1) * g.sw + g.kw;  // buffer entry j is input column j - pad_left
+  if (width > kSeparableRow) return false;
+  alignas(64) float buf[kSeparableRow];
+  constexpr float kLowest = -std::numeric_limits<float>::infinity();
+  const size_t c0 = std::min(g.pad_left, width), c1 = std::min(g.pad_left + g.w, width);
+  std::fill(buf, buf + c0, kLowest);
+  std::fill(buf + c1, buf + width, kLowest);
+  for (size_t oy = y0; oy < y1; ++oy) {
+    const int64_t top = static_cast<int64_t>(oy * g.sh) - static_cast<int64_t>(g.pad_top);
+    size_t ky0, ky1;
+    tap_range(top, g.kh, 1, g.h, &ky0, &ky1);
+    float* m = buf + c0;
+    const size_t n = c1 - c0;
+    std::fill(m, m + n, kLowest);
+    for (size_t ky = ky0; ky < ky1; ++ky) {
+      const float* row = x + (top + static_cast<int64_t>(ky)) * static_cast<int64_t>(g.w) +
+                         static_cast<int64_t>(c0) - static_cast<int64_t>(g.pad_left);
+      for (size_t j = 0; j < n; ++j) m[j] = row[j] > m[j] ? row[j] : m[j];
+    }
+    float* out = y + oy * g.wo;
+    if (g.sw == 1) {
+      max_across<1>(buf, g.wo, g.kw, 1, out);
+    } else if (g.sw == 2) {
+      max_across<2>(buf, g.wo, g.kw, 2, out);
+    } else {
+      max_across<0>(buf, g.wo, g.kw, g.sw, out);
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void pool_rows(PoolKind kind, bool count_pad, const PoolGeometry& g, const float* x, float* y, size_t y0,
                size_t y1) {
+  if (kind == PoolKind::kMax && max_separable(g, x, y, y0, y1)) return;
   // Output columns whose whole window is inside the input row: [ox_lo, ox_hi).
   const size_t span = (g.kw - 1) * g.dw + 1;
   const size_t ox_lo = std::min(g.wo, (g.pad_left + g.sw - 1) / g.sw);

@@ -1,17 +1,23 @@
 #include "passes/factor_residual_scale.h"
 
+#include "ops/elementwise_util.h"
 #include "passes/pass_util.h"
 
 namespace nfuse::passes {
 namespace {
 
 Result<bool> try_factor(ir::Graph& graph, ir::Node& add) {
-  if (add.op_type != "Add" || !add.domain.empty() || add.num_inputs() != 2 || !is_f32(add.output(0))) return false;
+  // Opset < 7 Mul / Add broadcast by their `broadcast` / `axis` attributes, which the new nodes
+  // would not carry.
+  if (add.op_type != "Add" || !add.domain.empty() || add.num_inputs() != 2 || !is_f32(add.output(0)) ||
+      ops::uses_legacy_broadcast(add))
+    return false;
   for (int side = 0; side < 2; ++side) {
     ir::Value* m = add.input(side);
     ir::Value* x = add.input(1 - side);
     ir::Node* mul = producer_of(m, "Mul");
-    if (!mul || mul->num_inputs() != 2 || sole_consumer(m) != &add || !is_f32(x)) continue;
+    if (!mul || mul->num_inputs() != 2 || ops::uses_legacy_broadcast(*mul) || sole_consumer(m) != &add || !is_f32(x))
+      continue;
     const int xi = mul->input(0) == x ? 0 : mul->input(1) == x ? 1 : -1;
     if (xi < 0) continue;
     // x * s + x == x * (s + 1) under any broadcast: both have the shape of x and s broadcast

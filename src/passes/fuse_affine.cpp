@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ops/elementwise_util.h"
 #include "ops/fused_epilogue.h"
 #include "passes/pass_util.h"
 
@@ -17,7 +18,9 @@ bool takes_affine(const ir::Node& p) {
 // The scalar that `node` (a Mul or Add, as `op` says) combines with `y`, when the other input is
 // a finite f32 constant of one element that cannot raise y's rank; nullopt otherwise.
 std::optional<float> scalar_with(const ir::Node* node, const char* op, const ir::Value* y) {
-  if (!node || node->op_type != op || !node->domain.empty() || !is_f32(node->output(0))) return std::nullopt;
+  if (!node || node->op_type != op || !node->domain.empty() || !is_f32(node->output(0)) ||
+      ops::uses_legacy_broadcast(*node))
+    return std::nullopt;
   auto s = scalar_operand(*node);
   if (!s || s->other != y) return std::nullopt;
   const ir::Value* c = node->input(1 - s->other_index);

@@ -22,7 +22,7 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& p, PassLog& log) {
   if (!p.domain.empty() || p.num_outputs() != 1) return false;
   const bool bias_only = p.attrs.has(ops::kFusedBiasAttr) && !p.attrs.has(ops::kFusedResidualAttr) &&
                          !p.attrs.has(ops::kFusedActivationAttr) && !p.attrs.has(ops::kFusedActivationParamsAttr) &&
-                         p.implicit_inputs.size() == 1;
+                         !p.attrs.has(ops::kFusedAffineAttr) && p.implicit_inputs.size() == 1;
   if (!bias_only && (ops::has_fused_epilogue(p) || !p.implicit_inputs.empty())) return false;
   if (p.op_type != "Conv" && p.op_type != "ConvTranspose" && p.op_type != "Gemm" && p.op_type != "MatMul") {
     return false;

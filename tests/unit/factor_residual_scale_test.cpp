@@ -66,5 +66,21 @@ TEST(FactorResidualScaleOther, AddOfAnotherValueStays) {
   EXPECT_TRUE(lines.empty());
 }
 
+// Opset 6: Mul(x, s, broadcast=1, axis=1) lines a [C] scale up with the channels; the new Mul
+// would broadcast NumPy-style (along W), so the pass leaves such nodes alone. W == C here, so a
+// wrong broadcast would not even fail on shapes.
+TEST(FactorResidualScaleOther, LegacyBroadcastStays) {
+  OnnxBuilder b(6);
+  b.input("x", kF, {1, 4, 3, 4});
+  b.input("s", kF, {4});
+  auto& mul = b.node("Mul", {"x", "s"}, {"m"}, "rescale");
+  set_int_attr(mul, "broadcast", 1);
+  set_int_attr(mul, "axis", 1);
+  b.node("Add", {"m", "x"}, {"y"}, "residual");
+  out(b, "y");
+  auto lines = check_pass(b, factor_residual_scale, "legacy broadcast");
+  EXPECT_TRUE(lines.empty());
+}
+
 }  // namespace
 }  // namespace nfuse::passes_test

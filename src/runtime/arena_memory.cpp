@@ -18,7 +18,8 @@ std::shared_ptr<void> allocate_arena(size_t bytes, bool* huge_pages) {
     // kernel can give is fully inside the arena.
     const size_t huge = kHugePageArenaBytes;
     const size_t length = (bytes + huge - 1) / huge * huge;
-    void* raw = mmap(nullptr, length + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const size_t mapped = length + huge;
+    void* raw = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw != MAP_FAILED) {
       const auto base = reinterpret_cast<uintptr_t>(raw);
       const uintptr_t aligned = (base + huge - 1) / huge * huge;
@@ -26,7 +27,7 @@ std::shared_ptr<void> allocate_arena(size_t bytes, bool* huge_pages) {
       const bool advised = madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE) == 0;
       if (huge_pages) *huge_pages = advised;
       return std::shared_ptr<void>(reinterpret_cast<void*>(aligned),
-                                   [raw, length, huge](void*) { munmap(raw, length + huge); });
+                                   [raw, mapped](void*) { munmap(raw, mapped); });
     }
     // Out of address space for the padded mapping: the heap may still have room.
   }

@@ -7,6 +7,12 @@
 namespace nfuse::passes_test {
 namespace {
 
+// fuse_affine runs after fuse_activation in the pipeline, on the activations it attached.
+Status activation_then_affine(ir::Graph& g, PassLog& log) {
+  NFUSE_RETURN_IF_ERROR(fuse_activation(g, log), "fuse_activation");
+  return fuse_affine(g, log);
+}
+
 struct AffineCase {
   const char* name;
   const char* producer;          // Conv | ConvTranspose | Gemm | MatMul
@@ -55,12 +61,8 @@ TEST_P(FuseAffine, TakesScalarMulAndAddAfterTheActivation) {
     cur = "s";
   }
   out(b, cur);
-  auto both = [](ir::Graph& g, PassLog& log) -> Status {
-    NFUSE_RETURN_IF_ERROR(fuse_activation(g, log), "fuse_activation");
-    return fuse_affine(g, log);
-  };
   std::unique_ptr<ir::Graph> after;
-  check_pass(b, both, c.name, &after);
+  check_pass(b, activation_then_affine, c.name, &after);
   ASSERT_TRUE(after);
   const ir::Node* p = nullptr;
   for (const auto& n : after->nodes())
@@ -104,12 +106,8 @@ TEST(FuseAffineBlocked, ScaledValueWithAnotherReader) {
   b.node("Mul", {"z", "a"}, {"m"}, "scale");
   out(b, "m");
   out(b, "z2");
-  auto both = [](ir::Graph& g, PassLog& log) -> Status {
-    NFUSE_RETURN_IF_ERROR(fuse_activation(g, log), "fuse_activation");
-    return fuse_affine(g, log);
-  };
   std::unique_ptr<ir::Graph> after;
-  check_pass(b, both, "other reader", &after);
+  check_pass(b, activation_then_affine, "other reader", &after);
   ASSERT_TRUE(after);
   EXPECT_EQ(count_ops(*after, "Mul"), 1);
 }

@@ -120,6 +120,11 @@ TEST(CpuResize, FallbacksMatchReference) {
   cpu_test::expect_typed_matches_ref(resize_node({{2, 3, 5, 6}, {}, {1, 3, 10, 12}}, rng, "nearest", "asymmetric",
                                                  "floor"),
                                      0, "size on N");
+  // A Resize carrying a fused epilogue (no pass attaches one today; a hand-made graph may): the
+  // fast kernel applies none, so the reference kernel, which does, must run it.
+  TypedNode fused = resize_node({{1, 3, 5, 6}, {1, 1, 2, 2}, {}}, rng, "linear", "half_pixel", "round_prefer_floor");
+  fused.attrs.set(ops::kFusedAffineAttr, std::vector<float>{-2.0f, 0.5f});
+  cpu_test::expect_typed_matches_ref(fused, 8, "fused affine epilogue");
 }
 
 }  // namespace

@@ -284,7 +284,7 @@ bool plain_dtype(const ir::Value* v) {
 Result<std::unique_ptr<CpuOp>> make_layout(const ir::Node& node, const CompileContext&) {
   const std::string& op = node.op_type;
   const ir::Attributes& at = node.attrs;
-  if (at.has(ops::kFusedActivationAttr) || at.has(ops::kFusedResidualAttr)) return std::unique_ptr<CpuOp>();
+  if (ops::has_fused_epilogue(node)) return std::unique_ptr<CpuOp>();
   if (node.inputs.empty() || !node.input(0) || !plain_dtype(node.input(0))) return std::unique_ptr<CpuOp>();
   for (const ir::Value* v : node.outputs)
     if (!v) return std::unique_ptr<CpuOp>();  // an omitted Split output: the reference handles it

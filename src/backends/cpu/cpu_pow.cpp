@@ -47,8 +47,7 @@ class PowOp final : public CpuOp {
 }  // namespace
 
 Result<std::unique_ptr<CpuOp>> make_pow(const ir::Node& node, const CompileContext&) {
-  const ir::Attributes& at = node.attrs;
-  if (at.has(ops::kFusedActivationAttr) || at.has(ops::kFusedResidualAttr)) return std::unique_ptr<CpuOp>();
+  if (ops::has_fused_epilogue(node)) return std::unique_ptr<CpuOp>();
   if (node.inputs.size() != 2 || !is_f32(node.input(0)) || !node.input(1) || !node.input(1)->constant)
     return std::unique_ptr<CpuOp>();
   const ir::Tensor& e = *node.input(1)->constant;

@@ -153,7 +153,7 @@ class ResizeOp final : public CpuOp {
 std::string resize_mode(const ir::Node& node, ResizeMode* mode) {
   const ir::Attributes& at = node.attrs;
   if (node.op_type != "Resize" || (node.opset > 0 && node.opset < 11)) return "unsupported op: Resize before opset 11";
-  if (at.has(ops::kFusedActivationAttr) || at.has(ops::kFusedResidualAttr)) return "unsupported op: fused Resize";
+  if (ops::has_fused_epilogue(node)) return "unsupported op: fused Resize";
   if (at.get_int("antialias", 0) != 0 || at.has("axes") || at.has("keep_aspect_ratio_policy"))
     return "unsupported op: Resize with antialias, axes or keep_aspect_ratio_policy";
   std::string m = at.get_string("mode", "nearest");

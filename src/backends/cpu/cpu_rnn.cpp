@@ -312,7 +312,7 @@ bool omitted(const ir::Node& node, size_t i) { return i >= node.inputs.size() ||
 Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileContext&) {
   const ir::Attributes& at = node.attrs;
   const bool lstm = node.op_type == "LSTM";
-  if ((!lstm && node.op_type != "GRU") || at.has(ops::kFusedActivationAttr) || at.has(ops::kFusedResidualAttr))
+  if ((!lstm && node.op_type != "GRU") || ops::has_fused_epilogue(node))
     return std::unique_ptr<CpuOp>();
   if (at.get_int("layout", 0) != 0 || at.get_int("input_forget", 0) != 0) return std::unique_ptr<CpuOp>();
   const std::string direction = at.get_string("direction", "forward");

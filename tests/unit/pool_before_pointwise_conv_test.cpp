@@ -1,6 +1,7 @@
 #include "passes/pool_before_pointwise_conv.h"
 
 #include "pass_test_util.h"
+#include "passes/fuse_activation.h"
 
 namespace nfuse::passes_test {
 namespace {
@@ -62,9 +63,15 @@ INSTANTIATE_TEST_SUITE_P(
                       PoolCase{"3x3_stays", 3, 8, 1, 3, 1, 1, true, true, false}),
     [](const ::testing::TestParamInfo<PoolCase>& info) { return std::string(info.param.name); });
 
-// A conv with a fused activation is no longer linear; after the full pipeline the pass has run
-// before fuse_activation, so check the pass itself declines such a node.
-TEST(PoolBeforePointwiseConvPipeline, RunsInTheDefaultPipelineBeforeActivationFusion) {
+// A conv with a fused activation is no longer linear: once fuse_activation has taken the Relu
+// (as it would if this pass ran after it), the pool reads the activated conv and must stay.
+// check_pass compares the outputs, so moving it would fail.
+Status activation_then_pool_move(ir::Graph& g, PassLog& log) {
+  NFUSE_RETURN_IF_ERROR(fuse_activation(g, log), "fuse_activation");
+  return pool_before_pointwise_conv(g, log);
+}
+
+TEST(PoolBeforePointwiseConvBlocked, ConvWithAFusedActivation) {
   OnnxBuilder b;
   b.input("x", kF, {1, 4, 6, 6});
   random_initializer(b, "w", {16, 4, 1, 1}, 43);
@@ -73,15 +80,12 @@ TEST(PoolBeforePointwiseConvPipeline, RunsInTheDefaultPipelineBeforeActivationFu
   b.node("GlobalAveragePool", {"r"}, {"s"}, "squeeze");
   b.node("Mul", {"r", "s"}, {"z"}, "excite");
   out(b, "z");
-  auto g = load(b);
-  ASSERT_TRUE(g);
-  OptimizeOptions o;
-  auto report = optimize(*g, o);
-  ASSERT_TRUE(report.ok()) << report.status().to_string();
-  // The Relu sits between conv and pool: nothing to move, and the pool still reads the Relu's
-  // (now the fused conv's) output.
-  EXPECT_EQ(count_ops(*g, "Conv"), 1);
-  EXPECT_EQ(count_ops(*g, "GlobalAveragePool"), 1);
+  std::unique_ptr<ir::Graph> after;
+  auto lines = check_pass(b, activation_then_pool_move, "fused activation", &after);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(count_ops(*after, "Relu"), 0);  // fuse_activation did take it
+  EXPECT_EQ(count_ops(*after, "Conv"), 1);
+  EXPECT_EQ(count_ops(*after, "GlobalAveragePool"), 1);
 }
 
 }  // namespace

@@ -166,7 +166,7 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
     tiles = std::max<size_t>(min_tiles, tiles / 2 / last_g * last_g);
   }
 
-  g->workers_.assign(static_cast<size_t>(std::max(1, ctx.threads)), g->make_state());
+  g->workers_.assign(threads, g->make_state());
   GroupTraffic& t = g->traffic_;
   t.fused_bytes = fused;
   for (size_t i = 0; i < g->layers_.size(); ++i) {

@@ -9,7 +9,7 @@ NFUSE      := $(BUILD)/nfuse
 export CCACHE_BASEDIR   := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all deps build asan models demo test test-fast test-arm64 bench clean
+.PHONY: all deps build asan models demo test test-fast test-arm64 format-check bench clean
 
 all: build
 
@@ -40,13 +40,17 @@ models: deps
 	bash scripts/install_ort_peer.sh
 	$(PY) scripts/make_foreign_qdq.py $(MODELS)
 
-test: build models asan test-arm64
+test: format-check build models asan test-arm64
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L 'unit|ops|kernels|fuzz'
 
 # The kernels and their tests cross-built for arm64 (NEON) and run under qemu-aarch64.
 test-arm64: deps
 	bash scripts/test-arm64.sh $(BUILD)-arm64
+
+# Every C/C++ file changed since scripts/format_baseline, against .clang-format.
+format-check: deps
+	bash scripts/format_check.sh
 
 # Without the sanitizer build: for quick local iterations.
 test-fast: build models
@@ -66,6 +70,7 @@ bench: build models
 	bash bench/compare_int8.sh $(BUILD)
 	bash bench/compare_fusion.sh $(BUILD)
 	bash bench/backend_table.sh $(BUILD)
+	bash bench/api_overhead.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(BUILD)-arm64

@@ -5,12 +5,14 @@ set -euo pipefail
 
 packages=(
   # build
-  cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config make
+  cmake ninja-build ccache g++ clang libclang-rt-14-dev clang-format pkg-config make
   # libraries
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
   libcpuinfo-dev libpthreadpool-dev libstb-dev libgtest-dev libgmock-dev libbenchmark-dev
   # arm64 (NEON) kernels: cross compiler and user-mode emulation for their tests
   g++-aarch64-linux-gnu qemu-user
+  # Python bindings (pybind11, built by pip from Debian's setuptools) and their pytest suite
+  pybind11-dev python3-pybind11 python3-dev python3-venv python3-setuptools python3-pytest
   # conformance cases
   libonnx-testdata
   # model zoo, goldens and demo images (run with /usr/bin/python3)

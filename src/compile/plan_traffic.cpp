@@ -53,4 +53,19 @@ PlanTraffic plan_traffic(const Plan& plan) {
   return t;
 }
 
+nlohmann::json plan_traffic_json(const PlanTraffic& traffic) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const StepTraffic& st : traffic.steps)
+    for (const backends::GroupTraffic& g : st.groups)
+      groups.push_back({{"label", g.label},
+                        {"nodes", g.nodes},
+                        {"tile_rows", g.tile_rows},
+                        {"fused_bytes", g.fused_bytes},
+                        {"layerwise_bytes", g.layerwise_bytes},
+                        {"scratch_bytes", g.scratch_bytes}});
+  return {{"arena_bytes_fused", traffic.fused_bytes},
+          {"arena_bytes_layerwise", traffic.layerwise_bytes},
+          {"fused_groups", groups}};
+}
+
 }  // namespace nfuse::compile

@@ -5,6 +5,8 @@
 // counted here from the plan's tensor sizes. What `nfuse bench --traffic` prints.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <vector>
 
@@ -27,5 +29,8 @@ struct PlanTraffic {
 };
 
 PlanTraffic plan_traffic(const Plan& plan);
+// {arena_bytes_fused, arena_bytes_layerwise, fused_groups: [{label, nodes, tile_rows, fused_bytes,
+// layerwise_bytes, scratch_bytes}]}
+nlohmann::json plan_traffic_json(const PlanTraffic& traffic);
 
 }  // namespace nfuse::compile

@@ -1,6 +1,7 @@
 #include "runtime/session.h"
 
 #include "backends/ref/ref_kernel.h"
+#include "partition/partition_report.h"
 #include "runtime/arena_memory.h"
 
 #include <cstdlib>
@@ -84,8 +85,8 @@ Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std
     if (pv.known_value) {
       p.ctx->slot(static_cast<int>(s)) = plan->folded[s];
     } else if (pv.arena_offset >= 0) {
-      p.ctx->slot(static_cast<int>(s)) = ir::Tensor::borrow(
-          pv.type.dtype, *pv.type.shape.static_dims(), base + pv.arena_offset, p.arena);
+      p.ctx->slot(static_cast<int>(s)) =
+          ir::Tensor::borrow(pv.type.dtype, *pv.type.shape.static_dims(), base + pv.arena_offset, p.arena);
     }
   }
   p.plan = std::move(plan);
@@ -102,10 +103,30 @@ Result<const compile::Plan*> Session::prepare(const std::map<std::string, std::v
   }
 }
 
+Result<std::string> Session::placement_report_json(const std::map<std::string, std::vector<int64_t>>& input_dims,
+                                                   const std::string& model_label) {
+  NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, prepare(input_dims));
+  if (plan->partition_report) return partition::partition_report_json(*plan->partition_report, model_label);
+  compile::PlanOptions po;
+  po.backend = options_.backend;
+  po.threads = options_.threads;
+  po.partition = options_.partition;
+  po.partition.always_partition = true;
+  po.tile_rows = options_.tile_rows;
+  try {
+    NFUSE_ASSIGN_OR_RETURN(auto partitioned, compile::build_plan(*graph_, input_dims, po));
+    if (!partitioned->partition_report) return internal_error("the plan has no partition report");
+    return partition::partition_report_json(*partitioned->partition_report, model_label);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("planning '" + graph_->name + "': out of memory");
+  }
+}
+
 Status Session::check_input(const ir::Value& expected, const ir::Tensor& got) const {
   if (got.dtype() != expected.type.dtype) {
-    return invalid_argument("input '" + expected.name + "' must be " + std::string(ir::dtype_name(expected.type.dtype)) +
-                            ", got " + std::string(ir::dtype_name(got.dtype())));
+    return invalid_argument("input '" + expected.name + "' must be " +
+                            std::string(ir::dtype_name(expected.type.dtype)) + ", got " +
+                            std::string(ir::dtype_name(got.dtype())));
   }
   const ir::Shape& shape = expected.type.shape;
   if (!shape.rank_known()) return ok_status();

@@ -48,6 +48,12 @@ class Session {
   std::map<std::string, std::vector<int64_t>> default_input_dims(
       const std::map<std::string, std::vector<int64_t>>& overrides = {}) const;
 
+  // The placement report (partition_report_json) of the plan for these dims. A plan of one named
+  // backend without pins or denials skips the partitioner; its report is then the partitioner's
+  // answer for the same options (what `nfuse partition` shows).
+  Result<std::string> placement_report_json(const std::map<std::string, std::vector<int64_t>>& input_dims,
+                                            const std::string& model_label);
+
   // Runs with inputs by name. Checks names, dtypes and ranks/static dims against the model;
   // returns outputs in graph-output order (owned tensors, valid after later runs).
   // With `profile`, every node's wall time is appended to it (and profile->runs counted).

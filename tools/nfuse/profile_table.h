@@ -1,15 +1,13 @@
-// `nfuse bench --profile`: where the time of the timed runs went, by op type and by node.
+// `nfuse bench --profile`: where the time of the timed runs went, printed from the session's
+// profile JSON (nfuse_session_profile: op types by total time, then the slowest nodes). Nodes that
+// ran on a reference kernel are marked, so a slow fallback shows as one.
 #pragma once
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
-
-#include "backends/run_profile.h"
 
 namespace nfuse::cli {
 
-// Per-run means: op types by total time, then the `top_nodes` slowest nodes. Nodes that ran on a
-// reference kernel are marked, so a slow fallback shows as one.
-void print_profile(const backends::RunProfile& profile, size_t top_nodes);
-nlohmann::json profile_json(const backends::RunProfile& profile);
+void print_profile(const nlohmann::json& profile, size_t top_nodes);
 
 }  // namespace nfuse::cli

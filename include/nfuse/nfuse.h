@@ -1,0 +1,272 @@
+/* nfuse C API: the stable ABI of libnfuse. C99; every object is an opaque handle.
+ *
+ * Conventions
+ * - Every call that can fail returns `nfuse_status*`: NULL means success; otherwise the caller
+ *   owns the status and frees it with nfuse_status_release(). Its code says what kind of error,
+ *   its message what and where ("session_run: input 'x' must be f32, got u8").
+ * - No exception, abort or exit crosses this boundary. NULL handles, NULL out-pointers, wrong
+ *   dtypes or shapes, unknown names and sizes that overflow return NFUSE_INVALID_ARGUMENT.
+ * - Objects returned through `out` pointers are owned by the caller and freed with their
+ *   `_release` function (which accepts NULL). Strings returned as `const char**` are owned by the
+ *   handle they came from and stay valid until that handle is released (or, where said, until the
+ *   next call of the same function on it).
+ * - Versioning: symbols are append-only. A symbol, once released, keeps its name, signature and
+ *   meaning; new behaviour arrives as new functions (and new enum values at the end), never as new
+ *   fields in a public struct: there are no public structs, options are set through setters on
+ *   opaque handles. So an application built against an older nfuse.h runs unchanged against a
+ *   newer libnfuse.so.1, and one built against a newer header fails to load on an older library
+ *   with the name of the missing symbol instead of misbehaving. The library's ELF symbols carry a
+ *   version node (NFUSE_1) so a future incompatible change can keep old callers on old code.
+ *   NFUSE_API_VERSION is the header's level; nfuse_api_version() the library's.
+ * - Threads: a runtime, model and tensor may be shared between threads; one session runs one
+ *   request at a time (calls on one session are serialised by the caller).
+ */
+#ifndef NFUSE_NFUSE_H_
+#define NFUSE_NFUSE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define NFUSE_API __declspec(dllimport)
+#elif defined(__GNUC__)
+#define NFUSE_API __attribute__((visibility("default")))
+#else
+#define NFUSE_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The API level this header describes; raised by one with each release that appends symbols. */
+#define NFUSE_API_VERSION 1
+
+/* ---- status ---------------------------------------------------------------------------- */
+
+typedef enum nfuse_status_code {
+  NFUSE_OK = 0,
+  NFUSE_INVALID_MODEL = 1,    /* the model file or graph is malformed */
+  NFUSE_UNSUPPORTED = 2,      /* well-formed, but nfuse cannot run it */
+  NFUSE_UNAVAILABLE = 3,      /* a device, library or file is not present */
+  NFUSE_VERSION_MISMATCH = 4, /* a binary or model from an incompatible version */
+  NFUSE_OUT_OF_MEMORY = 5,
+  NFUSE_INVALID_ARGUMENT = 6, /* the caller passed something wrong */
+  NFUSE_NOT_FOUND = 7,
+  NFUSE_INTERNAL = 8 /* a bug in nfuse */
+} nfuse_status_code;
+
+typedef struct nfuse_status nfuse_status;
+
+/* The code of `status`; NFUSE_OK for NULL. */
+NFUSE_API nfuse_status_code nfuse_status_get_code(const nfuse_status* status);
+/* The message of `status` ("" for NULL); owned by the status. */
+NFUSE_API const char* nfuse_status_get_message(const nfuse_status* status);
+/* Frees a status; NULL is a no-op. */
+NFUSE_API void nfuse_status_release(nfuse_status* status);
+/* A stable lower-case name of a code ("invalid argument"); never NULL. */
+NFUSE_API const char* nfuse_status_code_name(nfuse_status_code code);
+
+/* ---- version ----------------------------------------------------------------------------- */
+
+/* The library's version, "MAJOR.MINOR.PATCH"; static storage. */
+NFUSE_API const char* nfuse_version(void);
+/* The library's API level (NFUSE_API_VERSION of the header it was built with). */
+NFUSE_API uint32_t nfuse_api_version(void);
+
+/* ---- enums ------------------------------------------------------------------------------- */
+
+/* Element types. Values follow ONNX's TensorProto.DataType. */
+typedef enum nfuse_dtype {
+  NFUSE_DTYPE_UNDEFINED = 0,
+  NFUSE_DTYPE_FLOAT32 = 1,
+  NFUSE_DTYPE_UINT8 = 2,
+  NFUSE_DTYPE_INT8 = 3,
+  NFUSE_DTYPE_UINT16 = 4,
+  NFUSE_DTYPE_INT16 = 5,
+  NFUSE_DTYPE_INT32 = 6,
+  NFUSE_DTYPE_INT64 = 7,
+  NFUSE_DTYPE_BOOL = 9,
+  NFUSE_DTYPE_FLOAT16 = 10,
+  NFUSE_DTYPE_FLOAT64 = 11,
+  NFUSE_DTYPE_UINT32 = 12,
+  NFUSE_DTYPE_UINT64 = 13,
+  NFUSE_DTYPE_BFLOAT16 = 16
+} nfuse_dtype;
+
+/* Bytes per element of `dtype`; 0 for NFUSE_DTYPE_UNDEFINED and unknown values. */
+NFUSE_API size_t nfuse_dtype_size(nfuse_dtype dtype);
+/* "f32", "u8", ...; "undefined" for unknown values. */
+NFUSE_API const char* nfuse_dtype_name(nfuse_dtype dtype);
+
+/* The built-in backends. AUTO is the cost-model partitioner over all of them. */
+typedef enum nfuse_backend {
+  NFUSE_BACKEND_AUTO = 0,
+  NFUSE_BACKEND_REF = 1,   /* the reference oracle: every op, plain scalar code */
+  NFUSE_BACKEND_CPU = 2,   /* optimized kernels, any shape */
+  NFUSE_BACKEND_FUSION = 3 /* fused groups executed depth-first in cache-sized strips */
+} nfuse_backend;
+
+/* "auto", "ref", "cpu", "fusion"; NULL for unknown values. */
+NFUSE_API const char* nfuse_backend_name(nfuse_backend backend);
+
+/* Whether a session describes its inputs or its outputs. */
+typedef enum nfuse_io_kind { NFUSE_IO_INPUT = 0, NFUSE_IO_OUTPUT = 1 } nfuse_io_kind;
+
+/* ---- runtime ----------------------------------------------------------------------------- */
+
+typedef struct nfuse_runtime nfuse_runtime;
+
+/* Log severities of messages sent to a runtime's log sink. */
+typedef enum nfuse_log_level {
+  NFUSE_LOG_VERBOSE = 0,
+  NFUSE_LOG_INFO = 1,
+  NFUSE_LOG_WARNING = 2,
+  NFUSE_LOG_ERROR = 3
+} nfuse_log_level;
+typedef void (*nfuse_log_fn)(void* user_data, nfuse_log_level level, const char* message);
+
+/* A runtime: the backend registry and the log sink its sessions share. */
+NFUSE_API nfuse_status* nfuse_runtime_create(nfuse_runtime** out);
+NFUSE_API void nfuse_runtime_release(nfuse_runtime* runtime);
+/* Messages at `min_level` or above go to `fn` (NULL: discarded, the default). What sessions log:
+ * every rewrite of the optimization passes (VERBOSE) and the placement warnings (WARNING). */
+NFUSE_API nfuse_status* nfuse_runtime_set_log_sink(nfuse_runtime* runtime, nfuse_log_level min_level, nfuse_log_fn fn,
+                                                   void* user_data);
+/* Registered backend names, sorted ("cpu", "fusion", "ref", ...). */
+NFUSE_API nfuse_status* nfuse_runtime_backend_count(const nfuse_runtime* runtime, size_t* out);
+NFUSE_API nfuse_status* nfuse_runtime_backend_name(const nfuse_runtime* runtime, size_t index, const char** out);
+
+/* ---- model ------------------------------------------------------------------------------- */
+
+typedef struct nfuse_model nfuse_model;
+
+/* Imports an ONNX model from a file (external data resolved next to it). */
+NFUSE_API nfuse_status* nfuse_model_load_file(nfuse_runtime* runtime, const char* path, nfuse_model** out);
+/* Imports a serialized ONNX ModelProto from memory; the bytes are not retained. */
+NFUSE_API nfuse_status* nfuse_model_load_memory(nfuse_runtime* runtime, const void* data, size_t size,
+                                                nfuse_model** out);
+NFUSE_API void nfuse_model_release(nfuse_model* model);
+
+/* ---- session options --------------------------------------------------------------------- */
+
+typedef struct nfuse_session_options nfuse_session_options;
+
+/* Defaults: backend AUTO, 1 thread, optimization on, every output kept. */
+NFUSE_API nfuse_status* nfuse_session_options_create(nfuse_session_options** out);
+NFUSE_API void nfuse_session_options_release(nfuse_session_options* options);
+NFUSE_API nfuse_status* nfuse_session_options_set_backend(nfuse_session_options* options, nfuse_backend backend);
+/* Any registered backend by name (one that is not built in, too); "auto" is the partitioner. */
+NFUSE_API nfuse_status* nfuse_session_options_set_backend_name(nfuse_session_options* options, const char* name);
+/* Backend order for AUTO, most preferred first; the last is the fallback. count 0: the default. */
+NFUSE_API nfuse_status* nfuse_session_options_set_preferred(nfuse_session_options* options, const nfuse_backend* order,
+                                                            size_t count);
+/* Runs the node named `node_or_op_type` (or every node of that op type) on `backend`. */
+NFUSE_API nfuse_status* nfuse_session_options_add_pin(nfuse_session_options* options, const char* node_or_op_type,
+                                                      nfuse_backend backend);
+/* Keeps nodes of `op_type` off the preferred backends (they run on the fallback). */
+NFUSE_API nfuse_status* nfuse_session_options_add_denial(nfuse_session_options* options, const char* op_type);
+/* Intra-op threads, >= 1. */
+NFUSE_API nfuse_status* nfuse_session_options_set_threads(nfuse_session_options* options, int threads);
+/* Graph optimization passes on (default) or off (the graph runs as imported). */
+NFUSE_API nfuse_status* nfuse_session_options_set_optimization(nfuse_session_options* options, int enabled);
+/* Keeps only the named graph outputs (and what they need); call once per output. */
+NFUSE_API nfuse_status* nfuse_session_options_add_output(nfuse_session_options* options, const char* name);
+/* Session creation (or the first run, for symbolic shapes) fails, listing the nodes, when any
+ * node would not run on the first preferred backend. */
+NFUSE_API nfuse_status* nfuse_session_options_set_require_full_offload(nfuse_session_options* options, int enabled);
+/* Output rows per strip of the fusion backend's groups; 0 (default) lets its cost model choose. */
+NFUSE_API nfuse_status* nfuse_session_options_set_tile_rows(nfuse_session_options* options, int rows);
+/* Device profiles for the partitioner's cost model (JSON written by `nfuse device-profile`);
+ * NULL or "" restores the built-in defaults for this machine. */
+NFUSE_API nfuse_status* nfuse_session_options_set_device_profile(nfuse_session_options* options, const char* path);
+
+/* ---- tensors ----------------------------------------------------------------------------- */
+
+typedef struct nfuse_tensor nfuse_tensor;
+
+/* A new tensor owning zero-filled, 64-byte-aligned memory. dims may be NULL when rank is 0. */
+NFUSE_API nfuse_status* nfuse_tensor_create(nfuse_dtype dtype, const int64_t* dims, size_t rank, nfuse_tensor** out);
+/* A tensor over the caller's memory (not copied; it must outlive the tensor). `byte_size` must be
+ * exactly the product of dims times the element size. */
+NFUSE_API nfuse_status* nfuse_tensor_wrap(nfuse_dtype dtype, const int64_t* dims, size_t rank, void* data,
+                                          size_t byte_size, nfuse_tensor** out);
+NFUSE_API void nfuse_tensor_release(nfuse_tensor* tensor);
+NFUSE_API nfuse_status* nfuse_tensor_get_dtype(const nfuse_tensor* tensor, nfuse_dtype* out);
+NFUSE_API nfuse_status* nfuse_tensor_get_rank(const nfuse_tensor* tensor, size_t* out);
+/* Pointer to `rank` dims, owned by the tensor. */
+NFUSE_API nfuse_status* nfuse_tensor_get_dims(const nfuse_tensor* tensor, const int64_t** out);
+NFUSE_API nfuse_status* nfuse_tensor_get_byte_size(const nfuse_tensor* tensor, size_t* out);
+/* The element buffer (writable for owned and wrapped tensors alike). */
+NFUSE_API nfuse_status* nfuse_tensor_get_data(nfuse_tensor* tensor, void** out);
+/* Reads a NumPy .npy file (C order, little-endian; formats 1.0-3.0) into a new owned tensor.
+ * Malformed files are NFUSE_INVALID_ARGUMENT naming the file and the problem. */
+NFUSE_API nfuse_status* nfuse_tensor_load_npy(const char* path, nfuse_tensor** out);
+/* Writes a tensor as a .npy file (NFUSE_UNSUPPORTED for bfloat16, which NumPy does not name). */
+NFUSE_API nfuse_status* nfuse_tensor_save_npy(const nfuse_tensor* tensor, const char* path);
+
+/* ---- session ----------------------------------------------------------------------------- */
+
+typedef struct nfuse_session nfuse_session;
+typedef struct nfuse_run_options nfuse_run_options;
+
+/* Optimizes `model` for the options (NULL: defaults) and checks every backend they name. The
+ * session keeps its own copy of the graph: the model may be released afterwards. Plans are built
+ * per input-shape signature on first use; for models without symbolic dims the plan is built here,
+ * so placement errors surface now. */
+NFUSE_API nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* model,
+                                             const nfuse_session_options* options, nfuse_session** out);
+NFUSE_API void nfuse_session_release(nfuse_session* session);
+
+/* Metadata. A dim is either a value (>= 0, `symbol` NULL) or symbolic (value -1 and `symbol` its
+ * name, or "" when the model leaves it unnamed). Names and symbols are owned by the session. */
+NFUSE_API nfuse_status* nfuse_session_io_count(const nfuse_session* session, nfuse_io_kind kind, size_t* out);
+NFUSE_API nfuse_status* nfuse_session_io_name(const nfuse_session* session, nfuse_io_kind kind, size_t index,
+                                              const char** out);
+NFUSE_API nfuse_status* nfuse_session_io_dtype(const nfuse_session* session, nfuse_io_kind kind, size_t index,
+                                               nfuse_dtype* out);
+/* Rank of the input or output; NFUSE_UNSUPPORTED when the model does not say. */
+NFUSE_API nfuse_status* nfuse_session_io_rank(const nfuse_session* session, nfuse_io_kind kind, size_t index,
+                                              size_t* out);
+NFUSE_API nfuse_status* nfuse_session_io_dim(const nfuse_session* session, nfuse_io_kind kind, size_t index, size_t dim,
+                                             int64_t* value, const char** symbol);
+
+/* Per-request settings; NULL everywhere means the defaults (no profiling). */
+NFUSE_API nfuse_status* nfuse_run_options_create(nfuse_run_options** out);
+NFUSE_API void nfuse_run_options_release(nfuse_run_options* options);
+/* Runs with these options time every node (two clock reads per node) into the session's profile. */
+NFUSE_API nfuse_status* nfuse_run_options_set_profiling(nfuse_run_options* options, int enabled);
+
+/* Runs the model. `input_names[i]` names `inputs[i]`; every model input must be given once, with
+ * the model's dtype and a shape its static dims agree with. `output_names` selects outputs by
+ * name, or NULL for every output in model order (then output_count must equal the output count).
+ * outputs[i] receives a new tensor the caller owns. On error no output is set. */
+NFUSE_API nfuse_status* nfuse_session_run(nfuse_session* session, const char* const* input_names,
+                                          const nfuse_tensor* const* inputs, size_t input_count,
+                                          const char* const* output_names, nfuse_tensor** outputs, size_t output_count,
+                                          const nfuse_run_options* run_options);
+
+/* The placement report (JSON text: every node's backend and why, partitions, transfers, fallback
+ * ratios, warnings) of the plan the last run used, or, before any run, of the plan for the model's
+ * input shapes with symbolic dims as 1. Owned by the session; valid until the next call. */
+NFUSE_API nfuse_status* nfuse_session_placement_report(nfuse_session* session, const char** json);
+
+/* Where the time of the profiled runs went, as JSON: {runs, ms_in_nodes, op_types: [{op_type,
+ * backend, reference_kernel, nodes, ms_per_run}], nodes: [{node, backend, reference_kernel,
+ * ms_per_run}]}, slowest first; per-run means over every profiled run since the last reset.
+ * Owned by the session; valid until the next call. */
+NFUSE_API nfuse_status* nfuse_session_profile(nfuse_session* session, const char** json);
+/* Forgets the profiled runs. */
+NFUSE_API nfuse_status* nfuse_session_profile_reset(nfuse_session* session);
+/* Arena bytes one inference moves (graph inputs, outputs and intermediates; weights excluded), as
+ * the plan of the last run executes them and as layer-by-layer execution would, exact, as JSON:
+ * {arena_bytes_fused, arena_bytes_layerwise, fused_groups: [{label, nodes, tile_rows, fused_bytes,
+ * layerwise_bytes, scratch_bytes}]}. Before any run: the plan for the default input shapes.
+ * Owned by the session; valid until the next call. */
+NFUSE_API nfuse_status* nfuse_session_traffic(nfuse_session* session, const char** json);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NFUSE_NFUSE_H_ */

@@ -1,0 +1,415 @@
+// nfuse C++ API: header-only RAII over the C API (nfuse.h). C++17. Nothing here throws: every
+// fallible call returns nfuse::Status or nfuse::Result<T>; handles are move-only and release
+// their C object when destroyed.
+//
+//   nfuse::Runtime rt = nfuse::Runtime::create().value();
+//   nfuse::Model model = nfuse::Model::load(rt, "mobilenet.onnx").value();
+//   nfuse::Session s = nfuse::Session::create(rt, model, nfuse::SessionOptions().backend(NFUSE_BACKEND_AUTO)).value();
+//   nfuse::Tensor x = nfuse::Tensor::wrap(NFUSE_DTYPE_FLOAT32, {1, 3, 224, 224}, pixels, bytes).value();
+//   auto out = s.run({{"input", &x}});   // Result<std::vector<nfuse::Tensor>>
+#ifndef NFUSE_NFUSE_HPP_
+#define NFUSE_NFUSE_HPP_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nfuse/nfuse.h"
+
+// The inline namespace keeps these names apart (in mangling) from the library's internal
+// nfuse::Status, so a program may link both; one translation unit includes only one of them.
+namespace nfuse {
+inline namespace api_v1 {
+namespace api_detail {
+template <typename T, void (*Release)(T*)>
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(T* p) : p_(p) {}
+  Handle(Handle&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      Release(p_);
+      p_ = std::exchange(o.p_, nullptr);
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { Release(p_); }
+  T* get() const { return p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+
+ private:
+  T* p_ = nullptr;
+};
+}  // namespace api_detail
+
+// A code and a message; ok() when the C call returned NULL.
+class Status {
+ public:
+  Status() = default;
+  // Takes ownership of a C status (NULL: ok).
+  explicit Status(nfuse_status* s) : code_(nfuse_status_get_code(s)), message_(nfuse_status_get_message(s)) {
+    nfuse_status_release(s);
+  }
+  // A status made by the caller (its own errors in the same form).
+  Status(nfuse_status_code code, std::string message) : code_(code), message_(std::move(message)) {}
+  bool ok() const { return code_ == NFUSE_OK; }
+  nfuse_status_code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "invalid argument: nfuse_session_run: ..."
+  std::string to_string() const {
+    return ok() ? std::string("ok") : std::string(nfuse_status_code_name(code_)) + ": " + message_;
+  }
+
+ private:
+  nfuse_status_code code_ = NFUSE_OK;
+  std::string message_;
+};
+
+// A value or the Status that prevented it. value() on an error is a programming error (asserted
+// by the caller through ok()); it returns a default-constructed T.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
+  Result(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  T& value() & { return value_; }
+  const T& value() const& { return value_; }
+  T&& value() && { return std::move(value_); }
+  T* operator->() { return &value_; }
+  T& operator*() & { return value_; }
+
+ private:
+  T value_{};
+  Status status_;
+};
+
+class Runtime {
+ public:
+  static Result<Runtime> create() {
+    nfuse_runtime* p = nullptr;
+    Status s(nfuse_runtime_create(&p));
+    if (!s.ok()) return s;
+    return Runtime(p);
+  }
+  Runtime() = default;
+  nfuse_runtime* get() const { return h_.get(); }
+  Status set_log_sink(nfuse_log_level min_level, nfuse_log_fn fn, void* user_data) {
+    return Status(nfuse_runtime_set_log_sink(h_.get(), min_level, fn, user_data));
+  }
+  // Registered backend names, sorted.
+  Result<std::vector<std::string>> backends() const {
+    size_t n = 0;
+    Status s(nfuse_runtime_backend_count(h_.get(), &n));
+    if (!s.ok()) return s;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < n; ++i) {
+      const char* name = nullptr;
+      Status si(nfuse_runtime_backend_name(h_.get(), i, &name));
+      if (!si.ok()) return si;
+      names.emplace_back(name);
+    }
+    return names;
+  }
+
+ private:
+  explicit Runtime(nfuse_runtime* p) : h_(p) {}
+  api_detail::Handle<nfuse_runtime, nfuse_runtime_release> h_;
+};
+
+class Model {
+ public:
+  static Result<Model> load(const Runtime& rt, const std::string& path) {
+    nfuse_model* p = nullptr;
+    Status s(nfuse_model_load_file(rt.get(), path.c_str(), &p));
+    if (!s.ok()) return s;
+    return Model(p);
+  }
+  static Result<Model> load(const Runtime& rt, const void* data, size_t size) {
+    nfuse_model* p = nullptr;
+    Status s(nfuse_model_load_memory(rt.get(), data, size, &p));
+    if (!s.ok()) return s;
+    return Model(p);
+  }
+  Model() = default;
+  nfuse_model* get() const { return h_.get(); }
+
+ private:
+  explicit Model(nfuse_model* p) : h_(p) {}
+  api_detail::Handle<nfuse_model, nfuse_model_release> h_;
+};
+
+// Options are collected here and applied when the session is created; the first failing setter
+// is reported then.
+class SessionOptions {
+ public:
+  SessionOptions& backend(nfuse_backend b) {
+    return add([b](nfuse_session_options* o) { return nfuse_session_options_set_backend(o, b); });
+  }
+  SessionOptions& backend(const std::string& name) {
+    return add([name](nfuse_session_options* o) { return nfuse_session_options_set_backend_name(o, name.c_str()); });
+  }
+  SessionOptions& prefer(std::vector<nfuse_backend> order) {
+    return add([order](nfuse_session_options* o) {
+      return nfuse_session_options_set_preferred(o, order.data(), order.size());
+    });
+  }
+  SessionOptions& pin(const std::string& node_or_op_type, nfuse_backend b) {
+    return add([node_or_op_type, b](nfuse_session_options* o) {
+      return nfuse_session_options_add_pin(o, node_or_op_type.c_str(), b);
+    });
+  }
+  SessionOptions& deny(const std::string& op_type) {
+    return add([op_type](nfuse_session_options* o) { return nfuse_session_options_add_denial(o, op_type.c_str()); });
+  }
+  SessionOptions& threads(int n) {
+    return add([n](nfuse_session_options* o) { return nfuse_session_options_set_threads(o, n); });
+  }
+  SessionOptions& optimize(bool on) {
+    return add([on](nfuse_session_options* o) { return nfuse_session_options_set_optimization(o, on ? 1 : 0); });
+  }
+  SessionOptions& keep_output(const std::string& name) {
+    return add([name](nfuse_session_options* o) { return nfuse_session_options_add_output(o, name.c_str()); });
+  }
+  SessionOptions& require_full_offload(bool on) {
+    return add(
+        [on](nfuse_session_options* o) { return nfuse_session_options_set_require_full_offload(o, on ? 1 : 0); });
+  }
+  SessionOptions& tile_rows(int rows) {
+    return add([rows](nfuse_session_options* o) { return nfuse_session_options_set_tile_rows(o, rows); });
+  }
+
+  SessionOptions& device_profile(const std::string& path) {
+    return add([path](nfuse_session_options* o) { return nfuse_session_options_set_device_profile(o, path.c_str()); });
+  }
+
+  // A C options object with every setting applied (the caller releases it).
+  Status build(nfuse_session_options** out) const {
+    Status s(nfuse_session_options_create(out));
+    for (size_t i = 0; s.ok() && i < setters_.size(); ++i) s = Status(setters_[i].call(setters_[i].state, *out));
+    if (!s.ok()) {
+      nfuse_session_options_release(*out);
+      *out = nullptr;
+    }
+    return s;
+  }
+
+ private:
+  // Type-erased setter without <functional>: a heap-held lambda and its caller.
+  struct Setter {
+    nfuse_status* (*call)(const void*, nfuse_session_options*);
+    const void* state;
+    void (*destroy)(const void*);
+  };
+  template <typename F>
+  SessionOptions& add(F f) {
+    setters_.push_back(Setter{[](const void* st, nfuse_session_options* o) { return (*static_cast<const F*>(st))(o); },
+                              new F(std::move(f)), [](const void* st) { delete static_cast<const F*>(st); }});
+    return *this;
+  }
+
+ public:
+  SessionOptions() = default;
+  SessionOptions(const SessionOptions&) = delete;
+  SessionOptions& operator=(const SessionOptions&) = delete;
+  SessionOptions(SessionOptions&& o) noexcept : setters_(std::move(o.setters_)) { o.setters_.clear(); }
+  ~SessionOptions() {
+    for (const Setter& s : setters_) s.destroy(s.state);
+  }
+
+ private:
+  std::vector<Setter> setters_;
+};
+
+class Tensor {
+ public:
+  // Owning, zero-filled.
+  static Result<Tensor> create(nfuse_dtype dtype, const std::vector<int64_t>& dims) {
+    nfuse_tensor* p = nullptr;
+    Status s(nfuse_tensor_create(dtype, dims.data(), dims.size(), &p));
+    if (!s.ok()) return s;
+    return Tensor(p);
+  }
+  // Over the caller's memory, which must outlive the tensor.
+  static Result<Tensor> wrap(nfuse_dtype dtype, const std::vector<int64_t>& dims, void* data, size_t byte_size) {
+    nfuse_tensor* p = nullptr;
+    Status s(nfuse_tensor_wrap(dtype, dims.data(), dims.size(), data, byte_size, &p));
+    if (!s.ok()) return s;
+    return Tensor(p);
+  }
+  // A .npy file's contents, owned.
+  static Result<Tensor> load_npy(const std::string& path) {
+    nfuse_tensor* p = nullptr;
+    Status s(nfuse_tensor_load_npy(path.c_str(), &p));
+    if (!s.ok()) return s;
+    return Tensor(p);
+  }
+  Status save_npy(const std::string& path) const { return Status(nfuse_tensor_save_npy(h_.get(), path.c_str())); }
+  Tensor() = default;
+  // Takes ownership of a C tensor.
+  explicit Tensor(nfuse_tensor* p) : h_(p) {}
+  nfuse_tensor* get() const { return h_.get(); }
+  nfuse_dtype dtype() const {
+    nfuse_dtype t = NFUSE_DTYPE_UNDEFINED;
+    nfuse_status_release(nfuse_tensor_get_dtype(h_.get(), &t));
+    return t;
+  }
+  std::vector<int64_t> dims() const {
+    size_t rank = 0;
+    const int64_t* d = nullptr;
+    if (nfuse_status* s = nfuse_tensor_get_rank(h_.get(), &rank))
+      return nfuse_status_release(s), std::vector<int64_t>{};
+    if (nfuse_status* s = nfuse_tensor_get_dims(h_.get(), &d)) return nfuse_status_release(s), std::vector<int64_t>{};
+    return std::vector<int64_t>(d, d + rank);
+  }
+  size_t byte_size() const {
+    size_t n = 0;
+    nfuse_status_release(nfuse_tensor_get_byte_size(h_.get(), &n));
+    return n;
+  }
+  void* data() {
+    void* p = nullptr;
+    nfuse_status_release(nfuse_tensor_get_data(h_.get(), &p));
+    return p;
+  }
+  template <typename T>
+  T* data_as() {
+    return static_cast<T*>(data());
+  }
+
+ private:
+  api_detail::Handle<nfuse_tensor, nfuse_tensor_release> h_;
+};
+
+// Per-request settings (nfuse_run_options).
+class RunOptions {
+ public:
+  static Result<RunOptions> create() {
+    nfuse_run_options* p = nullptr;
+    Status s(nfuse_run_options_create(&p));
+    if (!s.ok()) return s;
+    return RunOptions(p);
+  }
+  RunOptions() = default;
+  nfuse_run_options* get() const { return h_.get(); }
+  Status set_profiling(bool on) { return Status(nfuse_run_options_set_profiling(h_.get(), on ? 1 : 0)); }
+
+ private:
+  explicit RunOptions(nfuse_run_options* p) : h_(p) {}
+  api_detail::Handle<nfuse_run_options, nfuse_run_options_release> h_;
+};
+
+// One input or output of a session: name, dtype and dims (-1 with `symbols[i]` where symbolic).
+struct IoInfo {
+  std::string name;
+  nfuse_dtype dtype = NFUSE_DTYPE_UNDEFINED;
+  bool rank_known = false;
+  std::vector<int64_t> dims;
+  std::vector<std::string> symbols;
+};
+
+class Session {
+ public:
+  static Result<Session> create(const Runtime& rt, const Model& model,
+                                const SessionOptions& options = SessionOptions()) {
+    nfuse_session_options* o = nullptr;
+    Status s = options.build(&o);
+    if (!s.ok()) return s;
+    nfuse_session* p = nullptr;
+    s = Status(nfuse_session_create(rt.get(), model.get(), o, &p));
+    nfuse_session_options_release(o);
+    if (!s.ok()) return s;
+    return Session(p);
+  }
+  Session() = default;
+  nfuse_session* get() const { return h_.get(); }
+
+  Result<std::vector<IoInfo>> inputs() const { return describe(NFUSE_IO_INPUT); }
+  Result<std::vector<IoInfo>> outputs() const { return describe(NFUSE_IO_OUTPUT); }
+
+  // Every output, in model order.
+  Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+                                  const RunOptions* options = nullptr) {
+    size_t n = 0;
+    Status s(nfuse_session_io_count(h_.get(), NFUSE_IO_OUTPUT, &n));
+    if (!s.ok()) return s;
+    return run(inputs, nullptr, n, options);
+  }
+  // The named outputs, in the order asked.
+  Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+                                  const std::vector<std::string>& output_names) {
+    std::vector<const char*> names;
+    for (const std::string& o : output_names) names.push_back(o.c_str());
+    return run(inputs, names.data(), names.size(), nullptr);
+  }
+  // The placement report as JSON text.
+  Result<std::string> placement_report() { return text(nfuse_session_placement_report); }
+  // Per-node timings of the profiled runs, as JSON text (nfuse_session_profile).
+  Result<std::string> profile() { return text(nfuse_session_profile); }
+  Status reset_profile() { return Status(nfuse_session_profile_reset(h_.get())); }
+  // Arena traffic per inference, as JSON text (nfuse_session_traffic).
+  Result<std::string> traffic() { return text(nfuse_session_traffic); }
+
+ private:
+  explicit Session(nfuse_session* p) : h_(p) {}
+  Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+                                  const char* const* output_names, size_t output_count, const RunOptions* options) {
+    std::vector<const char*> names;
+    std::vector<const nfuse_tensor*> tensors;
+    for (const auto& [name, t] : inputs) {
+      names.push_back(name.c_str());
+      tensors.push_back(t ? t->get() : nullptr);
+    }
+    std::vector<nfuse_tensor*> raw(output_count, nullptr);
+    Status s(nfuse_session_run(h_.get(), names.data(), tensors.data(), names.size(), output_names, raw.data(),
+                               output_count, options ? options->get() : nullptr));
+    if (!s.ok()) return s;
+    std::vector<Tensor> out;
+    for (nfuse_tensor* t : raw) out.emplace_back(t);
+    return out;
+  }
+  Result<std::string> text(nfuse_status* (*fn)(nfuse_session*, const char**)) {
+    const char* json = nullptr;
+    Status s(fn(h_.get(), &json));
+    if (!s.ok()) return s;
+    return std::string(json);
+  }
+  Result<std::vector<IoInfo>> describe(nfuse_io_kind kind) const {
+    size_t n = 0;
+    Status s(nfuse_session_io_count(h_.get(), kind, &n));
+    if (!s.ok()) return s;
+    std::vector<IoInfo> list(n);
+    for (size_t i = 0; i < n; ++i) {
+      IoInfo& io = list[i];
+      const char* name = nullptr;
+      s = Status(nfuse_session_io_name(h_.get(), kind, i, &name));
+      if (!s.ok()) return s;
+      io.name = name;
+      s = Status(nfuse_session_io_dtype(h_.get(), kind, i, &io.dtype));
+      if (!s.ok()) return s;
+      size_t rank = 0;
+      Status rs(nfuse_session_io_rank(h_.get(), kind, i, &rank));
+      io.rank_known = rs.ok();
+      for (size_t d = 0; io.rank_known && d < rank; ++d) {
+        int64_t v = 0;
+        const char* sym = nullptr;
+        s = Status(nfuse_session_io_dim(h_.get(), kind, i, d, &v, &sym));
+        if (!s.ok()) return s;
+        io.dims.push_back(v);
+        io.symbols.emplace_back(sym ? sym : "");
+      }
+    }
+    return list;
+  }
+  api_detail::Handle<nfuse_session, nfuse_session_release> h_;
+};
+
+}  // namespace api_v1
+}  // namespace nfuse
+
+#endif  // NFUSE_NFUSE_HPP_

@@ -1,0 +1,192 @@
+// What the C API's opaque handles are, and the checks every entry point makes: a handle is
+// valid only while it is registered as live (so a released or foreign pointer is refused without
+// being dereferenced), and every body runs under guard(), which turns exceptions into statuses.
+#pragma once
+
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "backends/run_profile.h"
+#include "ir/graph.h"
+#include "ir/tensor.h"
+#include "nfuse/nfuse.h"
+#include "nfuse/status.h"
+#include "runtime/session.h"
+
+struct nfuse_status {
+  nfuse_status_code code = NFUSE_OK;
+  std::string message;
+};
+
+struct nfuse_runtime {
+  std::mutex log_mutex;
+  nfuse_log_level log_level = NFUSE_LOG_ERROR;
+  nfuse_log_fn log_fn = nullptr;
+  void* log_user = nullptr;
+  std::vector<std::string> backend_names;
+
+  void log(nfuse_log_level level, const std::string& message);
+};
+
+// The model's serialized bytes are kept so every session imports its own graph; the graph parsed
+// at load (which proved the bytes valid) goes to the first session.
+struct nfuse_model {
+  std::string bytes;
+  std::string base_dir;
+  bool external_data = true;
+  std::mutex mutex;
+  std::unique_ptr<nfuse::ir::Graph> first_graph;
+};
+
+struct nfuse_session_options {
+  nfuse::runtime::SessionOptions options;
+};
+
+struct nfuse_run_options {
+  bool profiling = false;
+};
+
+struct nfuse_tensor {
+  nfuse::ir::Tensor tensor;
+};
+
+// Per input or output: what the metadata calls return, kept as strings the session owns.
+struct nfuse_io_info {
+  std::string name;
+  nfuse_dtype dtype = NFUSE_DTYPE_UNDEFINED;
+  bool rank_known = false;
+  std::vector<int64_t> dims;         // -1 where symbolic
+  std::vector<std::string> symbols;  // "" where static or unnamed
+};
+
+struct nfuse_session {
+  std::mutex mutex;  // one run (or report) at a time
+  nfuse_runtime* runtime = nullptr;
+  std::unique_ptr<nfuse::runtime::Session> impl;
+  std::vector<nfuse_io_info> inputs, outputs;
+  std::map<std::string, std::vector<int64_t>> last_dims;  // of the last successful run
+  std::string report_json;                                // the last placement report, profile or traffic handed out
+  nfuse::backends::RunProfile profile;                    // of the runs made with profiling on
+  // Reused by every run: the named inputs handed to Session::run.
+  nfuse::runtime::NamedTensors named_inputs;
+};
+
+namespace nfuse::api {
+
+// Live handles of one type. A handle is registered when created and removed when released, so
+// use after release and pointers that were never handles are refused by a lookup, not a crash.
+template <typename T>
+class LiveSet {
+ public:
+  void add(const T* p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.insert(p);
+  }
+  // False when `p` was not live.
+  bool remove(const T* p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.erase(p) != 0;
+  }
+  bool contains(const T* p) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.count(p) != 0;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_set<const T*> live_;
+};
+
+template <typename T>
+LiveSet<T>& live() {
+  static LiveSet<T>* set = new LiveSet<T>();  // never destroyed: handles may outlive statics
+  return *set;
+}
+
+// Registers a new handle and stores it in *out.
+template <typename T>
+void publish(std::unique_ptr<T> object, T** out) {
+  live<T>().add(object.get());
+  *out = object.release();
+}
+
+// Unregisters and deletes a handle; NULL and unknown pointers are ignored.
+template <typename T>
+void retire(T* p) {
+  if (p && live<T>().remove(p)) delete p;
+}
+
+// Status -> nfuse_status* (NULL for ok). Never throws: without memory for the message it returns a
+// static out-of-memory status that nfuse_status_release knows not to free.
+nfuse_status* to_c(const Status& status);
+nfuse_status* make_status(nfuse_status_code code, const std::string& message);
+nfuse_status* out_of_memory_status();
+bool is_static_status(const nfuse_status* status);
+
+// kInvalidArgument "<fn>: <what> is NULL" unless `p` is non-null; for handles also that it is live.
+template <typename T>
+Status check_handle(const char* fn, const char* what, const T* p) {
+  if (!p) return invalid_argument(std::string(fn) + ": " + what + " is NULL");
+  if (!live<T>().contains(p))
+    return invalid_argument(std::string(fn) + ": " + what + " is not a live handle (released, or never created)");
+  return ok_status();
+}
+inline Status check_out(const char* fn, const char* what, const void* p) {
+  if (!p) return invalid_argument(std::string(fn) + ": " + what + " is NULL");
+  return ok_status();
+}
+
+// Runs `body` (returning Status); any exception becomes a status naming `fn`.
+template <typename Fn>
+nfuse_status* guard(const char* fn, Fn&& body) noexcept {
+  try {
+    Status s = body();
+    if (s.ok()) return nullptr;
+    return to_c(s.message().rfind(fn, 0) == 0 ? s : s.with_context(fn));
+  } catch (const std::bad_alloc&) {
+    return out_of_memory_status();
+  } catch (const std::exception& e) {
+    return make_status(NFUSE_INTERNAL, std::string(fn) + ": " + e.what());
+  } catch (...) {
+    return make_status(NFUSE_INTERNAL, std::string(fn) + ": unknown exception");
+  }
+}
+
+// A graph of its own for a new session (the model's bytes imported again after the first).
+Result<std::unique_ptr<ir::Graph>> take_graph(const nfuse_model& model);
+
+// The body of a getter: `handle` must be live and `out` non-NULL; then *out = read(*handle).
+template <typename H, typename T, typename Read>
+nfuse_status* get(const char* fn, const char* what, const H* handle, T* out, Read read) noexcept {
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, what, handle));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "out", out));
+    *out = read(*handle);
+    return ok_status();
+  });
+}
+
+// The body of a create call without arguments: a new T, set up by `init`, published to *out.
+template <typename T, typename Init>
+nfuse_status* create(const char* fn, T** out, Init init) noexcept {
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "out", out));
+    *out = nullptr;
+    auto object = std::make_unique<T>();
+    init(*object);
+    publish(std::move(object), out);
+    return ok_status();
+  });
+}
+
+nfuse_dtype to_c(ir::DType dtype);
+// kUndefined for values that are not an nfuse_dtype.
+ir::DType from_c(nfuse_dtype dtype);
+
+}  // namespace nfuse::api

@@ -1,0 +1,427 @@
+// C API: session options, sessions, metadata, runs and the placement report.
+#include <algorithm>
+#include <set>
+
+#include "api/api_objects.h"
+#include "backends/backend.h"
+#include "compile/plan_traffic.h"
+#include "runtime/profile_summary.h"
+
+namespace nfuse::api {
+namespace {
+
+Status check_backend(const char* fn, nfuse_backend backend) {
+  if (!nfuse_backend_name(backend))
+    return invalid_argument(std::string(fn) + ": unknown backend " + std::to_string(static_cast<int>(backend)));
+  return ok_status();
+}
+
+Status check_text(const char* fn, const char* what, const char* text) {
+  if (!text) return invalid_argument(std::string(fn) + ": " + what + " is NULL");
+  if (!*text) return invalid_argument(std::string(fn) + ": " + what + " is empty");
+  return ok_status();
+}
+
+nfuse_io_info describe(const ir::Value& v) {
+  nfuse_io_info info;
+  info.name = v.name;
+  info.dtype = to_c(v.type.dtype);
+  info.rank_known = v.type.shape.rank_known();
+  if (info.rank_known) {
+    for (const ir::Dim& d : v.type.shape.dims()) {
+      info.dims.push_back(d.is_static() ? d.value : -1);
+      info.symbols.push_back(d.is_static() ? "" : d.symbol);
+    }
+  }
+  return info;
+}
+
+// Builds the plan now when no input has a symbolic dim, so placement errors (a required full
+// offload, a pin to a backend that cannot run the node) surface at creation, not at the first run.
+Status prepare_static(nfuse_session& s) {
+  for (const nfuse_io_info& in : s.inputs) {
+    if (!in.rank_known) return ok_status();
+    for (int64_t d : in.dims)
+      if (d < 0) return ok_status();
+  }
+  NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, s.impl->prepare(s.impl->default_input_dims()));
+  if (plan->partition_report)
+    for (const std::string& w : plan->partition_report->warnings) s.runtime->log(NFUSE_LOG_WARNING, w);
+  return ok_status();
+}
+
+Result<const nfuse_io_info*> io_at(const char* fn, const nfuse_session* s, nfuse_io_kind kind, size_t index) {
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", s));
+  if (kind != NFUSE_IO_INPUT && kind != NFUSE_IO_OUTPUT)
+    return invalid_argument(std::string(fn) + ": unknown io kind " + std::to_string(static_cast<int>(kind)));
+  const auto& list = kind == NFUSE_IO_INPUT ? s->inputs : s->outputs;
+  if (index >= list.size())
+    return invalid_argument(std::string(fn) + ": " + (kind == NFUSE_IO_INPUT ? "input" : "output") + " index " +
+                            std::to_string(index) + " out of range (" + std::to_string(list.size()) + ")");
+  return &list[index];
+}
+
+// The graph-output index of every requested output (all, in order, when names is NULL).
+Result<std::vector<size_t>> output_indices(const char* fn, const nfuse_session& s, const char* const* names,
+                                           size_t count) {
+  std::vector<size_t> idx;
+  if (!names) {
+    if (count != s.outputs.size())
+      return invalid_argument(std::string(fn) + ": output_names is NULL but output_count " + std::to_string(count) +
+                              " is not the model's " + std::to_string(s.outputs.size()) + " outputs");
+    for (size_t i = 0; i < count; ++i) idx.push_back(i);
+    return idx;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (!names[i]) return invalid_argument(std::string(fn) + ": output_names[" + std::to_string(i) + "] is NULL");
+    auto it =
+        std::find_if(s.outputs.begin(), s.outputs.end(), [&](const nfuse_io_info& o) { return o.name == names[i]; });
+    if (it == s.outputs.end())
+      return invalid_argument(std::string(fn) + ": the model has no output named '" + names[i] + "'");
+    idx.push_back(static_cast<size_t>(it - s.outputs.begin()));
+  }
+  return idx;
+}
+
+Status bind_inputs(const char* fn, nfuse_session& s, const char* const* names, const nfuse_tensor* const* inputs,
+                   size_t count) {
+  if (count > 0 && !names) return invalid_argument(std::string(fn) + ": input_names is NULL");
+  if (count > 0 && !inputs) return invalid_argument(std::string(fn) + ": inputs is NULL");
+  s.named_inputs.clear();
+  std::set<std::string_view> seen;
+  for (size_t i = 0; i < count; ++i) {
+    const std::string at = "[" + std::to_string(i) + "]";
+    if (!names[i]) return invalid_argument(std::string(fn) + ": input_names" + at + " is NULL");
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, ("inputs" + at + " ('" + names[i] + "')").c_str(), inputs[i]));
+    if (!seen.insert(names[i]).second)
+      return invalid_argument(std::string(fn) + ": input '" + names[i] + "' is given twice");
+    s.named_inputs.emplace_back(names[i], inputs[i]->tensor);
+  }
+  return ok_status();
+}
+
+Status run(nfuse_session& s, const char* const* input_names, const nfuse_tensor* const* inputs, size_t input_count,
+           const char* const* output_names, nfuse_tensor** outputs, size_t output_count, bool profiling) {
+  constexpr const char* fn = "nfuse_session_run";
+  if (output_count > 0 && !outputs) return invalid_argument(std::string(fn) + ": outputs is NULL");
+  for (size_t i = 0; i < output_count; ++i) outputs[i] = nullptr;
+  NFUSE_ASSIGN_OR_RETURN(std::vector<size_t> which, output_indices(fn, s, output_names, output_count));
+  Status bound = bind_inputs(fn, s, input_names, inputs, input_count);
+  auto result = bound.ok() ? s.impl->run(s.named_inputs, profiling ? &s.profile : nullptr)
+                           : Result<std::vector<ir::Tensor>>(bound);
+  if (result.ok()) {
+    s.last_dims.clear();
+    for (const auto& [name, t] : s.named_inputs) s.last_dims[name] = t.dims();
+  }
+  s.named_inputs.clear();  // no reference to the caller's buffers outlives the call
+  if (!result.ok()) return result.status().with_context(fn);
+  std::vector<std::unique_ptr<nfuse_tensor>> made;
+  for (size_t i : which) {
+    made.push_back(std::make_unique<nfuse_tensor>());
+    made.back()->tensor = (*result)[i];
+  }
+  for (size_t i = 0; i < made.size(); ++i) publish(std::move(made[i]), &outputs[i]);
+  return ok_status();
+}
+
+}  // namespace
+
+// The input dims of the last successful run, else the defaults (symbolic dims as 1).
+std::map<std::string, std::vector<int64_t>> current_dims(const nfuse_session& s) {
+  return s.last_dims.empty() ? s.impl->default_input_dims() : s.last_dims;
+}
+
+}  // namespace nfuse::api
+
+using namespace nfuse;
+using api::check_handle;
+using api::check_out;
+using api::guard;
+
+extern "C" {
+
+nfuse_status* nfuse_session_options_create(nfuse_session_options** out) {
+  return api::create("nfuse_session_options_create", out, [](nfuse_session_options& o) { o.options.backend = "auto"; });
+}
+
+void nfuse_session_options_release(nfuse_session_options* options) { api::retire(options); }
+
+// The body of a setter: checks the handle, then runs `apply` on its SessionOptions.
+#define NFUSE_OPTIONS_SETTER(fn, options, apply)                       \
+  return guard(fn, [&]() -> Status {                                   \
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options)); \
+    runtime::SessionOptions& o = (options)->options;                   \
+    (void)o;                                                           \
+    apply;                                                             \
+    return ok_status();                                                \
+  })
+
+nfuse_status* nfuse_session_options_set_backend(nfuse_session_options* options, nfuse_backend backend) {
+  constexpr const char* fn = "nfuse_session_options_set_backend";
+  NFUSE_OPTIONS_SETTER(fn, options, {
+    NFUSE_RETURN_IF_ERROR_PLAIN(api::check_backend(fn, backend));
+    o.backend = nfuse_backend_name(backend);
+  });
+}
+
+nfuse_status* nfuse_session_options_set_backend_name(nfuse_session_options* options, const char* name) {
+  constexpr const char* fn = "nfuse_session_options_set_backend_name";
+  NFUSE_OPTIONS_SETTER(fn, options, {
+    NFUSE_RETURN_IF_ERROR_PLAIN(api::check_text(fn, "name", name));
+    if (std::string(name) != "auto") {
+      auto b = backends::BackendRegistry::global().create(name);
+      if (!b.ok()) return b.status().with_context(fn);
+    }
+    o.backend = name;
+  });
+}
+
+nfuse_status* nfuse_session_options_set_preferred(nfuse_session_options* options, const nfuse_backend* order,
+                                                  size_t count) {
+  constexpr const char* fn = "nfuse_session_options_set_preferred";
+  NFUSE_OPTIONS_SETTER(fn, options, {
+    if (count > 0 && !order) return invalid_argument(std::string(fn) + ": order is NULL");
+    std::vector<std::string> prefer;
+    for (size_t i = 0; i < count; ++i) {
+      NFUSE_RETURN_IF_ERROR_PLAIN(api::check_backend(fn, order[i]));
+      if (order[i] == NFUSE_BACKEND_AUTO)
+        return invalid_argument(std::string(fn) + ": 'auto' is the partitioner, not a backend to prefer");
+      prefer.push_back(nfuse_backend_name(order[i]));
+    }
+    o.partition.prefer = std::move(prefer);
+  });
+}
+
+nfuse_status* nfuse_session_options_add_pin(nfuse_session_options* options, const char* node_or_op_type,
+                                            nfuse_backend backend) {
+  constexpr const char* fn = "nfuse_session_options_add_pin";
+  NFUSE_OPTIONS_SETTER(fn, options, {
+    NFUSE_RETURN_IF_ERROR_PLAIN(api::check_text(fn, "node_or_op_type", node_or_op_type));
+    NFUSE_RETURN_IF_ERROR_PLAIN(api::check_backend(fn, backend));
+    if (backend == NFUSE_BACKEND_AUTO)
+      return invalid_argument(std::string(fn) + ": a node is pinned to a backend, not to 'auto'");
+    o.partition.pins[node_or_op_type] = nfuse_backend_name(backend);
+  });
+}
+
+nfuse_status* nfuse_session_options_add_denial(nfuse_session_options* options, const char* op_type) {
+  constexpr const char* fn = "nfuse_session_options_add_denial";
+  NFUSE_OPTIONS_SETTER(fn, options, {
+    NFUSE_RETURN_IF_ERROR_PLAIN(api::check_text(fn, "op_type", op_type));
+    o.partition.deny.push_back(op_type);
+  });
+}
+
+nfuse_status* nfuse_session_options_set_threads(nfuse_session_options* options, int threads) {
+  constexpr const char* fn = "nfuse_session_options_set_threads";
+  NFUSE_OPTIONS_SETTER(fn, options, {
+    constexpr int kMaxThreads = 1024;
+    if (threads < 1 || threads > kMaxThreads)
+      return invalid_argument(std::string(fn) + ": threads must be 1.." + std::to_string(kMaxThreads) + ", got " +
+                              std::to_string(threads));
+    o.threads = threads;
+  });
+}
+
+nfuse_status* nfuse_session_options_set_optimization(nfuse_session_options* options, int enabled) {
+  NFUSE_OPTIONS_SETTER("nfuse_session_options_set_optimization", options, o.optimize = enabled != 0);
+}
+
+nfuse_status* nfuse_session_options_add_output(nfuse_session_options* options, const char* name) {
+  constexpr const char* fn = "nfuse_session_options_add_output";
+  NFUSE_OPTIONS_SETTER(fn, options, {
+    NFUSE_RETURN_IF_ERROR_PLAIN(api::check_text(fn, "name", name));
+    o.outputs.push_back(name);
+  });
+}
+
+nfuse_status* nfuse_session_options_set_require_full_offload(nfuse_session_options* options, int enabled) {
+  NFUSE_OPTIONS_SETTER("nfuse_session_options_set_require_full_offload", options,
+                       o.partition.require_full_offload = enabled != 0);
+}
+
+nfuse_status* nfuse_session_options_set_tile_rows(nfuse_session_options* options, int rows) {
+  constexpr const char* fn = "nfuse_session_options_set_tile_rows";
+  NFUSE_OPTIONS_SETTER(fn, options, {
+    if (rows < 0) return invalid_argument(std::string(fn) + ": rows must be >= 0, got " + std::to_string(rows));
+    o.tile_rows = rows;
+  });
+}
+
+nfuse_status* nfuse_session_options_set_device_profile(nfuse_session_options* options, const char* path) {
+  NFUSE_OPTIONS_SETTER("nfuse_session_options_set_device_profile", options,
+                       o.partition.device_profile = path ? path : "");
+}
+
+nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* model,
+                                   const nfuse_session_options* options, nfuse_session** out) {
+  constexpr const char* fn = "nfuse_session_create";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "out", out));
+    *out = nullptr;
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "runtime", runtime));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "model", model));
+    runtime::SessionOptions so;
+    so.backend = "auto";
+    if (options) {
+      NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
+      so = options->options;
+    }
+    NFUSE_ASSIGN_OR_RETURN(auto graph, api::take_graph(*model));
+    auto s = std::make_unique<nfuse_session>();
+    s->runtime = runtime;
+    NFUSE_ASSIGN_OR_RETURN(s->impl, runtime::Session::create(std::move(graph), so));
+    for (const std::string& line : s->impl->pass_report().lines()) runtime->log(NFUSE_LOG_VERBOSE, line);
+    for (const ir::Value* v : s->impl->graph().inputs()) s->inputs.push_back(api::describe(*v));
+    for (const ir::Value* v : s->impl->graph().outputs()) s->outputs.push_back(api::describe(*v));
+    NFUSE_RETURN_IF_ERROR_PLAIN(api::prepare_static(*s));
+    api::publish(std::move(s), out);
+    return ok_status();
+  });
+}
+
+void nfuse_session_release(nfuse_session* session) { api::retire(session); }
+
+nfuse_status* nfuse_session_io_count(const nfuse_session* session, nfuse_io_kind kind, size_t* out) {
+  constexpr const char* fn = "nfuse_session_io_count";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "out", out));
+    if (kind != NFUSE_IO_INPUT && kind != NFUSE_IO_OUTPUT)
+      return invalid_argument(std::string(fn) + ": unknown io kind " + std::to_string(static_cast<int>(kind)));
+    *out = (kind == NFUSE_IO_INPUT ? session->inputs : session->outputs).size();
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_session_io_name(const nfuse_session* session, nfuse_io_kind kind, size_t index, const char** out) {
+  constexpr const char* fn = "nfuse_session_io_name";
+  return guard(fn, [&]() -> Status {
+    NFUSE_ASSIGN_OR_RETURN(const nfuse_io_info* io, api::io_at(fn, session, kind, index));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "out", out));
+    *out = io->name.c_str();
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_session_io_dtype(const nfuse_session* session, nfuse_io_kind kind, size_t index, nfuse_dtype* out) {
+  constexpr const char* fn = "nfuse_session_io_dtype";
+  return guard(fn, [&]() -> Status {
+    NFUSE_ASSIGN_OR_RETURN(const nfuse_io_info* io, api::io_at(fn, session, kind, index));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "out", out));
+    *out = io->dtype;
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_session_io_rank(const nfuse_session* session, nfuse_io_kind kind, size_t index, size_t* out) {
+  constexpr const char* fn = "nfuse_session_io_rank";
+  return guard(fn, [&]() -> Status {
+    NFUSE_ASSIGN_OR_RETURN(const nfuse_io_info* io, api::io_at(fn, session, kind, index));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "out", out));
+    if (!io->rank_known)
+      return unsupported(std::string(fn) + ": the model does not give the rank of '" + io->name + "'");
+    *out = io->dims.size();
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_session_io_dim(const nfuse_session* session, nfuse_io_kind kind, size_t index, size_t dim,
+                                   int64_t* value, const char** symbol) {
+  constexpr const char* fn = "nfuse_session_io_dim";
+  return guard(fn, [&]() -> Status {
+    NFUSE_ASSIGN_OR_RETURN(const nfuse_io_info* io, api::io_at(fn, session, kind, index));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "value", value));
+    if (!io->rank_known)
+      return unsupported(std::string(fn) + ": the model does not give the rank of '" + io->name + "'");
+    if (dim >= io->dims.size())
+      return invalid_argument(std::string(fn) + ": dim " + std::to_string(dim) + " of '" + io->name +
+                              "' out of range (rank " + std::to_string(io->dims.size()) + ")");
+    *value = io->dims[dim];
+    if (symbol) *symbol = io->dims[dim] >= 0 ? nullptr : io->symbols[dim].c_str();
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_run_options_create(nfuse_run_options** out) {
+  return api::create("nfuse_run_options_create", out, [](nfuse_run_options&) {});
+}
+
+void nfuse_run_options_release(nfuse_run_options* options) { api::retire(options); }
+
+nfuse_status* nfuse_run_options_set_profiling(nfuse_run_options* options, int enabled) {
+  constexpr const char* fn = "nfuse_run_options_set_profiling";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
+    options->profiling = enabled != 0;
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_session_run(nfuse_session* session, const char* const* input_names,
+                                const nfuse_tensor* const* inputs, size_t input_count, const char* const* output_names,
+                                nfuse_tensor** outputs, size_t output_count, const nfuse_run_options* run_options) {
+  constexpr const char* fn = "nfuse_session_run";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
+    if (run_options) NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "run_options", run_options));
+    std::lock_guard<std::mutex> lock(session->mutex);
+    return api::run(*session, input_names, inputs, input_count, output_names, outputs, output_count,
+                    run_options && run_options->profiling);
+  });
+}
+
+nfuse_status* nfuse_session_placement_report(nfuse_session* session, const char** json) {
+  constexpr const char* fn = "nfuse_session_placement_report";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
+    std::lock_guard<std::mutex> lock(session->mutex);
+    const auto dims = api::current_dims(*session);
+    NFUSE_ASSIGN_OR_RETURN(session->report_json,
+                           session->impl->placement_report_json(dims, session->impl->graph().name));
+    *json = session->report_json.c_str();
+    return ok_status();
+  });
+}
+
+}  // extern "C"
+
+extern "C" {
+
+nfuse_status* nfuse_session_profile(nfuse_session* session, const char** json) {
+  constexpr const char* fn = "nfuse_session_profile";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
+    std::lock_guard<std::mutex> lock(session->mutex);
+    session->report_json = runtime::profile_summary_json(session->profile).dump();
+    *json = session->report_json.c_str();
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_session_profile_reset(nfuse_session* session) {
+  constexpr const char* fn = "nfuse_session_profile_reset";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
+    std::lock_guard<std::mutex> lock(session->mutex);
+    session->profile.clear();
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_session_traffic(nfuse_session* session, const char** json) {
+  constexpr const char* fn = "nfuse_session_traffic";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
+    std::lock_guard<std::mutex> lock(session->mutex);
+    NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, session->impl->prepare(api::current_dims(*session)));
+    session->report_json = compile::plan_traffic_json(compile::plan_traffic(*plan)).dump();
+    *json = session->report_json.c_str();
+    return ok_status();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,36 @@
+// The session of `nfuse run` and `nfuse bench`, opened through the public C++ API (nfuse.hpp)
+// only: what an application linking libnfuse can do, these commands do the same way.
+// Include no internal header next to this one (both define nfuse::Status).
+#pragma once
+
+#include <nfuse/nfuse.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commands.h"
+
+namespace nfuse::cli {
+
+struct ApiSession {
+  Runtime runtime;
+  Model model;
+  Session session;
+  double open_ms = 0.0;  // import, optimization and (static shapes) planning
+  std::vector<IoInfo> inputs, outputs;
+  std::vector<Tensor> input_tensors;  // in input order
+  std::vector<bool> input_seeded;     // true where no --input file was given
+  std::vector<std::pair<std::string, const Tensor*>> feeds;
+};
+
+// Opens the model as the common flags say and makes its inputs: each --input NAME=FILE.npy, the
+// others seeded at their --shape or model dims (symbolic dims as 1): floats uniform in [0, 1)
+// from one fixed seed, integers 0, bools false.
+Status open_api_session(const CommonArgs& args, const std::vector<std::string>& input_flags, ApiSession* out);
+// Prints "nfuse: error: <status>" to stderr; exit code 2 for invalid arguments, else 1.
+int report_api(const Status& status);
+// Element i of a tensor as a double (0 for dtypes without a numeric reading).
+double element_as_double(const Tensor& t, size_t i);
+
+}  // namespace nfuse::cli

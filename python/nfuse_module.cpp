@@ -169,6 +169,62 @@ class PySession {
   std::vector<nfuse::IoInfo> inputs_, outputs_;
 };
 
+template <typename E, size_t N>
+E enum_of(const std::string& name, const char* what, const char* const (&names)[N]) {
+  for (size_t i = 0; i < N; ++i)
+    if (name == names[i]) return static_cast<E>(i);
+  std::string known;
+  for (size_t i = 0; i < N; ++i) known += (i ? ", " : "") + std::string(names[i]);
+  throw py::value_error(std::string("unknown ") + what + " '" + name + "' (" + known + ")");
+}
+
+// nfuse.quantize: the per-layer report as a dict (the summary `nfuse quantize` prints is its
+// "summary" entry).
+py::object quantize(const std::string& model, const std::string& calib, const std::string& output,
+                    const std::string& eval, int64_t calib_limit, const std::string& method, double percentile,
+                    const std::string& act, const std::string& precision, double target_cosine,
+                    const std::string& promote, const std::string& weights, int threads, bool cle, bool bias_correction,
+                    const std::string& report, const std::string& html, const std::vector<int64_t>& size,
+                    const std::vector<float>& mean, const std::vector<float>& std_dev, const std::string& layout) {
+  static const char* const kMethods[] = {"minmax", "percentile", "mse", "entropy", "sqnr"};
+  static const char* const kActs[] = {"u8", "s8"};
+  static const char* const kPrecisions[] = {"int8", "int16", "mixed"};
+  static const char* const kPromotions[] = {"float", "int16"};
+  static const char* const kWeights[] = {"int8", "int4"};
+  static const char* const kLayouts[] = {"nchw", "nhwc"};
+  nfuse::QuantizeOptions q;
+  q.calibration_data = calib;
+  q.calibration_limit = calib_limit;
+  q.evaluation_data = eval;
+  q.method = enum_of<nfuse_calibration_method>(method, "method", kMethods);
+  q.percentile = percentile;
+  q.activations = enum_of<nfuse_activation_scheme>(act, "act", kActs);
+  q.precision = enum_of<nfuse_precision>(precision, "precision", kPrecisions);
+  q.target_cosine = target_cosine;
+  q.promote = enum_of<nfuse_promotion>(promote, "promote", kPromotions);
+  q.weights = enum_of<nfuse_weight_bits>(weights, "weights", kWeights);
+  q.threads = threads;
+  q.cross_layer_equalization = cle;
+  q.bias_correction = bias_correction;
+  q.report_json_path = report;
+  q.report_html_path = html;
+  if (!size.empty() && size.size() != 2) throw py::value_error("size must be (height, width)");
+  if (size.size() == 2) q.image_height = size[0], q.image_width = size[1];
+  q.image_mean = mean;
+  q.image_std = std_dev;
+  q.image_layout = enum_of<nfuse_image_layout>(layout, "layout", kLayouts);
+  auto rt = check(nfuse::Runtime::create());
+  nfuse::Result<nfuse::QuantizeResult> r = nfuse::Status();
+  {
+    py::gil_scoped_release unlocked;
+    r = nfuse::quantize(rt, model, output, q);
+  }
+  nfuse::QuantizeResult result = check(std::move(r));
+  py::object report_dict = py::module_::import("json").attr("loads")(result.report_json);
+  report_dict["summary"] = result.summary;
+  return report_dict;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(nfuse, m) {
@@ -187,4 +243,11 @@ PYBIND11_MODULE(nfuse, m) {
       .def_property_readonly("outputs", &PySession::outputs)
       .def("run", &PySession::run, py::arg("feeds"), "{name: array} -> {name: array}, every output")
       .def("placement_report", &PySession::placement_report, "where every node runs and why, as a dict");
+  m.def("quantize", &quantize, py::arg("model"), py::arg("calib"), py::arg("output"), py::arg("eval") = "",
+        py::arg("calib_limit") = 0, py::arg("method") = "minmax", py::arg("percentile") = 99.99, py::arg("act") = "u8",
+        py::arg("precision") = "int8", py::arg("target_cosine") = 0.99, py::arg("promote") = "float",
+        py::arg("weights") = "int8", py::arg("threads") = 1, py::arg("cle") = false, py::arg("bias_correction") = false,
+        py::arg("report") = "", py::arg("html") = "", py::arg("size") = std::vector<int64_t>{},
+        py::arg("mean") = std::vector<float>{}, py::arg("std") = std::vector<float>{}, py::arg("layout") = "nchw",
+        "post-training quantization to a QDQ ONNX model (as `nfuse quantize`); returns the per-layer report");
 }

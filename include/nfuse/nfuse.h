@@ -265,6 +265,70 @@ NFUSE_API nfuse_status* nfuse_session_profile_reset(nfuse_session* session);
  * Owned by the session; valid until the next call. */
 NFUSE_API nfuse_status* nfuse_session_traffic(nfuse_session* session, const char** json);
 
+/* ---- quantization ------------------------------------------------------------------------ */
+
+/* Post-training static quantization of a float ONNX model into a standard QDQ ONNX model, with a
+ * per-layer accuracy report: what `nfuse quantize` does (docs/quantization.md). */
+typedef struct nfuse_quantize_options nfuse_quantize_options;
+
+typedef enum nfuse_calibration_method {
+  NFUSE_CALIBRATION_MINMAX = 0,
+  NFUSE_CALIBRATION_PERCENTILE = 1,
+  NFUSE_CALIBRATION_MSE = 2,
+  NFUSE_CALIBRATION_ENTROPY = 3,
+  NFUSE_CALIBRATION_SQNR = 4
+} nfuse_calibration_method;
+typedef enum nfuse_activation_scheme {
+  NFUSE_ACTIVATIONS_U8 = 0, /* asymmetric uint8 */
+  NFUSE_ACTIVATIONS_S8 = 1  /* symmetric int8 */
+} nfuse_activation_scheme;
+typedef enum nfuse_precision {
+  NFUSE_PRECISION_INT8 = 0,
+  NFUSE_PRECISION_INT16 = 1, /* W8A16: 16-bit activations */
+  NFUSE_PRECISION_MIXED = 2  /* int8, promoting layers until the target cosine is met */
+} nfuse_precision;
+typedef enum nfuse_promotion { NFUSE_PROMOTE_FLOAT = 0, NFUSE_PROMOTE_INT16 = 1 } nfuse_promotion;
+typedef enum nfuse_weight_bits {
+  NFUSE_WEIGHTS_INT8 = 0,
+  NFUSE_WEIGHTS_INT4 = 1 /* weight-only MatMul / Gemm blocks (MatMulNBits); activations stay float */
+} nfuse_weight_bits;
+typedef enum nfuse_image_layout { NFUSE_IMAGE_NCHW = 0, NFUSE_IMAGE_NHWC = 1 } nfuse_image_layout;
+
+/* Defaults as `nfuse quantize`: minmax, u8, int8, target cosine 0.99, promote to float, 1 thread. */
+NFUSE_API nfuse_status* nfuse_quantize_options_create(nfuse_quantize_options** out);
+NFUSE_API void nfuse_quantize_options_release(nfuse_quantize_options* options);
+/* A folder of .npy inputs or PNG/JPEG images (required); limit 0 takes every file. */
+NFUSE_API nfuse_status* nfuse_quantize_options_set_calibration_data(nfuse_quantize_options* options, const char* folder,
+                                                                    int64_t limit);
+/* A held-out folder the report is measured on (never used to choose anything); NULL: none. */
+NFUSE_API nfuse_status* nfuse_quantize_options_set_evaluation_data(nfuse_quantize_options* options, const char* folder);
+/* `percentile` is used by NFUSE_CALIBRATION_PERCENTILE only (0 < p <= 100). */
+NFUSE_API nfuse_status* nfuse_quantize_options_set_method(nfuse_quantize_options* options,
+                                                          nfuse_calibration_method method, double percentile);
+NFUSE_API nfuse_status* nfuse_quantize_options_set_activations(nfuse_quantize_options* options,
+                                                               nfuse_activation_scheme scheme);
+/* `target_cosine` in (0, 1] and `promote` are used by NFUSE_PRECISION_MIXED only. */
+NFUSE_API nfuse_status* nfuse_quantize_options_set_precision(nfuse_quantize_options* options, nfuse_precision precision,
+                                                             double target_cosine, nfuse_promotion promote);
+NFUSE_API nfuse_status* nfuse_quantize_options_set_weights(nfuse_quantize_options* options, nfuse_weight_bits bits);
+NFUSE_API nfuse_status* nfuse_quantize_options_set_threads(nfuse_quantize_options* options, int threads);
+/* Cross-layer equalization and bias correction (each off by default). */
+NFUSE_API nfuse_status* nfuse_quantize_options_set_equalization(nfuse_quantize_options* options,
+                                                                int cross_layer_equalization, int bias_correction);
+/* Where to write the per-layer report as JSON and as a self-contained HTML page (NULL: not written). */
+NFUSE_API nfuse_status* nfuse_quantize_options_set_reports(nfuse_quantize_options* options, const char* json_path,
+                                                           const char* html_path);
+/* Image folders: resize to height x width (0, 0: the model input's static size), normalise as
+ * (pixel - mean) / std per channel in 0..255 units (NULL: 0 and 255, i.e. [0, 1]), in `layout`. */
+NFUSE_API nfuse_status* nfuse_quantize_options_set_image_preprocessing(nfuse_quantize_options* options, int64_t height,
+                                                                       int64_t width, const float* mean3,
+                                                                       const float* std3, nfuse_image_layout layout);
+/* Quantizes the ONNX model at `model_path` into `output_path`. `summary` and `report_json` (either
+ * may be NULL) receive what `nfuse quantize` prints and the per-layer report as JSON, owned by
+ * `options` and valid until it is released or used again. Errors name the step that failed. */
+NFUSE_API nfuse_status* nfuse_quantize(nfuse_runtime* runtime, const char* model_path, const char* output_path,
+                                       nfuse_quantize_options* options, const char** summary, const char** report_json);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -409,6 +409,70 @@ class Session {
   api_detail::Handle<nfuse_session, nfuse_session_release> h_;
 };
 
+// The options of nfuse_quantize (and `nfuse quantize`), with its defaults.
+struct QuantizeOptions {
+  std::string calibration_data;   // folder of .npy inputs or PNG/JPEG images (required)
+  int64_t calibration_limit = 0;  // 0: every file
+  std::string evaluation_data;    // held-out folder; empty: none
+  nfuse_calibration_method method = NFUSE_CALIBRATION_MINMAX;
+  double percentile = 99.99;
+  nfuse_activation_scheme activations = NFUSE_ACTIVATIONS_U8;
+  nfuse_precision precision = NFUSE_PRECISION_INT8;
+  double target_cosine = 0.99;
+  nfuse_promotion promote = NFUSE_PROMOTE_FLOAT;
+  nfuse_weight_bits weights = NFUSE_WEIGHTS_INT8;
+  int threads = 1;
+  bool cross_layer_equalization = false;
+  bool bias_correction = false;
+  std::string report_json_path, report_html_path;  // empty: not written
+  int64_t image_height = 0, image_width = 0;       // 0: the model input's size
+  std::vector<float> image_mean, image_std;        // 3 values each in 0..255 units, or empty
+  nfuse_image_layout image_layout = NFUSE_IMAGE_NCHW;
+};
+
+struct QuantizeResult {
+  std::string summary;      // what `nfuse quantize` prints
+  std::string report_json;  // the per-layer report
+};
+
+// Quantizes the model at `model_path` into a QDQ model at `output_path`.
+inline Result<QuantizeResult> quantize(const Runtime& rt, const std::string& model_path, const std::string& output_path,
+                                       const QuantizeOptions& q) {
+  nfuse_quantize_options* o = nullptr;
+  Status s(nfuse_quantize_options_create(&o));
+  api_detail::Handle<nfuse_quantize_options, nfuse_quantize_options_release> owner(o);
+  auto apply = [&s](nfuse_status* st) {
+    if (s.ok())
+      s = Status(st);
+    else
+      nfuse_status_release(st);
+  };
+  if (!s.ok()) return s;
+  if (q.image_mean.size() != 0 && q.image_mean.size() != 3)
+    return Status(NFUSE_INVALID_ARGUMENT, "quantize: image_mean needs 3 values");
+  if (q.image_std.size() != 0 && q.image_std.size() != 3)
+    return Status(NFUSE_INVALID_ARGUMENT, "quantize: image_std needs 3 values");
+  apply(nfuse_quantize_options_set_calibration_data(o, q.calibration_data.c_str(), q.calibration_limit));
+  if (!q.evaluation_data.empty()) apply(nfuse_quantize_options_set_evaluation_data(o, q.evaluation_data.c_str()));
+  apply(nfuse_quantize_options_set_method(o, q.method, q.percentile));
+  apply(nfuse_quantize_options_set_activations(o, q.activations));
+  apply(nfuse_quantize_options_set_precision(o, q.precision, q.target_cosine, q.promote));
+  apply(nfuse_quantize_options_set_weights(o, q.weights));
+  apply(nfuse_quantize_options_set_threads(o, q.threads));
+  apply(nfuse_quantize_options_set_equalization(o, q.cross_layer_equalization ? 1 : 0, q.bias_correction ? 1 : 0));
+  apply(nfuse_quantize_options_set_reports(o, q.report_json_path.empty() ? nullptr : q.report_json_path.c_str(),
+                                           q.report_html_path.empty() ? nullptr : q.report_html_path.c_str()));
+  apply(nfuse_quantize_options_set_image_preprocessing(
+      o, q.image_height, q.image_width, q.image_mean.empty() ? nullptr : q.image_mean.data(),
+      q.image_std.empty() ? nullptr : q.image_std.data(), q.image_layout));
+  if (!s.ok()) return s;
+  const char* summary = nullptr;
+  const char* report = nullptr;
+  s = Status(nfuse_quantize(rt.get(), model_path.c_str(), output_path.c_str(), o, &summary, &report));
+  if (!s.ok()) return s;
+  return QuantizeResult{summary, report};
+}
+
 }  // namespace api_v1
 }  // namespace nfuse
 

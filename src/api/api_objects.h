@@ -17,6 +17,7 @@
 #include "ir/tensor.h"
 #include "nfuse/nfuse.h"
 #include "nfuse/status.h"
+#include "quant/quantize_model.h"
 #include "runtime/session.h"
 
 struct nfuse_status {
@@ -46,6 +47,11 @@ struct nfuse_model {
 
 struct nfuse_session_options {
   nfuse::runtime::SessionOptions options;
+};
+
+struct nfuse_quantize_options {
+  nfuse::quant::QuantizeModelOptions options;
+  nfuse::quant::QuantizeModelResult result;  // of the last nfuse_quantize with these options
 };
 
 struct nfuse_run_options {

@@ -463,4 +463,32 @@ TEST_F(CApi, MissingDeviceProfileIsNamed) {
   nfuse_tensor_release(in);
 }
 
+TEST_F(CApi, QuantizeRefusesBadOptions) {
+  nfuse_quantize_options* q = nullptr;
+  EXPECT_NFUSE_OK(nfuse_quantize_options_create(&q));
+  EXPECT_NFUSE_CODE(nfuse_quantize(rt_, "m.onnx", "o.onnx", q, nullptr, nullptr), NFUSE_INVALID_ARGUMENT,
+                    "no calibration data");
+  EXPECT_NFUSE_CODE(nfuse_quantize_options_set_method(q, static_cast<nfuse_calibration_method>(7), 0),
+                    NFUSE_INVALID_ARGUMENT, "unknown calibration method 7");
+  EXPECT_NFUSE_CODE(nfuse_quantize_options_set_method(q, NFUSE_CALIBRATION_PERCENTILE, 101.0), NFUSE_INVALID_ARGUMENT,
+                    "percentile");
+  EXPECT_NFUSE_CODE(nfuse_quantize_options_set_precision(q, NFUSE_PRECISION_MIXED, 0.0, NFUSE_PROMOTE_INT16),
+                    NFUSE_INVALID_ARGUMENT, "target_cosine");
+  EXPECT_NFUSE_CODE(nfuse_quantize_options_set_threads(q, 0), NFUSE_INVALID_ARGUMENT, "threads");
+  EXPECT_NFUSE_CODE(nfuse_quantize_options_set_calibration_data(q, nullptr, 0), NFUSE_INVALID_ARGUMENT, "folder");
+  const float zero_std[3] = {1.0f, 0.0f, 1.0f};
+  EXPECT_NFUSE_CODE(nfuse_quantize_options_set_image_preprocessing(q, 0, 0, nullptr, zero_std, NFUSE_IMAGE_NCHW),
+                    NFUSE_INVALID_ARGUMENT, "std must be positive");
+  EXPECT_NFUSE_CODE(nfuse_quantize_options_set_image_preprocessing(q, 10, 0, nullptr, nullptr, NFUSE_IMAGE_NCHW),
+                    NFUSE_INVALID_ARGUMENT, "both");
+  EXPECT_NFUSE_OK(nfuse_quantize_options_set_calibration_data(q, "/nonexistent/calib", 0));
+  EXPECT_NFUSE_CODE(nfuse_quantize(rt_, "/nonexistent/model.onnx", "o.onnx", q, nullptr, nullptr), NFUSE_NOT_FOUND,
+                    "/nonexistent/model.onnx");
+  EXPECT_NFUSE_CODE(nfuse_quantize(rt_, nullptr, "o.onnx", q, nullptr, nullptr), NFUSE_INVALID_ARGUMENT,
+                    "model_path is NULL");
+  nfuse_quantize_options_release(q);
+  EXPECT_NFUSE_CODE(nfuse_quantize(rt_, "m.onnx", "o.onnx", q, nullptr, nullptr), NFUSE_INVALID_ARGUMENT,
+                    "not a live handle");
+}
+
 }  // namespace

@@ -96,3 +96,29 @@ def test_placement_report_is_a_dict(mobilenet):
 def test_pins_reach_the_partitioner():
     s = nfuse.Session(os.path.join(MODELS, "mobilenet_v2.onnx"), backend="auto", pins={"Conv": "cpu"})
     assert {n["backend"] for n in s.placement_report()["nodes"] if n["op"] == "Conv"} == {"cpu"}
+
+
+def test_quantize_fashion_mnist_keeps_pytorch_top1(tmp_path):
+    data = os.path.join(MODELS, "fashion_mnist")
+    out = str(tmp_path / "fashion_int8.onnx")
+    report = nfuse.quantize(os.path.join(MODELS, "fashion_mnist_cnn.onnx"), os.path.join(data, "calib"), out,
+                            calib_limit=32, report=str(tmp_path / "report.json"))
+    assert report["layers"] and "wrote " + out in report["summary"]
+    assert os.path.exists(tmp_path / "report.json")
+    assert report["output"]["cosine"] > 0.98, report["output"]
+    images = np.load(os.path.join(data, "eval_images.npy"))[:200]
+    logits = np.load(os.path.join(data, "test_logits.npy"))[:200]
+    q = nfuse.Session(out, backend="cpu")
+    got = next(iter(q.run({"input": images}).values()))
+    agreement = float((got.argmax(1) == logits.argmax(1)).mean())
+    assert agreement >= 0.95, agreement
+
+
+def test_quantize_errors():
+    model = os.path.join(MODELS, "fashion_mnist_cnn.onnx")
+    with pytest.raises(ValueError, match="unknown method 'best'"):
+        nfuse.quantize(model, "/tmp", "/tmp/x.onnx", method="best")
+    with pytest.raises(nfuse.Error, match="loading --calib") as e:
+        nfuse.quantize(model, "/nonexistent/calib", "/tmp/x.onnx")
+    with pytest.raises(nfuse.Error, match="target_cosine"):
+        nfuse.quantize(model, "/tmp", "/tmp/x.onnx", precision="mixed", target_cosine=1.5)

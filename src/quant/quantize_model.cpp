@@ -1,0 +1,229 @@
+#include "quant/quantize_model.h"
+
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "frontend/onnx/onnx_exporter.h"
+#include "frontend/onnx/onnx_importer.h"
+#include "quant/calib_data.h"
+#include "quant/mixed_precision.h"
+#include "quant/quant_report.h"
+#include "quant/quantize_graph.h"
+#include "quant/weight_only.h"
+
+namespace nfuse::quant {
+namespace {
+
+constexpr int64_t kBatchRows = 100;
+constexpr int kSpeedRuns = 20;
+constexpr int64_t kInt4BlockSize = 32;  // ONNX Runtime's quantizer default
+
+// printf into a string.
+void appendf(std::string* out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void appendf(std::string* out, const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n > 0) out->append(buf, std::min(static_cast<size_t>(n), sizeof buf - 1));
+}
+
+Status write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text << "\n";
+  f.close();
+  if (!f) return unavailable("cannot write '" + path + "'");
+  return ok_status();
+}
+
+// Rows per batch: the model input's static batch dimension when it has one (a graph with a
+// fixed batch of 1 takes one sample per run), else kBatchRows.
+int64_t batch_rows(const ir::Graph& g) {
+  const ir::Value* in = g.inputs().empty() ? nullptr : g.inputs()[0];
+  if (in && in->type.shape.rank() > 0 && in->type.shape[0].is_static() && in->type.shape[0].value > 0)
+    return in->type.shape[0].value;
+  return kBatchRows;
+}
+
+int64_t count_samples(const std::vector<ir::Tensor>& batches) {
+  int64_t n = 0;
+  for (const auto& b : batches) n += b.rank() > 0 ? b.dim(0) : 1;
+  return n;
+}
+
+// The flags as QuantizeOptions; kInvalidArgument naming the flag.
+Result<QuantizeOptions> parse_options(const QuantizeModelOptions& o) {
+  QuantizeOptions qo;
+  auto method = parse_method(o.method);
+  if (!method.ok()) return invalid_argument("--method: " + method.status().message());
+  qo.method = *method;
+  auto act = parse_act_scheme(o.act);
+  if (!act.ok()) return invalid_argument("--act: " + act.status().message());
+  if (*act == ActScheme::kS16Symmetric)
+    return invalid_argument("--act: u8 or s8 (16-bit activations: --precision int16 or mixed)");
+  qo.act = *act;
+  NFUSE_ASSIGN_OR_RETURN(qo.precision, parse_precision(o.precision));
+  NFUSE_RETURN_IF_ERROR_PLAIN(parse_promote_to(o.promote).status());
+  if (!(o.target_cosine > 0.0 && o.target_cosine <= 1.0)) return invalid_argument("--target-cosine: must be in (0, 1]");
+  if (o.weights != "int8" && o.weights != "int4")
+    return invalid_argument("--weights: '" + o.weights + "' is not int8 or int4");
+  if (o.threads < 1) return invalid_argument("--threads: must be >= 1");
+  qo.cle = o.cle;
+  qo.bias_correction = o.bias_correction;
+  qo.method_options.percentile = o.percentile;
+  qo.threads = o.threads;
+  return qo;
+}
+
+// `--weights int4`: weight-only; the MatMul / Gemm weights become 4-bit blocks (MatMulNBits),
+// activations stay float, so no calibration is needed; --calib (and --eval) only measure.
+Result<QuantizeModelResult> weight_only_int4(const QuantizeModelOptions& o, const ir::Graph& model) {
+  NFUSE_ASSIGN_OR_RETURN(auto fp32, clone_graph(model));
+  NFUSE_RETURN_IF_ERROR(optimize_without_fusions(*fp32), "optimizing");
+  NFUSE_ASSIGN_OR_RETURN(auto int4, clone_graph(*fp32));
+  NFUSE_ASSIGN_OR_RETURN(int replaced, quantize_matmul_weights_int4(*int4, kInt4BlockSize, /*symmetric=*/true));
+  if (replaced == 0) return unsupported("--weights int4: no MatMul / Gemm with a constant weight");
+  NFUSE_RETURN_IF_ERROR(frontend::onnx::save_model(*int4, o.output), "export");
+  auto data = load_npy_batches(o.eval.empty() ? o.calib : o.eval, o.calib_limit, batch_rows(model));
+  if (!data.ok()) return data.status().with_context("loading the evaluation data");
+  NFUSE_ASSIGN_OR_RETURN(auto reference, run_output0(*fp32, *data, /*optimize=*/true, o.threads));
+  auto err = evaluate_output(*int4, *data, reference, o.threads);
+  if (!err.ok()) return err.status().with_context("evaluation");
+  QuantizeModelResult r;
+  appendf(&r.summary, "wrote %s: %d MatMul / Gemm weights as int4 blocks of %lld (weight-only, MatMulNBits)\n",
+          o.output.c_str(), replaced, static_cast<long long>(kInt4BlockSize));
+  appendf(&r.summary, "output (%s, %lld samples): cosine %.6f  snr %.2f dB  max abs %.4g\n",
+          o.eval.empty() ? "calibration set" : "held-out set", static_cast<long long>(count_samples(*data)),
+          err->cosine, err->snr_db, err->max_abs_error);
+  nlohmann::json j{
+      {"model", o.model},
+      {"weights", "int4"},
+      {"block_size", kInt4BlockSize},
+      {"layers_replaced", replaced},
+      {"output", {{"cosine", err->cosine}, {"snr_db", err->snr_db}, {"max_abs_error", err->max_abs_error}}}};
+  r.report_json = j.dump(1);
+  if (!o.report.empty()) NFUSE_RETURN_IF_ERROR(write_text(o.report, r.report_json), "report");
+  return r;
+}
+
+// Sensitivity of every layer, and the promotions of --precision mixed, into `ri`.
+Status sensitivity_and_mixed(const QuantizeModelOptions& o, const std::vector<ir::Tensor>& calib, QuantizeResult& q,
+                             ReportInput* ri) {
+  const std::vector<ir::Tensor> subset = first_samples(calib, kSensitivitySamples, kSensitivityElements);
+  NFUSE_ASSIGN_OR_RETURN(auto reference, run_output0(*q.fp32, subset, /*optimize=*/false, o.threads));
+  auto sens = layer_sensitivity(q, subset, reference, o.threads);
+  if (!sens.ok()) return sens.status().with_context("sensitivity");
+  ri->sensitivity = std::move(*sens);
+  if (ri->options.precision != Precision::kMixed) return ok_status();
+  NFUSE_ASSIGN_OR_RETURN(PromoteTo promote, parse_promote_to(o.promote));
+  NFUSE_ASSIGN_OR_RETURN(ri->int8_ms, median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads));
+  const std::vector<ir::Tensor> promo = first_samples(calib, kPromotionSamples, kPromotionElements);
+  NFUSE_ASSIGN_OR_RETURN(auto promo_reference, run_output0(*q.fp32, promo, /*optimize=*/false, o.threads));
+  auto mixed = promote_until(q, ri->sensitivity, promo, promo_reference, o.target_cosine, promote, o.threads);
+  if (!mixed.ok()) return mixed.status().with_context("mixed precision");
+  NFUSE_ASSIGN_OR_RETURN(ri->final_ms, median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads));
+  ri->mixed = std::move(*mixed);
+  return ok_status();
+}
+
+void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const ReportInput& ri, double calibrated_s,
+               std::string* out) {
+  appendf(out,
+          "wrote %s (%zu nodes): %zu layers, %zu activation tensors, %d weights quantized (%s, %s, %s); "
+          "calibrated on %lld samples in %.1f s\n",
+          o.output.c_str(), q.qdq->nodes().size(), q.layers.size(), q.tensors.size(), q.weights_quantized,
+          o.method.c_str(), o.act.c_str(), o.precision.c_str(), static_cast<long long>(ri.calibration_samples),
+          calibrated_s);
+  const QuantizeReport& head = ri.evaluation ? *ri.evaluation : ri.calibration;
+  appendf(out, "per layer (%s set; 'alone': output cosine with only that layer quantized):\n",
+          ri.evaluation ? "held-out" : "calibration");
+  for (size_t i = 0; i < head.layers.size(); ++i) {
+    const auto& l = head.layers[i];
+    appendf(out, "  %-32s %-18s cosine %.6f  snr %6.2f dB  max abs %-10.4g alone %.6f\n", l.layer.name.c_str(),
+            l.layer.op.c_str(), l.error.cosine, l.error.snr_db, l.error.max_abs_error,
+            i < ri.sensitivity.size() ? ri.sensitivity[i].output.cosine : 1.0);
+  }
+  appendf(out, "output (calibration): cosine %.6f  snr %.2f dB  max abs %.4g\n", ri.calibration.output.cosine,
+          ri.calibration.output.snr_db, ri.calibration.output.max_abs_error);
+  if (ri.evaluation) {
+    appendf(out, "output (held-out, %lld samples): cosine %.6f  snr %.2f dB  max abs %.4g\n",
+            static_cast<long long>(ri.evaluation_samples), ri.evaluation->output.cosine, ri.evaluation->output.snr_db,
+            ri.evaluation->output.max_abs_error);
+  } else {
+    appendf(out, "no held-out set: pass --eval DIR to measure on data the calibration did not see\n");
+  }
+  appendf(out, "first layer below cosine 0.95: %s\n",
+          head.first_below_0_95.empty() ? "none" : head.first_below_0_95.c_str());
+  if (ri.mixed) {
+    appendf(out,
+            "mixed precision: %zu layers promoted to %s; output cosine %.6f -> %.6f, worst sample %.6f -> %.6f "
+            "(target %.6g %s); %.2f ms -> %.2f ms\n",
+            ri.mixed->promotions.size(), o.promote.c_str(), ri.mixed->before.cosine, ri.mixed->after.cosine,
+            ri.mixed->worst_before, ri.mixed->worst_after, o.target_cosine, ri.mixed->target_met ? "met" : "NOT met",
+            ri.int8_ms, ri.final_ms);
+    for (const auto& p : ri.mixed->promotions)
+      appendf(out, "  promoted %-32s alone cosine %.6f\n", p.name.c_str(), p.alone_cosine);
+  }
+  if (o.cle) appendf(out, "cross-layer equalization: %d conv pairs\n", q.equalized_pairs);
+  if (o.bias_correction) appendf(out, "bias correction: %d layers\n", q.biases_corrected);
+  if (!o.report.empty()) appendf(out, "report: %s\n", o.report.c_str());
+  if (!o.html.empty()) appendf(out, "html: %s\n", o.html.c_str());
+}
+
+Result<std::vector<ir::Tensor>> load_data(const std::string& dir, int64_t limit, int64_t rows,
+                                          const ImageOptions& image_options, const char* step) {
+  auto data = load_calibration(dir, limit, rows, image_options);
+  if (!data.ok()) return data.status().with_context(step);
+  return data;
+}
+
+}  // namespace
+
+Result<QuantizeModelResult> quantize_model(const QuantizeModelOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  NFUSE_ASSIGN_OR_RETURN(QuantizeOptions qo, parse_options(o));
+  NFUSE_ASSIGN_OR_RETURN(auto graph, frontend::onnx::load_model(o.model));
+  if (o.weights == "int4") return weight_only_int4(o, *graph);
+  const int64_t rows = batch_rows(*graph);
+  // .npy or image folders; images are resized to --size (default: the input's static H, W).
+  ImageOptions image_options;
+  NFUSE_RETURN_IF_ERROR_PLAIN(parse_image_options(o.size, o.mean, o.std_dev, o.layout, &image_options));
+  if (!graph->inputs().empty()) complete_image_options(graph->inputs()[0]->type, &image_options);
+  NFUSE_ASSIGN_OR_RETURN(auto calib, load_data(o.calib, o.calib_limit, rows, image_options, "loading --calib"));
+  std::vector<ir::Tensor> eval_batches;
+  if (!o.eval.empty()) {
+    NFUSE_ASSIGN_OR_RETURN(eval_batches, load_data(o.eval, 0, rows, image_options, "loading --eval"));
+  }
+  auto q = quantize_static(*graph, calib, qo);
+  if (!q.ok()) return q.status().with_context("calibration");
+  const double calibrated_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  ReportInput ri;
+  ri.model = o.model;
+  ri.options = qo;
+  ri.result = &*q;
+  ri.calibration_samples = count_samples(calib);
+  ri.evaluation_samples = count_samples(eval_batches);
+  NFUSE_RETURN_IF_ERROR_PLAIN(sensitivity_and_mixed(o, calib, *q, &ri));
+  NFUSE_RETURN_IF_ERROR(frontend::onnx::save_model(*q->qdq, o.output), "export");
+  auto rc = evaluate_quantization(*q, calib, o.threads);
+  if (!rc.ok()) return rc.status().with_context("evaluation on --calib");
+  ri.calibration = std::move(*rc);
+  if (!eval_batches.empty()) {
+    auto re = evaluate_quantization(*q, eval_batches, o.threads);
+    if (!re.ok()) return re.status().with_context("evaluation on --eval");
+    ri.evaluation = std::move(*re);
+  }
+  QuantizeModelResult r;
+  r.report_json = report_json(ri);
+  if (!o.report.empty()) NFUSE_RETURN_IF_ERROR(write_text(o.report, r.report_json), "report");
+  if (!o.html.empty()) NFUSE_RETURN_IF_ERROR(write_text(o.html, report_html(ri)), "report");
+  summarise(o, *q, ri, calibrated_s, &r.summary);
+  return r;
+}
+
+}  // namespace nfuse::quant

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -115,11 +116,25 @@ class CompiledPartition {
   virtual const cpu::ThreadPool* intra_op_pool() const { return nullptr; }
 };
 
+// What a backend is, for the partitioner and the plan (which never compare backend names).
+struct BackendTraits {
+  // The oracle: runs every op the IR accepts on plain kernels; the last resort of placement and
+  // what reports do not count as a fallback to reference kernels (its kernels are its own).
+  bool is_reference = false;
+  // Runs any op and shape on optimized kernels: the fallback of a named backend that takes only
+  // some ops, and a backend that needs no partitioner when named alone.
+  bool is_general_fallback = false;
+  // Position in the default preference order of `auto` (higher first); 0: not in it.
+  int auto_priority = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   // Stable lower-case name used on the command line ("ref", "cpu", "fusion").
   virtual std::string_view name() const = 0;
+  // What this backend is (constant for a backend type).
+  virtual BackendTraits traits() const = 0;
   // Whether this backend can run `node` as it stands in `graph`; never fails.
   virtual Support supports(const ir::Node& node, const ir::Graph& graph) const = 0;
   // The same question at plan time, with the plan's concrete types (the partitioner asks this
@@ -167,9 +182,23 @@ class BackendRegistry {
   // A new instance of the named backend; kNotFound listing the known names.
   Result<std::unique_ptr<Backend>> create(const std::string& name) const;
   std::vector<std::string> names() const;
+  // The traits of a registered backend; kNotFound for an unknown name.
+  Result<BackendTraits> traits(const std::string& name) const;
+  // The registered backend with is_reference (empty when none is registered).
+  std::string reference() const;
+  // The registered backend with is_general_fallback (empty when none is registered).
+  std::string general_fallback() const;
+  // The backends with auto_priority > 0, highest first (ties by name): `auto`'s default order.
+  std::vector<std::string> auto_order() const;
 
  private:
+  // Traits are asked of a throwaway instance on first use, not at registration: a backend's
+  // constructor may read registries that static initialisation has not filled yet.
+  const BackendTraits& traits_of(const std::string& name) const;  // name must be registered
+  std::string first_with(bool BackendTraits::*flag) const;
   std::unordered_map<std::string, BackendFactory> factories_;
+  mutable std::mutex traits_mutex_;
+  mutable std::unordered_map<std::string, BackendTraits> traits_;
 };
 
 }  // namespace nfuse::backends

@@ -31,4 +31,36 @@ std::vector<std::string> BackendRegistry::names() const {
   return out;
 }
 
+const BackendTraits& BackendRegistry::traits_of(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(traits_mutex_);
+  auto it = traits_.find(name);
+  if (it == traits_.end()) it = traits_.emplace(name, factories_.at(name)()->traits()).first;
+  return it->second;
+}
+
+Result<BackendTraits> BackendRegistry::traits(const std::string& name) const {
+  if (!factories_.count(name)) return create(name).status();  // the kNotFound listing the known names
+  return traits_of(name);
+}
+
+std::string BackendRegistry::first_with(bool BackendTraits::*flag) const {
+  for (const std::string& name : names())
+    if (traits_of(name).*flag) return name;
+  return "";
+}
+
+std::string BackendRegistry::reference() const { return first_with(&BackendTraits::is_reference); }
+
+std::string BackendRegistry::general_fallback() const { return first_with(&BackendTraits::is_general_fallback); }
+
+std::vector<std::string> BackendRegistry::auto_order() const {
+  std::vector<std::string> out;
+  for (const std::string& name : names())
+    if (traits_of(name).auto_priority > 0) out.push_back(name);
+  std::stable_sort(out.begin(), out.end(), [this](const std::string& a, const std::string& b) {
+    return traits_of(a).auto_priority > traits_of(b).auto_priority;
+  });
+  return out;
+}
+
 }  // namespace nfuse::backends

@@ -197,11 +197,13 @@ void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std
 // The partitioner decides placement for "auto", for the backends that take only some ops (as
 // ONNX Runtime's execution providers: `--backend fusion` runs what fusion can, the rest falls
 // back to cpu, and the report says which and why), and whenever the user said something about
-// placement; `cpu` and `ref` alone run everything as one partition.
+// placement; the general fallback (cpu) and the reference alone run everything as one partition.
 bool uses_partitioner(const PlanOptions& options) {
   const partition::PartitionOptions& o = options.partition;
-  return (options.backend != "cpu" && options.backend != "ref") || !o.pins.empty() || !o.deny.empty() ||
-         !o.prefer.empty() || o.require_full_offload || o.always_partition;
+  auto traits = backends::BackendRegistry::global().traits(options.backend);  // fails for "auto"
+  const bool runs_everything = traits.ok() && (traits->is_general_fallback || traits->is_reference);
+  return !runs_everything || !o.pins.empty() || !o.deny.empty() || !o.prefer.empty() || o.require_full_offload ||
+         o.always_partition;
 }
 
 // Places the runtime nodes with the partitioner: one step per partition (consecutive nodes of

@@ -32,7 +32,8 @@ PlanStats compute_stats(const ir::Graph& graph, const Plan& plan) {
   s.arena_naive_bytes = plan.memory.naive_bytes;
   for (const Step& st : plan.steps) {
     s.runtime_nodes += static_cast<int>(st.partition.nodes.size());
-    if (st.partition.backend == "ref") continue;  // ref's kernels are its own
+    auto traits = backends::BackendRegistry::global().traits(st.partition.backend);
+    if (traits.ok() && traits->is_reference) continue;  // the reference's kernels are its own
     for (std::string& label : st.compiled->reference_nodes()) s.reference_nodes.push_back(std::move(label));
   }
   s.folded_nodes = plan.folded_nodes;

@@ -83,7 +83,7 @@ class Partitioner {
   }
   bool can_run(int i, const std::string& backend) { return support(i, backend).ok; }
   // Where a node goes when its preferred backends do not take it: the fallback, else ref.
-  std::string fallback_for(int i) { return can_run(i, fallback_) ? fallback_ : "ref"; }
+  std::string fallback_for(int i) { return can_run(i, fallback_) ? fallback_ : reference_; }
   // Whether node i may be moved to `backend` by a cost pass. With require_full_offload nothing
   // leaves the first preferred backend for cost: the user asked for it whatever it costs.
   bool movable(int i, const std::string& backend) {
@@ -102,6 +102,7 @@ class Partitioner {
   NodeIndex index_;
   std::vector<std::string> prefer_;
   std::string fallback_;
+  std::string reference_;  // the registry's reference backend: the last resort
   Assignment assign_;
   std::vector<bool> pinned_, denied_;
   std::vector<std::string> refused_;  // the backend's words when it gave the node up (pass 4b)
@@ -114,11 +115,19 @@ Status Partitioner::resolve_backends(PartitionResult& result) {
     return invalid_argument("--prefer applies to --backend auto (the backend is '" + req_.backend + "')");
   }
   prefer_ = preferred_backends(req_);
-  // The fallback is the last preferred backend; one named backend falls back to cpu (ref for ref).
-  fallback_ = prefer_.size() > 1 || prefer_[0] == "ref" ? prefer_.back() : "cpu";
+  // The fallback is the last preferred backend; one named backend that takes only some ops falls
+  // back to the general fallback (cpu), the reference and the general fallback to themselves.
+  const backends::BackendRegistry& registry = backends::BackendRegistry::global();
+  reference_ = registry.reference();
+  if (reference_.empty()) return internal_error("no reference backend is registered");
+  auto first = registry.traits(prefer_[0]);
+  if (!first.ok()) return first.status();
+  const bool self_sufficient = first->is_reference || first->is_general_fallback;
+  fallback_ = prefer_.size() > 1 || self_sufficient ? prefer_.back() : registry.general_fallback();
+  if (fallback_.empty()) return internal_error("no general fallback backend is registered");
   std::vector<std::string> names = prefer_;
   names.push_back(fallback_);
-  names.push_back("ref");
+  names.push_back(reference_);
   for (const auto& [key, backend] : req_.options.pins) names.push_back(backend);
   for (const std::string& name : names) {
     auto b = pool_.get(name);
@@ -166,14 +175,14 @@ Status Partitioner::assign_preferred() {
       break;
     }
     if (!assign_[static_cast<size_t>(i)].empty()) continue;
-    for (const std::string& b : {fallback_, std::string("ref")}) {
+    for (const std::string& b : {fallback_, reference_}) {
       if (!can_run(i, b)) continue;
       assign_[static_cast<size_t>(i)] = b;
       break;
     }
     if (assign_[static_cast<size_t>(i)].empty()) {
       return unsupported(req_.nodes[static_cast<size_t>(i)]->label() + ": no backend can run it (" + prefer_[0] + ": " +
-                         support(i, prefer_[0]).reason + "; ref: " + support(i, "ref").reason + ")");
+                         support(i, prefer_[0]).reason + "; " + reference_ + ": " + support(i, reference_).reason + ")");
     }
   }
   return ok_status();
@@ -207,7 +216,7 @@ void Partitioner::refuse_unprofitable() {
     bool moved = false;
     const std::vector<Run> runs = runs_of(assign_);
     for (const Run& run : runs) {
-      if (run.backend == fallback_ || run.backend == "ref") continue;
+      if (run.backend == fallback_ || run.backend == reference_) continue;
       if (std::find(prefer_.begin(), prefer_.end(), run.backend) == prefer_.end()) continue;  // pinned there
       Assignment candidate = assign_;
       bool any = false, ok = true;
@@ -253,7 +262,7 @@ void Partitioner::apply_backend_refusals() {
   for (int guard = 0; guard <= index_.size(); ++guard) {
     bool moved = false;
     for (const Run& run : runs_of(assign_)) {
-      if (run.backend == fallback_ || run.backend == "ref") continue;
+      if (run.backend == fallback_ || run.backend == reference_) continue;
       if (std::find(prefer_.begin(), prefer_.end(), run.backend) == prefer_.end()) continue;
       auto b = pool_.get(run.backend);
       if (!b.ok()) continue;
@@ -360,11 +369,7 @@ std::string NodePlacement::reason_text() const {
   return s;
 }
 
-std::vector<std::string> default_prefer() {
-  const std::vector<std::string> names = backends::BackendRegistry::global().names();
-  if (std::find(names.begin(), names.end(), "fusion") != names.end()) return {"fusion", "cpu"};
-  return {"cpu"};
-}
+std::vector<std::string> default_prefer() { return backends::BackendRegistry::global().auto_order(); }
 
 // Pass 0. Graph order interleaves independent branches (an FPN's upsampling chain between the
 // members of a lateral chain), which would cut a fusing backend's chains into runs too short to

@@ -114,7 +114,8 @@ struct PartitionRequest {
   int threads = 1;
 };
 
-// The default `prefer` of backend "auto": {"fusion", "cpu"} when fusion is registered, else {"cpu"}.
+// The default `prefer` of backend "auto": the registered backends by BackendTraits::auto_priority
+// ({"fusion", "cpu"}).
 std::vector<std::string> default_prefer();
 
 // Places every node. Fails with kNotFound for an unknown backend name, kUnsupported for a pin

@@ -15,6 +15,7 @@ namespace {
 class FakeNpu final : public backends::Backend {
  public:
   std::string_view name() const override { return kFake; }
+  backends::BackendTraits traits() const override { return {}; }
   backends::Support supports(const ir::Node& node, const ir::Graph& graph) const override {
     return supports_planned(node, graph, [](const ir::Value* v) -> const ir::TensorType& { return v->type; });
   }

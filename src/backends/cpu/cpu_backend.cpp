@@ -197,6 +197,7 @@ bool static_shapes(const ir::Node& node, OpTensors* t, std::vector<ir::Tensor>* 
 class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
+  BackendTraits traits() const override { return BackendTraits{.is_general_fallback = true, .auto_priority = 1}; }
   // LayoutOp's copy and the ref kernel it falls back to both skip it when input and output share memory.
   bool aliases_reshapes() const override { return true; }
 

@@ -65,6 +65,7 @@ class FusionPartition final : public CompiledPartition {
 class FusionBackend final : public Backend {
  public:
   std::string_view name() const override { return "fusion"; }
+  BackendTraits traits() const override { return BackendTraits{.auto_priority = 2}; }
 
   Support supports(const ir::Node& node, const ir::Graph& graph) const override {
     return supports_planned(node, graph, [](const ir::Value* v) -> const ir::TensorType& { return v->type; });

@@ -66,6 +66,7 @@ class RefPartition final : public CompiledPartition {
 class RefBackend final : public Backend {
  public:
   std::string_view name() const override { return "ref"; }
+  BackendTraits traits() const override { return BackendTraits{.is_reference = true}; }
   bool aliases_reshapes() const override { return true; }  // ref_reshape.cpp skips the copy
 
   Support supports(const ir::Node& node, const ir::Graph&) const override {

@@ -48,7 +48,7 @@ test: format-check build models asan test-arm64
 test-arm64: deps
 	bash scripts/test-arm64.sh $(BUILD)-arm64
 
-# Every C/C++ file changed since scripts/format_baseline, against .clang-format.
+# Every C/C++ line changed since scripts/format_baseline, against .clang-format.
 format-check: deps
 	bash scripts/format_check.sh
 

@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# Holds every C/C++ file changed since the commit in scripts/format_baseline (committed or not)
-# to .clang-format: the tree adopts the format file by file as it is touched.
+# Holds every C/C++ line changed since the commit in scripts/format_baseline (committed or not,
+# new files whole) to .clang-format, with git-clang-format: the tree adopts the format as it is
+# touched, without reformatting untouched code.
 #   format_check.sh [--fix]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 baseline=$(cat scripts/format_baseline)
-mode=(--dry-run --Werror)
-[ "${1:-}" = "--fix" ] && mode=(-i)
-mapfile -t files < <({ git diff --name-only --diff-filter=d "$baseline" -- ; git ls-files --others --exclude-standard; } |
-  grep -E '\.(c|cc|cpp|h|hpp)$' | sort -u | while read -r f; do [ -f "$f" ] && echo "$f"; done)
-if [ ${#files[@]} -eq 0 ]; then
-  echo "format-check: no C/C++ file changed since $(git rev-parse --short "$baseline")"
+# Untracked files are invisible to git-clang-format: stage them as intent-to-add, in a throwaway
+# index, so the check sees them as new files without touching the real index.
+export GIT_INDEX_FILE
+GIT_INDEX_FILE=$(mktemp)
+trap 'rm -f "$GIT_INDEX_FILE"' EXIT
+cp "$(git rev-parse --git-dir)/index" "$GIT_INDEX_FILE" 2>/dev/null || true
+git add -N . 2>/dev/null || true
+if [ "${1:-}" = "--fix" ]; then
+  git clang-format --quiet --force "$baseline" -- '*.c' '*.cc' '*.cpp' '*.h' '*.hpp' || true
+  echo "format-check: changed lines formatted"
   exit 0
 fi
-if clang-format "${mode[@]}" "${files[@]}"; then
-  echo "format-check: ${#files[@]} changed files formatted"
-else
-  echo "format-check: run scripts/format_check.sh --fix (or clang-format -i) on the files above"
-  exit 1
+out=$(git clang-format --diff "$baseline" -- '*.c' '*.cc' '*.cpp' '*.h' '*.hpp' || true)
+if [ -z "$out" ] || echo "$out" | grep -q '^no modified files to format$\|^clang-format did not modify any files$'; then
+  echo "format-check: every C/C++ line changed since $(git rev-parse --short "$baseline") is formatted"
+  exit 0
 fi
+echo "$out" | head -80
+echo "format-check: the lines above are not formatted; run scripts/format_check.sh --fix"
+exit 1

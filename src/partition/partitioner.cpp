@@ -182,7 +182,8 @@ Status Partitioner::assign_preferred() {
     }
     if (assign_[static_cast<size_t>(i)].empty()) {
       return unsupported(req_.nodes[static_cast<size_t>(i)]->label() + ": no backend can run it (" + prefer_[0] + ": " +
-                         support(i, prefer_[0]).reason + "; " + reference_ + ": " + support(i, reference_).reason + ")");
+                         support(i, prefer_[0]).reason + "; " + reference_ + ": " + support(i, reference_).reason +
+                         ")");
     }
   }
   return ok_status();

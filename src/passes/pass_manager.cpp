@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "passes/eliminate_dead_code.h"
+#include "passes/factor_residual_scale.h"
 #include "passes/fold_batch_norm.h"
 #include "passes/fold_conv_add_bias.h"
 #include "passes/fold_conv_mul_scale.h"
@@ -12,17 +13,16 @@
 #include "passes/fuse_qdq_binary.h"
 #include "passes/fuse_qdq_concat.h"
 #include "passes/fuse_qdq_conv.h"
-#include "passes/shape_through_quantize.h"
 #include "passes/fuse_qdq_lookup.h"
 #include "passes/fuse_qdq_matmul.h"
 #include "passes/fuse_qdq_pool.h"
 #include "passes/fuse_qdq_resize.h"
-#include "passes/pool_before_pointwise_conv.h"
-#include "passes/factor_residual_scale.h"
 #include "passes/fuse_residual_add.h"
+#include "passes/pool_before_pointwise_conv.h"
 #include "passes/recognize_gelu.h"
 #include "passes/recognize_layer_norm.h"
 #include "passes/remove_identity.h"
+#include "passes/shape_through_quantize.h"
 
 namespace nfuse::passes {
 
@@ -69,67 +69,99 @@ Result<PassReport> PassManager::run(ir::Graph& graph, bool verify_each, int max_
   return report;
 }
 
+namespace {
+
+// The one table of passes: the default pipeline in order, from which the pass names, the
+// standard-ONNX subset and the stages are derived. `standard`: the pass's result is standard
+// ONNX (export and quantization keep it); the others introduce nfuse-only ops or attributes.
+struct PassEntry {
+  const char* name;
+  int stage;  // 0 once (the output filter), 1 to a fixed point (cleanup), 2 once (fusions)
+  bool standard;
+  PassFn (*make)(const OptimizeOptions& options, const FoldConstantsOptions& fold);
+};
+
+PassFn plain(Status (*fn)(ir::Graph&, PassLog&)) { return fn; }
+
+const std::vector<PassEntry>& pass_table() {
+  static const std::vector<PassEntry> table = {
+      {"eliminate_dead_code", 0, true,
+       [](const OptimizeOptions& o, const FoldConstantsOptions&) -> PassFn {
+         return [outputs = o.outputs](ir::Graph& g, PassLog& l) { return eliminate_dead_code(g, outputs, l); };
+       }},
+      {"fold_constants", 1, true,
+       [](const OptimizeOptions&, const FoldConstantsOptions& fold) -> PassFn {
+         return [fold](ir::Graph& g, PassLog& l) { return fold_constants(g, fold, l); };
+       }},
+      {"remove_identity", 1, true, [](const auto&, const auto&) { return plain(remove_identity); }},
+      {"recognize_layer_norm", 1, true, [](const auto&, const auto&) { return plain(recognize_layer_norm); }},
+      {"recognize_gelu", 1, false, [](const auto&, const auto&) { return plain(recognize_gelu); }},
+      {"fold_batch_norm", 1, true, [](const auto&, const auto&) { return plain(fold_batch_norm); }},
+      {"fold_conv_mul_scale", 1, true, [](const auto&, const auto&) { return plain(fold_conv_mul_scale); }},
+      {"fold_conv_add_bias", 1, true, [](const auto&, const auto&) { return plain(fold_conv_add_bias); }},
+      {"pool_before_pointwise_conv", 1, true,
+       [](const auto&, const auto&) { return plain(pool_before_pointwise_conv); }},
+      {"factor_residual_scale", 1, true, [](const auto&, const auto&) { return plain(factor_residual_scale); }},
+      {"eliminate_dead_code", 1, true,
+       [](const OptimizeOptions&, const FoldConstantsOptions&) -> PassFn {
+         return [](ir::Graph& g, PassLog& l) { return eliminate_dead_code(g, {}, l); };
+       }},
+      {"shape_through_quantize", 2, true, [](const auto&, const auto&) { return plain(shape_through_quantize); }},
+      {"fuse_qdq_conv", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_conv); }},
+      {"fuse_qdq_matmul", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_matmul); }},
+      {"fuse_qdq_binary", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_binary); }},
+      {"fuse_qdq_concat", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_concat); }},
+      {"fuse_qdq_pool", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_pool); }},
+      {"fuse_qdq_resize", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_resize); }},
+      {"fuse_qdq_lookup", 2, false,
+       [](const OptimizeOptions& o, const FoldConstantsOptions&) -> PassFn {
+         return [evaluator = o.evaluator](ir::Graph& g, PassLog& l) { return fuse_qdq_lookup(g, evaluator, l); };
+       }},
+      {"fold_dequantized_weights", 2, true,
+       [](const OptimizeOptions&, const FoldConstantsOptions& fold) -> PassFn {
+         return [fold](ir::Graph& g, PassLog& l) {
+           FoldConstantsOptions f = fold;
+           f.fold_dequantize = true;
+           return fold_constants(g, f, l);
+         };
+       }},
+      {"fuse_matmul_bias", 2, false, [](const auto&, const auto&) { return plain(fuse_matmul_bias); }},
+      {"fuse_residual_add", 2, false, [](const auto&, const auto&) { return plain(fuse_residual_add); }},
+      {"fuse_activation", 2, false, [](const auto&, const auto&) { return plain(fuse_activation); }},
+      {"fuse_affine", 2, false, [](const auto&, const auto&) { return plain(fuse_affine); }},
+  };
+  return table;
+}
+
+}  // namespace
+
 std::vector<std::string> pass_names() {
-  return {"eliminate_dead_code", "fold_constants", "remove_identity", "recognize_layer_norm",
-          "recognize_gelu",      "fold_batch_norm", "fold_conv_mul_scale", "fold_conv_add_bias", "pool_before_pointwise_conv", "factor_residual_scale", "shape_through_quantize", "fuse_qdq_conv", "fuse_qdq_matmul", "fuse_qdq_binary", "fuse_qdq_concat", "fuse_qdq_pool", "fuse_qdq_resize", "fuse_qdq_lookup", "fold_dequantized_weights", "fuse_matmul_bias", "fuse_residual_add",
-          "fuse_activation", "fuse_affine"};
+  std::vector<std::string> names;
+  for (const PassEntry& e : pass_table())
+    if (std::find(names.begin(), names.end(), e.name) == names.end()) names.push_back(e.name);
+  return names;
 }
 
 std::vector<std::string> nonstandard_pass_names() {
-  return {"recognize_gelu", "fuse_qdq_lookup", "fuse_matmul_bias", "fuse_residual_add", "fuse_activation", "fuse_affine"};
+  std::vector<std::string> names;
+  for (const PassEntry& e : pass_table())
+    if (!e.standard) names.push_back(e.name);
+  return names;
 }
 
 PassManager default_pass_manager(const OptimizeOptions& options) {
   auto enabled = [&](const std::string& name) {
     return std::find(options.disabled.begin(), options.disabled.end(), name) == options.disabled.end();
   };
-  using Named = std::pair<std::string, PassFn>;
-  auto keep = [](std::vector<Named> all, const auto& on) {
-    std::erase_if(all, [&](const Named& p) { return !on(p.first); });
-    return all;
-  };
-  const std::vector<std::string> outputs = options.outputs;
   const FoldConstantsOptions fold{options.evaluator, options.fold_max_elements};
+  constexpr int kStages = 3;
   PassManager pm;
-  pm.add_stage(keep({{"eliminate_dead_code",
-                      [outputs](ir::Graph& g, PassLog& l) { return eliminate_dead_code(g, outputs, l); }}},
-                    enabled),
-               false);
-  pm.add_stage(keep({{"fold_constants", [fold](ir::Graph& g, PassLog& l) { return fold_constants(g, fold, l); }},
-                     {"remove_identity", remove_identity},
-                     {"recognize_layer_norm", recognize_layer_norm},
-                     {"recognize_gelu", recognize_gelu},
-                     {"fold_batch_norm", fold_batch_norm},
-                     {"fold_conv_mul_scale", fold_conv_mul_scale},
-                     {"fold_conv_add_bias", fold_conv_add_bias},
-                     {"pool_before_pointwise_conv", pool_before_pointwise_conv},
-                     {"factor_residual_scale", factor_residual_scale},
-                     {"eliminate_dead_code",
-                      [](ir::Graph& g, PassLog& l) { return eliminate_dead_code(g, {}, l); }}},
-                    enabled),
-               true);
-  pm.add_stage(keep({{"shape_through_quantize", shape_through_quantize},
-                     {"fuse_qdq_conv", fuse_qdq_conv},
-                     {"fuse_qdq_matmul", fuse_qdq_matmul},
-                     {"fuse_qdq_binary", fuse_qdq_binary},
-                     {"fuse_qdq_concat", fuse_qdq_concat},
-                     {"fuse_qdq_pool", fuse_qdq_pool},
-                     {"fuse_qdq_resize", fuse_qdq_resize},
-                     {"fuse_qdq_lookup", [evaluator = options.evaluator](ir::Graph& g, PassLog& l) {
-                        return fuse_qdq_lookup(g, evaluator, l);
-                      }},
-                     {"fold_dequantized_weights",
-                      [fold](ir::Graph& g, PassLog& l) {
-                        FoldConstantsOptions f = fold;
-                        f.fold_dequantize = true;
-                        return fold_constants(g, f, l);
-                      }},
-                     {"fuse_matmul_bias", fuse_matmul_bias},
-                     {"fuse_residual_add", fuse_residual_add},
-                     {"fuse_activation", fuse_activation},
-                     {"fuse_affine", fuse_affine}},
-                    enabled),
-               false);
+  for (int stage = 0; stage < kStages; ++stage) {
+    std::vector<std::pair<std::string, PassFn>> passes;
+    for (const PassEntry& e : pass_table())
+      if (e.stage == stage && enabled(e.name)) passes.emplace_back(e.name, e.make(options, fold));
+    pm.add_stage(std::move(passes), /*to_fixed_point=*/stage == 1);
+  }
   return pm;
 }
 

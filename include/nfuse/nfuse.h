@@ -18,6 +18,9 @@
  *   with the name of the missing symbol instead of misbehaving. The library's ELF symbols carry a
  *   version node (NFUSE_1) so a future incompatible change can keep old callers on old code.
  *   NFUSE_API_VERSION is the header's level; nfuse_api_version() the library's.
+ * - Enums: each input enum ends in an _ENUM_MAX sentinel (0x7FFFFFFF, as Vulkan does) so that
+ *   any non-negative int a caller passes is a value of the type; unknown values are refused with
+ *   NFUSE_INVALID_ARGUMENT, never undefined.
  * - Threads: a runtime, model and tensor may be shared between threads; one session runs one
  *   request at a time (calls on one session are serialised by the caller).
  */
@@ -91,7 +94,8 @@ typedef enum nfuse_dtype {
   NFUSE_DTYPE_FLOAT64 = 11,
   NFUSE_DTYPE_UINT32 = 12,
   NFUSE_DTYPE_UINT64 = 13,
-  NFUSE_DTYPE_BFLOAT16 = 16
+  NFUSE_DTYPE_BFLOAT16 = 16,
+  NFUSE_DTYPE_ENUM_MAX = 0x7FFFFFFF
 } nfuse_dtype;
 
 /* Bytes per element of `dtype`; 0 for NFUSE_DTYPE_UNDEFINED and unknown values. */
@@ -102,16 +106,21 @@ NFUSE_API const char* nfuse_dtype_name(nfuse_dtype dtype);
 /* The built-in backends. AUTO is the cost-model partitioner over all of them. */
 typedef enum nfuse_backend {
   NFUSE_BACKEND_AUTO = 0,
-  NFUSE_BACKEND_REF = 1,   /* the reference oracle: every op, plain scalar code */
-  NFUSE_BACKEND_CPU = 2,   /* optimized kernels, any shape */
-  NFUSE_BACKEND_FUSION = 3 /* fused groups executed depth-first in cache-sized strips */
+  NFUSE_BACKEND_REF = 1,    /* the reference oracle: every op, plain scalar code */
+  NFUSE_BACKEND_CPU = 2,    /* optimized kernels, any shape */
+  NFUSE_BACKEND_FUSION = 3, /* fused groups executed depth-first in cache-sized strips */
+  NFUSE_BACKEND_ENUM_MAX = 0x7FFFFFFF
 } nfuse_backend;
 
 /* "auto", "ref", "cpu", "fusion"; NULL for unknown values. */
 NFUSE_API const char* nfuse_backend_name(nfuse_backend backend);
 
 /* Whether a session describes its inputs or its outputs. */
-typedef enum nfuse_io_kind { NFUSE_IO_INPUT = 0, NFUSE_IO_OUTPUT = 1 } nfuse_io_kind;
+typedef enum nfuse_io_kind {
+  NFUSE_IO_INPUT = 0,
+  NFUSE_IO_OUTPUT = 1,
+  NFUSE_IO_KIND_ENUM_MAX = 0x7FFFFFFF
+} nfuse_io_kind;
 
 /* ---- runtime ----------------------------------------------------------------------------- */
 
@@ -122,7 +131,8 @@ typedef enum nfuse_log_level {
   NFUSE_LOG_VERBOSE = 0,
   NFUSE_LOG_INFO = 1,
   NFUSE_LOG_WARNING = 2,
-  NFUSE_LOG_ERROR = 3
+  NFUSE_LOG_ERROR = 3,
+  NFUSE_LOG_LEVEL_ENUM_MAX = 0x7FFFFFFF
 } nfuse_log_level;
 typedef void (*nfuse_log_fn)(void* user_data, nfuse_log_level level, const char* message);
 
@@ -276,23 +286,35 @@ typedef enum nfuse_calibration_method {
   NFUSE_CALIBRATION_PERCENTILE = 1,
   NFUSE_CALIBRATION_MSE = 2,
   NFUSE_CALIBRATION_ENTROPY = 3,
-  NFUSE_CALIBRATION_SQNR = 4
+  NFUSE_CALIBRATION_SQNR = 4,
+  NFUSE_CALIBRATION_ENUM_MAX = 0x7FFFFFFF
 } nfuse_calibration_method;
 typedef enum nfuse_activation_scheme {
   NFUSE_ACTIVATIONS_U8 = 0, /* asymmetric uint8 */
-  NFUSE_ACTIVATIONS_S8 = 1  /* symmetric int8 */
+  NFUSE_ACTIVATIONS_S8 = 1, /* symmetric int8 */
+  NFUSE_ACTIVATIONS_ENUM_MAX = 0x7FFFFFFF
 } nfuse_activation_scheme;
 typedef enum nfuse_precision {
   NFUSE_PRECISION_INT8 = 0,
   NFUSE_PRECISION_INT16 = 1, /* W8A16: 16-bit activations */
-  NFUSE_PRECISION_MIXED = 2  /* int8, promoting layers until the target cosine is met */
+  NFUSE_PRECISION_MIXED = 2, /* int8, promoting layers until the target cosine is met */
+  NFUSE_PRECISION_ENUM_MAX = 0x7FFFFFFF
 } nfuse_precision;
-typedef enum nfuse_promotion { NFUSE_PROMOTE_FLOAT = 0, NFUSE_PROMOTE_INT16 = 1 } nfuse_promotion;
+typedef enum nfuse_promotion {
+  NFUSE_PROMOTE_FLOAT = 0,
+  NFUSE_PROMOTE_INT16 = 1,
+  NFUSE_PROMOTE_ENUM_MAX = 0x7FFFFFFF
+} nfuse_promotion;
 typedef enum nfuse_weight_bits {
   NFUSE_WEIGHTS_INT8 = 0,
-  NFUSE_WEIGHTS_INT4 = 1 /* weight-only MatMul / Gemm blocks (MatMulNBits); activations stay float */
+  NFUSE_WEIGHTS_INT4 = 1, /* weight-only MatMul / Gemm blocks (MatMulNBits); activations stay float */
+  NFUSE_WEIGHTS_ENUM_MAX = 0x7FFFFFFF
 } nfuse_weight_bits;
-typedef enum nfuse_image_layout { NFUSE_IMAGE_NCHW = 0, NFUSE_IMAGE_NHWC = 1 } nfuse_image_layout;
+typedef enum nfuse_image_layout {
+  NFUSE_IMAGE_NCHW = 0,
+  NFUSE_IMAGE_NHWC = 1,
+  NFUSE_IMAGE_LAYOUT_ENUM_MAX = 0x7FFFFFFF
+} nfuse_image_layout;
 
 /* Defaults as `nfuse quantize`: minmax, u8, int8, target cosine 0.99, promote to float, 1 thread. */
 NFUSE_API nfuse_status* nfuse_quantize_options_create(nfuse_quantize_options** out);

@@ -122,6 +122,7 @@ const char* nfuse_backend_name(nfuse_backend backend) {
     case NFUSE_BACKEND_REF: return "ref";
     case NFUSE_BACKEND_CPU: return "cpu";
     case NFUSE_BACKEND_FUSION: return "fusion";
+    case NFUSE_BACKEND_ENUM_MAX: break;
   }
   return nullptr;
 }

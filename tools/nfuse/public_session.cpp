@@ -1,13 +1,13 @@
 #include "public_session.h"
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <random>
 
 #include "cli_flags.h"
+#include "ir/dtype.h"
 
 namespace nfuse::cli {
 namespace {
@@ -51,42 +51,21 @@ Status options_of(const CommonArgs& args, SessionOptions* o) {
   return Status();
 }
 
-uint16_t float_to_16(float f, bool bfloat) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (bfloat) return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);  // [0, 1): no NaN
-  // IEEE half for values in [0, 1): normal or subnormal, round to nearest even.
-  const int exp = static_cast<int>((u >> 23) & 0xFF) - 127 + 15;
-  uint32_t mant = u & 0x7FFFFF;
-  if (f == 0.0f) return 0;
-  if (exp <= 0) {
-    mant |= 0x800000;
-    const int shift = 14 - exp;
-    if (shift > 24) return 0;  // below half the smallest subnormal
-    const uint32_t half = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
-    return static_cast<uint16_t>(half + (rem > mid || (rem == mid && (half & 1u))));
-  }
-  const uint32_t half = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1FFF;
-  return static_cast<uint16_t>(half + (rem > 0x1000 || (rem == 0x1000 && (half & 1u))));
+// The library's element type of a public dtype: both name their types alike ("f32", "u8").
+// ir/dtype.h is plain C++ (no Status), so it sits beside the public header without a clash.
+ir::DType ir_dtype(nfuse_dtype d) {
+  for (int i = 1; i <= static_cast<int>(ir::DType::kBool); ++i)
+    if (ir::dtype_name(static_cast<ir::DType>(i)) == nfuse_dtype_name(d)) return static_cast<ir::DType>(i);
+  return ir::DType::kUndefined;
 }
 
 // Floats uniform in [0, 1) from `rng`; other dtypes stay zero.
 void fill_seeded(Tensor& t, std::mt19937& rng) {
+  const ir::DType d = ir_dtype(t.dtype());
+  if (!ir::dtype_is_float(d)) return;
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-  const nfuse_dtype d = t.dtype();
-  const size_t n = nfuse_dtype_size(d) ? t.byte_size() / nfuse_dtype_size(d) : 0;
-  void* p = t.data();
-  for (size_t i = 0; i < n; ++i) {
-    switch (d) {
-      case NFUSE_DTYPE_FLOAT32: static_cast<float*>(p)[i] = uniform(rng); break;
-      case NFUSE_DTYPE_FLOAT64: static_cast<double*>(p)[i] = uniform(rng); break;
-      case NFUSE_DTYPE_FLOAT16: static_cast<uint16_t*>(p)[i] = float_to_16(uniform(rng), false); break;
-      case NFUSE_DTYPE_BFLOAT16: static_cast<uint16_t*>(p)[i] = float_to_16(uniform(rng), true); break;
-      default: return;
-    }
-  }
+  const auto n = static_cast<int64_t>(t.byte_size() / ir::dtype_size(d));
+  for (int64_t i = 0; i < n; ++i) ir::store_from_double(d, t.data(), i, uniform(rng));
 }
 
 Status make_inputs(const std::map<std::string, std::string>& files,
@@ -160,33 +139,9 @@ int report_api(const Status& status) {
 }
 
 double element_as_double(const Tensor& t, size_t i) {
-  const void* p = const_cast<Tensor&>(t).data();
-  switch (t.dtype()) {
-    case NFUSE_DTYPE_FLOAT32: return static_cast<const float*>(p)[i];
-    case NFUSE_DTYPE_FLOAT64: return static_cast<const double*>(p)[i];
-    case NFUSE_DTYPE_UINT8: return static_cast<const uint8_t*>(p)[i];
-    case NFUSE_DTYPE_INT8: return static_cast<const int8_t*>(p)[i];
-    case NFUSE_DTYPE_UINT16: return static_cast<const uint16_t*>(p)[i];
-    case NFUSE_DTYPE_INT16: return static_cast<const int16_t*>(p)[i];
-    case NFUSE_DTYPE_INT32: return static_cast<const int32_t*>(p)[i];
-    case NFUSE_DTYPE_UINT32: return static_cast<const uint32_t*>(p)[i];
-    case NFUSE_DTYPE_INT64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case NFUSE_DTYPE_UINT64: return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
-    case NFUSE_DTYPE_BOOL: return static_cast<const bool*>(p)[i] ? 1.0 : 0.0;
-    case NFUSE_DTYPE_FLOAT16: {
-      const uint16_t h = static_cast<const uint16_t*>(p)[i];
-      const int e = (h >> 10) & 0x1F, m = h & 0x3FF;
-      const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(m + 1024, e - 25);
-      return (h & 0x8000) ? -v : v;
-    }
-    case NFUSE_DTYPE_BFLOAT16: {
-      const uint32_t u = static_cast<uint32_t>(static_cast<const uint16_t*>(p)[i]) << 16;
-      float f;
-      std::memcpy(&f, &u, 4);
-      return f;
-    }
-    default: return 0.0;
-  }
+  const ir::DType d = ir_dtype(t.dtype());
+  if (d == ir::DType::kUndefined) return 0.0;
+  return ir::load_as_double(d, const_cast<Tensor&>(t).data(), static_cast<int64_t>(i));
 }
 
 }  // namespace nfuse::cli

@@ -404,8 +404,11 @@ TEST_F(CApi, ProfileAndTrafficReportWhatRan) {
   EXPECT_NE(profile.find("\"runs\":0"), std::string::npos) << profile;
   EXPECT_NFUSE_OK(nfuse_session_traffic(session_, &json));
   const std::string traffic = json;
-  // x, y and z of [2, 3] f32 move through the arena at least once each.
-  EXPECT_NE(traffic.find("\"arena_bytes_fused\""), std::string::npos) << traffic;
+  // Three nodes over [2, 3] f32 tensors, each reading its input from and writing its output to
+  // the arena: at least 3 x (24 + 24) bytes per inference.
+  const size_t key = traffic.find("\"arena_bytes_fused\":");
+  ASSERT_NE(key, std::string::npos) << traffic;
+  EXPECT_GE(std::stoll(traffic.substr(key + std::strlen("\"arena_bytes_fused\":"))), 3 * 48) << traffic;
   EXPECT_NFUSE_CODE(nfuse_run_options_set_profiling(nullptr, 1), NFUSE_INVALID_ARGUMENT, "options is NULL");
   nfuse_run_options_release(ro);
   EXPECT_NFUSE_CODE(nfuse_session_run(session_, x_name, &in, 1, nullptr, out, 2, ro), NFUSE_INVALID_ARGUMENT,

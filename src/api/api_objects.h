@@ -178,6 +178,15 @@ nfuse_status* get(const char* fn, const char* what, const H* handle, T* out, Rea
   });
 }
 
+// The body of an options setter: `handle` must be live; then `apply(handle->options)`.
+template <typename H, typename Apply>
+nfuse_status* set(const char* fn, H* handle, Apply apply) noexcept {
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", handle));
+    return apply(handle->options);
+  });
+}
+
 // The body of a create call without arguments: a new T, set up by `init`, published to *out.
 template <typename T, typename Init>
 nfuse_status* create(const char* fn, T** out, Init init) noexcept {

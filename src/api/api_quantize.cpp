@@ -14,6 +14,10 @@ Status check_enum(const char* fn, const char* what, E value, int last) {
   return ok_status();
 }
 
+// The flag values of `nfuse quantize`, indexed by the C enums.
+constexpr const char* kMethodNames[] = {"minmax", "percentile", "mse", "entropy", "sqnr"};
+constexpr const char* kPrecisionNames[] = {"int8", "int16", "mixed"};
+
 // "r,g,b" in 0..255 units, as parse_image_options reads them.
 std::string triple(const float* v) {
   char buf[96];
@@ -38,98 +42,97 @@ nfuse_status* nfuse_quantize_options_create(nfuse_quantize_options** out) {
 
 void nfuse_quantize_options_release(nfuse_quantize_options* options) { api::retire(options); }
 
-// The body of a setter: checks the handle, then runs `apply` on its QuantizeModelOptions.
-#define NFUSE_QUANTIZE_SETTER(fn, options, apply)                      \
-  return guard(fn, [&]() -> Status {                                   \
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options)); \
-    quant::QuantizeModelOptions& o = (options)->options;               \
-    (void)o;                                                           \
-    apply;                                                             \
-    return ok_status();                                                \
-  })
-
 nfuse_status* nfuse_quantize_options_set_calibration_data(nfuse_quantize_options* options, const char* folder,
                                                           int64_t limit) {
   constexpr const char* fn = "nfuse_quantize_options_set_calibration_data";
-  NFUSE_QUANTIZE_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "folder", folder));
     if (limit < 0) return invalid_argument(std::string(fn) + ": limit must be >= 0");
     o.calib = folder;
     o.calib_limit = limit;
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_quantize_options_set_evaluation_data(nfuse_quantize_options* options, const char* folder) {
-  NFUSE_QUANTIZE_SETTER("nfuse_quantize_options_set_evaluation_data", options, o.eval = folder ? folder : "");
+  return api::set("nfuse_quantize_options_set_evaluation_data", options, [&](auto& o) -> Status {
+    o.eval = folder ? folder : "";
+    return ok_status();
+  });
 }
 
 nfuse_status* nfuse_quantize_options_set_method(nfuse_quantize_options* options, nfuse_calibration_method method,
                                                 double percentile) {
   constexpr const char* fn = "nfuse_quantize_options_set_method";
-  static const char* const kNames[] = {"minmax", "percentile", "mse", "entropy", "sqnr"};
-  NFUSE_QUANTIZE_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "calibration method", method, NFUSE_CALIBRATION_SQNR));
     if (method == NFUSE_CALIBRATION_PERCENTILE && !(percentile > 0.0 && percentile <= 100.0))
       return invalid_argument(std::string(fn) + ": percentile must be in (0, 100]");
-    o.method = kNames[method];
+    o.method = api::kMethodNames[method];
     if (method == NFUSE_CALIBRATION_PERCENTILE) o.percentile = percentile;
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_quantize_options_set_activations(nfuse_quantize_options* options, nfuse_activation_scheme scheme) {
   constexpr const char* fn = "nfuse_quantize_options_set_activations";
-  NFUSE_QUANTIZE_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "activation scheme", scheme, NFUSE_ACTIVATIONS_S8));
     o.act = scheme == NFUSE_ACTIVATIONS_U8 ? "u8" : "s8";
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_quantize_options_set_precision(nfuse_quantize_options* options, nfuse_precision precision,
                                                    double target_cosine, nfuse_promotion promote) {
   constexpr const char* fn = "nfuse_quantize_options_set_precision";
-  static const char* const kNames[] = {"int8", "int16", "mixed"};
-  NFUSE_QUANTIZE_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "precision", precision, NFUSE_PRECISION_MIXED));
     NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "promotion", promote, NFUSE_PROMOTE_INT16));
     if (precision == NFUSE_PRECISION_MIXED && !(target_cosine > 0.0 && target_cosine <= 1.0))
       return invalid_argument(std::string(fn) + ": target_cosine must be in (0, 1]");
-    o.precision = kNames[precision];
+    o.precision = api::kPrecisionNames[precision];
     if (precision == NFUSE_PRECISION_MIXED) {
       o.target_cosine = target_cosine;
       o.promote = promote == NFUSE_PROMOTE_FLOAT ? "float" : "int16";
     }
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_quantize_options_set_weights(nfuse_quantize_options* options, nfuse_weight_bits bits) {
   constexpr const char* fn = "nfuse_quantize_options_set_weights";
-  NFUSE_QUANTIZE_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "weight bits", bits, NFUSE_WEIGHTS_INT4));
     o.weights = bits == NFUSE_WEIGHTS_INT8 ? "int8" : "int4";
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_quantize_options_set_threads(nfuse_quantize_options* options, int threads) {
   constexpr const char* fn = "nfuse_quantize_options_set_threads";
-  NFUSE_QUANTIZE_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     if (threads < 1) return invalid_argument(std::string(fn) + ": threads must be >= 1");
     o.threads = threads;
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_quantize_options_set_equalization(nfuse_quantize_options* options, int cross_layer_equalization,
                                                       int bias_correction) {
-  NFUSE_QUANTIZE_SETTER("nfuse_quantize_options_set_equalization", options, {
+  return api::set("nfuse_quantize_options_set_equalization", options, [&](auto& o) -> Status {
     o.cle = cross_layer_equalization != 0;
     o.bias_correction = bias_correction != 0;
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_quantize_options_set_reports(nfuse_quantize_options* options, const char* json_path,
                                                  const char* html_path) {
-  NFUSE_QUANTIZE_SETTER("nfuse_quantize_options_set_reports", options, {
+  return api::set("nfuse_quantize_options_set_reports", options, [&](auto& o) -> Status {
     o.report = json_path ? json_path : "";
     o.html = html_path ? html_path : "";
+    return ok_status();
   });
 }
 
@@ -137,7 +140,7 @@ nfuse_status* nfuse_quantize_options_set_image_preprocessing(nfuse_quantize_opti
                                                              int64_t width, const float* mean3, const float* std3,
                                                              nfuse_image_layout layout) {
   constexpr const char* fn = "nfuse_quantize_options_set_image_preprocessing";
-  NFUSE_QUANTIZE_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "image layout", layout, NFUSE_IMAGE_NHWC));
     if (height < 0 || width < 0 || (height == 0) != (width == 0))
       return invalid_argument(std::string(fn) + ": height and width must both be positive, or both 0");
@@ -148,6 +151,7 @@ nfuse_status* nfuse_quantize_options_set_image_preprocessing(nfuse_quantize_opti
     o.mean = mean3 ? api::triple(mean3) : "";
     o.std_dev = std3 ? api::triple(std3) : "";
     o.layout = layout == NFUSE_IMAGE_NCHW ? "nchw" : "nhwc";
+    return ok_status();
   });
 }
 

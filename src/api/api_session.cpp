@@ -1,6 +1,5 @@
 // C API: session options, sessions, metadata, runs and the placement report.
 #include <algorithm>
-#include <set>
 
 #include "api/api_objects.h"
 #include "backends/backend.h"
@@ -83,19 +82,24 @@ Result<std::vector<size_t>> output_indices(const char* fn, const nfuse_session& 
   return idx;
 }
 
+// Names `s.named_inputs` after the caller's tensors. Runs on every call: nothing is allocated
+// unless an argument is wrong (the error messages are built only then) or the input count grew.
 Status bind_inputs(const char* fn, nfuse_session& s, const char* const* names, const nfuse_tensor* const* inputs,
                    size_t count) {
   if (count > 0 && !names) return invalid_argument(std::string(fn) + ": input_names is NULL");
   if (count > 0 && !inputs) return invalid_argument(std::string(fn) + ": inputs is NULL");
-  s.named_inputs.clear();
-  std::set<std::string_view> seen;
+  s.named_inputs.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    const std::string at = "[" + std::to_string(i) + "]";
-    if (!names[i]) return invalid_argument(std::string(fn) + ": input_names" + at + " is NULL");
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, ("inputs" + at + " ('" + names[i] + "')").c_str(), inputs[i]));
-    if (!seen.insert(names[i]).second)
-      return invalid_argument(std::string(fn) + ": input '" + names[i] + "' is given twice");
-    s.named_inputs.emplace_back(names[i], inputs[i]->tensor);
+    if (!names[i]) return invalid_argument(std::string(fn) + ": input_names[" + std::to_string(i) + "] is NULL");
+    if (!inputs[i] || !live<nfuse_tensor>().contains(inputs[i])) {
+      const std::string what = "inputs[" + std::to_string(i) + "] ('" + names[i] + "')";
+      return check_handle(fn, what.c_str(), inputs[i]);
+    }
+    for (size_t j = 0; j < i; ++j)  // a handful of inputs: no set needed
+      if (s.named_inputs[j].first == names[i])
+        return invalid_argument(std::string(fn) + ": input '" + names[i] + "' is given twice");
+    s.named_inputs[i].first = names[i];  // reuses the string's storage from the previous run
+    s.named_inputs[i].second = inputs[i]->tensor;
   }
   return ok_status();
 }
@@ -109,11 +113,11 @@ Status run(nfuse_session& s, const char* const* input_names, const nfuse_tensor*
   Status bound = bind_inputs(fn, s, input_names, inputs, input_count);
   auto result = bound.ok() ? s.impl->run(s.named_inputs, profiling ? &s.profile : nullptr)
                            : Result<std::vector<ir::Tensor>>(bound);
-  if (result.ok()) {
-    s.last_dims.clear();
+  // Every input was given (Session::run checks), so the keys stay the same run after run and
+  // their dims vectors are reassigned in place.
+  if (result.ok())
     for (const auto& [name, t] : s.named_inputs) s.last_dims[name] = t.dims();
-  }
-  s.named_inputs.clear();  // no reference to the caller's buffers outlives the call
+  for (auto& named : s.named_inputs) named.second = ir::Tensor();  // drop the caller's buffers
   if (!result.ok()) return result.status().with_context(fn);
   std::vector<std::unique_ptr<nfuse_tensor>> made;
   for (size_t i : which) {
@@ -146,40 +150,32 @@ nfuse_status* nfuse_session_options_create(nfuse_session_options** out) {
 
 void nfuse_session_options_release(nfuse_session_options* options) { api::retire(options); }
 
-// The body of a setter: checks the handle, then runs `apply` on its SessionOptions.
-#define NFUSE_OPTIONS_SETTER(fn, options, apply)                       \
-  return guard(fn, [&]() -> Status {                                   \
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options)); \
-    runtime::SessionOptions& o = (options)->options;                   \
-    (void)o;                                                           \
-    apply;                                                             \
-    return ok_status();                                                \
-  })
-
 nfuse_status* nfuse_session_options_set_backend(nfuse_session_options* options, nfuse_backend backend) {
   constexpr const char* fn = "nfuse_session_options_set_backend";
-  NFUSE_OPTIONS_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(api::check_backend(fn, backend));
     o.backend = nfuse_backend_name(backend);
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_session_options_set_backend_name(nfuse_session_options* options, const char* name) {
   constexpr const char* fn = "nfuse_session_options_set_backend_name";
-  NFUSE_OPTIONS_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(api::check_text(fn, "name", name));
     if (std::string(name) != "auto") {
       auto b = backends::BackendRegistry::global().create(name);
       if (!b.ok()) return b.status().with_context(fn);
     }
     o.backend = name;
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_session_options_set_preferred(nfuse_session_options* options, const nfuse_backend* order,
                                                   size_t count) {
   constexpr const char* fn = "nfuse_session_options_set_preferred";
-  NFUSE_OPTIONS_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     if (count > 0 && !order) return invalid_argument(std::string(fn) + ": order is NULL");
     std::vector<std::string> prefer;
     for (size_t i = 0; i < count; ++i) {
@@ -189,68 +185,81 @@ nfuse_status* nfuse_session_options_set_preferred(nfuse_session_options* options
       prefer.push_back(nfuse_backend_name(order[i]));
     }
     o.partition.prefer = std::move(prefer);
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_session_options_add_pin(nfuse_session_options* options, const char* node_or_op_type,
                                             nfuse_backend backend) {
   constexpr const char* fn = "nfuse_session_options_add_pin";
-  NFUSE_OPTIONS_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(api::check_text(fn, "node_or_op_type", node_or_op_type));
     NFUSE_RETURN_IF_ERROR_PLAIN(api::check_backend(fn, backend));
     if (backend == NFUSE_BACKEND_AUTO)
       return invalid_argument(std::string(fn) + ": a node is pinned to a backend, not to 'auto'");
     o.partition.pins[node_or_op_type] = nfuse_backend_name(backend);
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_session_options_add_denial(nfuse_session_options* options, const char* op_type) {
   constexpr const char* fn = "nfuse_session_options_add_denial";
-  NFUSE_OPTIONS_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(api::check_text(fn, "op_type", op_type));
     o.partition.deny.push_back(op_type);
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_session_options_set_threads(nfuse_session_options* options, int threads) {
   constexpr const char* fn = "nfuse_session_options_set_threads";
-  NFUSE_OPTIONS_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     constexpr int kMaxThreads = 1024;
     if (threads < 1 || threads > kMaxThreads)
       return invalid_argument(std::string(fn) + ": threads must be 1.." + std::to_string(kMaxThreads) + ", got " +
                               std::to_string(threads));
     o.threads = threads;
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_session_options_set_optimization(nfuse_session_options* options, int enabled) {
-  NFUSE_OPTIONS_SETTER("nfuse_session_options_set_optimization", options, o.optimize = enabled != 0);
+  return api::set("nfuse_session_options_set_optimization", options, [&](auto& o) -> Status {
+    o.optimize = enabled != 0;
+    return ok_status();
+  });
 }
 
 nfuse_status* nfuse_session_options_add_output(nfuse_session_options* options, const char* name) {
   constexpr const char* fn = "nfuse_session_options_add_output";
-  NFUSE_OPTIONS_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(api::check_text(fn, "name", name));
     o.outputs.push_back(name);
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_session_options_set_require_full_offload(nfuse_session_options* options, int enabled) {
-  NFUSE_OPTIONS_SETTER("nfuse_session_options_set_require_full_offload", options,
-                       o.partition.require_full_offload = enabled != 0);
+  return api::set("nfuse_session_options_set_require_full_offload", options, [&](auto& o) -> Status {
+    o.partition.require_full_offload = enabled != 0;
+    return ok_status();
+  });
 }
 
 nfuse_status* nfuse_session_options_set_tile_rows(nfuse_session_options* options, int rows) {
   constexpr const char* fn = "nfuse_session_options_set_tile_rows";
-  NFUSE_OPTIONS_SETTER(fn, options, {
+  return api::set(fn, options, [&](auto& o) -> Status {
     if (rows < 0) return invalid_argument(std::string(fn) + ": rows must be >= 0, got " + std::to_string(rows));
     o.tile_rows = rows;
+    return ok_status();
   });
 }
 
 nfuse_status* nfuse_session_options_set_device_profile(nfuse_session_options* options, const char* path) {
-  NFUSE_OPTIONS_SETTER("nfuse_session_options_set_device_profile", options,
-                       o.partition.device_profile = path ? path : "");
+  return api::set("nfuse_session_options_set_device_profile", options, [&](auto& o) -> Status {
+    o.partition.device_profile = path ? path : "";
+    return ok_status();
+  });
 }
 
 nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* model,

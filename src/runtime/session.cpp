@@ -61,15 +61,19 @@ std::map<std::string, std::vector<int64_t>> Session::default_input_dims(
   return dims;
 }
 
-Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std::vector<int64_t>>& input_dims) {
-  auto it = cache_.find(input_dims);
-  if (it != cache_.end()) return &it->second;
+compile::PlanOptions Session::plan_options() const {
   compile::PlanOptions po;
   po.backend = options_.backend;
   po.threads = options_.threads;
   po.partition = options_.partition;
   po.tile_rows = options_.tile_rows;
-  NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*graph_, input_dims, po));
+  return po;
+}
+
+Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std::vector<int64_t>>& input_dims) {
+  auto it = cache_.find(input_dims);
+  if (it != cache_.end()) return &it->second;
+  NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*graph_, input_dims, plan_options()));
   Prepared p;
   const size_t arena_bytes = plan->memory.arena_bytes;
   p.arena = allocate_arena(arena_bytes);
@@ -107,12 +111,8 @@ Result<std::string> Session::placement_report_json(const std::map<std::string, s
                                                    const std::string& model_label) {
   NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, prepare(input_dims));
   if (plan->partition_report) return partition::partition_report_json(*plan->partition_report, model_label);
-  compile::PlanOptions po;
-  po.backend = options_.backend;
-  po.threads = options_.threads;
-  po.partition = options_.partition;
+  compile::PlanOptions po = plan_options();
   po.partition.always_partition = true;
-  po.tile_rows = options_.tile_rows;
   try {
     NFUSE_ASSIGN_OR_RETURN(auto partitioned, compile::build_plan(*graph_, input_dims, po));
     if (!partitioned->partition_report) return internal_error("the plan has no partition report");

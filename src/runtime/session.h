@@ -62,6 +62,8 @@ class Session {
  private:
   Session(std::unique_ptr<ir::Graph> graph, SessionOptions options)
       : graph_(std::move(graph)), options_(std::move(options)) {}
+  // The plan options these session options say.
+  compile::PlanOptions plan_options() const;
   Status check_input(const ir::Value& expected, const ir::Tensor& got) const;
   Result<std::vector<ir::Tensor>> run_impl(const NamedTensors& inputs, backends::RunProfile* profile);
 

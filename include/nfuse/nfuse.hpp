@@ -11,6 +11,7 @@
 #define NFUSE_NFUSE_HPP_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -191,7 +192,7 @@ class SessionOptions {
   // A C options object with every setting applied (the caller releases it).
   Status build(nfuse_session_options** out) const {
     Status s(nfuse_session_options_create(out));
-    for (size_t i = 0; s.ok() && i < setters_.size(); ++i) s = Status(setters_[i].call(setters_[i].state, *out));
+    for (size_t i = 0; s.ok() && i < setters_.size(); ++i) s = Status(setters_[i](*out));
     if (!s.ok()) {
       nfuse_session_options_release(*out);
       *out = nullptr;
@@ -200,30 +201,11 @@ class SessionOptions {
   }
 
  private:
-  // Type-erased setter without <functional>: a heap-held lambda and its caller.
-  struct Setter {
-    nfuse_status* (*call)(const void*, nfuse_session_options*);
-    const void* state;
-    void (*destroy)(const void*);
-  };
-  template <typename F>
-  SessionOptions& add(F f) {
-    setters_.push_back(Setter{[](const void* st, nfuse_session_options* o) { return (*static_cast<const F*>(st))(o); },
-                              new F(std::move(f)), [](const void* st) { delete static_cast<const F*>(st); }});
+  SessionOptions& add(std::function<nfuse_status*(nfuse_session_options*)> setter) {
+    setters_.push_back(std::move(setter));
     return *this;
   }
-
- public:
-  SessionOptions() = default;
-  SessionOptions(const SessionOptions&) = delete;
-  SessionOptions& operator=(const SessionOptions&) = delete;
-  SessionOptions(SessionOptions&& o) noexcept : setters_(std::move(o.setters_)) { o.setters_.clear(); }
-  ~SessionOptions() {
-    for (const Setter& s : setters_) s.destroy(s.state);
-  }
-
- private:
-  std::vector<Setter> setters_;
+  std::vector<std::function<nfuse_status*(nfuse_session_options*)>> setters_;
 };
 
 class Tensor {

@@ -39,8 +39,7 @@ Status load(std::unique_ptr<nfuse_model> model, nfuse_model** out) {
 }  // namespace
 
 // A graph of its own for a new session: the one parsed at load, else a fresh import.
-Result<std::unique_ptr<ir::Graph>> take_graph(const nfuse_model& model_const) {
-  auto& model = const_cast<nfuse_model&>(model_const);  // the graph cache is not observable state
+Result<std::unique_ptr<ir::Graph>> take_graph(const nfuse_model& model) {
   {
     std::lock_guard<std::mutex> lock(model.mutex);
     if (model.first_graph) return std::move(model.first_graph);

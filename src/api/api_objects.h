@@ -41,8 +41,9 @@ struct nfuse_model {
   std::string bytes;
   std::string base_dir;
   bool external_data = true;
-  std::mutex mutex;
-  std::unique_ptr<nfuse::ir::Graph> first_graph;
+  // Handing the first graph to a session is no observable change: a const model may do it.
+  mutable std::mutex mutex;
+  mutable std::unique_ptr<nfuse::ir::Graph> first_graph;
 };
 
 struct nfuse_session_options {
@@ -77,8 +78,9 @@ struct nfuse_session {
   std::unique_ptr<nfuse::runtime::Session> impl;
   std::vector<nfuse_io_info> inputs, outputs;
   std::map<std::string, std::vector<int64_t>> last_dims;  // of the last successful run
-  std::string report_json;                                // the last placement report, profile or traffic handed out
-  nfuse::backends::RunProfile profile;                    // of the runs made with profiling on
+  // The JSON texts last handed out, one each: each stays valid until its own function runs again.
+  std::string report_json, profile_json, traffic_json;
+  nfuse::backends::RunProfile profile;  // of the runs made with profiling on
   // Reused by every run: the named inputs handed to Session::run.
   nfuse::runtime::NamedTensors named_inputs;
 };

@@ -404,8 +404,8 @@ nfuse_status* nfuse_session_profile(nfuse_session* session, const char** json) {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
     NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
     std::lock_guard<std::mutex> lock(session->mutex);
-    session->report_json = runtime::profile_summary_json(session->profile).dump();
-    *json = session->report_json.c_str();
+    session->profile_json = runtime::profile_summary_json(session->profile).dump();
+    *json = session->profile_json.c_str();
     return ok_status();
   });
 }
@@ -427,8 +427,8 @@ nfuse_status* nfuse_session_traffic(nfuse_session* session, const char** json) {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
     std::lock_guard<std::mutex> lock(session->mutex);
     NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, session->impl->prepare(api::current_dims(*session)));
-    session->report_json = compile::plan_traffic_json(compile::plan_traffic(*plan)).dump();
-    *json = session->report_json.c_str();
+    session->traffic_json = compile::plan_traffic_json(compile::plan_traffic(*plan)).dump();
+    *json = session->traffic_json.c_str();
     return ok_status();
   });
 }

@@ -393,6 +393,8 @@ TEST_F(CApi, ProfileAndTrafficReportWhatRan) {
   EXPECT_NFUSE_OK(nfuse_session_run(session_, x_name, &in, 1, nullptr, out, 2, nullptr));  // not profiled
   nfuse_tensor_release(out[0]);
   nfuse_tensor_release(out[1]);
+  const char* placement = nullptr;
+  EXPECT_NFUSE_OK(nfuse_session_placement_report(session_, &placement));
   const char* json = nullptr;
   EXPECT_NFUSE_OK(nfuse_session_profile(session_, &json));
   std::string profile = json;
@@ -409,6 +411,8 @@ TEST_F(CApi, ProfileAndTrafficReportWhatRan) {
   const size_t key = traffic.find("\"arena_bytes_fused\":");
   ASSERT_NE(key, std::string::npos) << traffic;
   EXPECT_GE(std::stoll(traffic.substr(key + std::strlen("\"arena_bytes_fused\":"))), 3 * 48) << traffic;
+  // Each text stays valid until its own function runs again, not until any of the three does.
+  EXPECT_NE(std::string(placement).find("\"partitions\""), std::string::npos) << placement;
   EXPECT_NFUSE_CODE(nfuse_run_options_set_profiling(nullptr, 1), NFUSE_INVALID_ARGUMENT, "options is NULL");
   nfuse_run_options_release(ro);
   EXPECT_NFUSE_CODE(nfuse_session_run(session_, x_name, &in, 1, nullptr, out, 2, ro), NFUSE_INVALID_ARGUMENT,

@@ -45,8 +45,8 @@ test: format-check build models asan test-arm64
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L 'unit|ops|kernels|fuzz'
 
 # The kernels and their tests cross-built for arm64 (NEON) and run under qemu-aarch64.
-test-arm64: deps
-	bash scripts/test-arm64.sh $(BUILD)-arm64
+test-arm64: deps models
+	bash scripts/test-arm64.sh $(BUILD)-arm64 $(MODELS)
 
 # Every C/C++ line changed since scripts/format_baseline, against .clang-format.
 format-check: deps

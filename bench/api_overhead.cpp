@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "frontend/onnx/onnx_importer.h"
+#include "runtime/builtins.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
 
@@ -44,6 +45,7 @@ int die(nfuse_status* s) {
 
 int main(int argc, char** argv) {
   if (argc < 4) return die("usage: nfuse_api_overhead MODEL INPUT.npy INPUT_NAME [--threads N] [--backend B]");
+  nfuse::register_builtins();
   const std::string model_path = argv[1], input_path = argv[2], input_name = argv[3];
   int threads = 1, warmup = 10, runs = 50, rounds = 5;
   std::string backend = "auto";

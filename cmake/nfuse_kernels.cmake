@@ -2,7 +2,7 @@
 # used for the arm64 cross build in scripts/test-arm64.sh). Included from the top-level
 # CMakeLists.txt, so source properties set here apply to its targets.
 #
-#   NFUSE_KERNEL_SOURCES       src/kernels/**.cpp that this target architecture compiles
+#   nfuse_kernels              the kernels component: src/kernels/**.cpp this architecture compiles
 #   nfuse_kernels_link(target) links cpuinfo where available (defines NFUSE_HAVE_CPUINFO) and
 #                              enables the AVX-512 kernels on x86-64 (NFUSE_HAVE_AVX512_KERNELS)
 
@@ -68,14 +68,14 @@ function(nfuse_kernels_link target)
   endif()
 endfunction()
 
+# The kernels component: no dependency on the rest of nfuse (cross builds compile it alone).
+nfuse_component(kernels EXPOSE kernels SOURCES ${NFUSE_KERNEL_SOURCES})
+nfuse_kernels_link(nfuse_kernels)
+
 if(NFUSE_KERNELS_ONLY)
-  # The kernels stand in for nfuse_core, so tests/CMakeLists.txt links them unchanged.
-  add_library(nfuse_core OBJECT ${NFUSE_KERNEL_SOURCES})
-  target_include_directories(nfuse_core PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
-  target_compile_definitions(nfuse_core PUBLIC NFUSE_VERSION="${PROJECT_VERSION}")
-  target_compile_options(nfuse_core PRIVATE ${NFUSE_WARNINGS})
-  target_link_libraries(nfuse_core PUBLIC Threads::Threads)
-  nfuse_kernels_link(nfuse_core)
+  # The kernels stand in for the whole library, so tests/CMakeLists.txt links them unchanged.
+  add_library(nfuse_internal INTERFACE)
+  target_link_libraries(nfuse_internal INTERFACE nfuse_kernels Threads::Threads)
 
   # GoogleTest: Debian ships it prebuilt for the host only; cross builds compile its sources.
   if(NOT CMAKE_CROSSCOMPILING)

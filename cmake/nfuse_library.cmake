@@ -1,16 +1,16 @@
 # The installable library: libnfuse.so (versioned SONAME, only the C API exported) and
-# libnfuse.a, both from the nfuse_core objects; headers, a CMake package and nfuse.pc.
+# libnfuse.a, both from the component libraries; headers, a CMake package and nfuse.pc.
 #
-# libnfuse.a holds one relocatable object prelinked from every nfuse object (`ld -r`): an
-# application that references any nfuse_* function pulls in the whole library, static
-# registrations of ops and backends included. Internal symbols stay global-hidden (all in
-# namespace nfuse): localizing them (objcopy --localize-hidden) breaks the C++ template
-# instantiations (COMDAT groups) nfuse shares with the application.
+# Ops, kernels and backends are registered explicitly (runtime/builtins.h), so the linker keeps
+# exactly what the C API reaches. libnfuse.a is one archive holding one relocatable object
+# prelinked from every component (`ld -r`), so an application links one file. Internal symbols
+# stay global-hidden (all in namespace nfuse): localizing them (objcopy --localize-hidden)
+# breaks the C++ template instantiations (COMDAT groups) nfuse shares with the application.
 include(GNUInstallDirs)
 
-# Linking the object library adds its objects and its dependencies (ONNX, protobuf, ...).
-add_library(nfuse_shared SHARED)
-target_link_libraries(nfuse_shared PRIVATE nfuse_core)
+# Every object of the api component (the exported functions), and what they reach of the rest.
+add_library(nfuse_shared SHARED $<TARGET_OBJECTS:nfuse_api>)
+target_link_libraries(nfuse_shared PRIVATE nfuse_api)
 set_target_properties(nfuse_shared PROPERTIES OUTPUT_NAME nfuse VERSION ${PROJECT_VERSION}
   SOVERSION ${PROJECT_VERSION_MAJOR} LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/libnfuse.map)
 target_link_options(nfuse_shared PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/libnfuse.map)
@@ -20,15 +20,18 @@ endif()
 target_include_directories(nfuse_shared INTERFACE $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 
-# The static library: objects -> one archive -> one prelinked object -> libnfuse.a.
-add_library(nfuse_objects_archive STATIC EXCLUDE_FROM_ALL $<TARGET_OBJECTS:nfuse_core>)
+# The static library: component archives -> one prelinked object -> libnfuse.a.
 set(NFUSE_PRELINKED ${PROJECT_BINARY_DIR}/nfuse_prelinked.o)
 set(NFUSE_STATIC_LIB ${PROJECT_BINARY_DIR}/libnfuse.a)
+set(NFUSE_COMPONENT_ARCHIVES "")
+foreach(component IN LISTS NFUSE_COMPONENT_TARGETS)
+  list(APPEND NFUSE_COMPONENT_ARCHIVES $<TARGET_FILE:${component}>)
+endforeach()
 add_custom_command(OUTPUT ${NFUSE_STATIC_LIB}
-  COMMAND ${CMAKE_LINKER} -r --whole-archive $<TARGET_FILE:nfuse_objects_archive> -o ${NFUSE_PRELINKED}
+  COMMAND ${CMAKE_LINKER} -r --whole-archive ${NFUSE_COMPONENT_ARCHIVES} -o ${NFUSE_PRELINKED}
   COMMAND ${CMAKE_COMMAND} -E rm -f ${NFUSE_STATIC_LIB}
   COMMAND ${CMAKE_AR} rcs ${NFUSE_STATIC_LIB} ${NFUSE_PRELINKED}
-  DEPENDS nfuse_objects_archive
+  DEPENDS ${NFUSE_COMPONENT_TARGETS}
   COMMENT "Prelinking libnfuse.a")
 add_custom_target(nfuse_static ALL DEPENDS ${NFUSE_STATIC_LIB})
 

@@ -18,6 +18,7 @@
 #include "nfuse/nfuse.h"
 #include "nfuse/status.h"
 #include "quant/quantize_model.h"
+#include "runtime/builtins.h"
 #include "runtime/session.h"
 
 struct nfuse_status {
@@ -154,6 +155,7 @@ inline Status check_out(const char* fn, const char* what, const void* p) {
 template <typename Fn>
 nfuse_status* guard(const char* fn, Fn&& body) noexcept {
   try {
+    register_builtins();  // once per process; an atomic load after that
     Status s = body();
     if (s.ok()) return nullptr;
     return to_c(s.message().rfind(fn, 0) == 0 ? s : s.with_context(fn));

@@ -1,6 +1,7 @@
 // The backend interface. A backend answers, per node, whether it can run it (and why not),
 // and compiles a partition of nodes into something runnable. Adding a backend touches its own
-// folder and one registration line (NFUSE_REGISTER_BACKEND).
+// folder and one registration line (NFUSE_BUILTIN_BACKENDS in src/backends/CMakeLists.txt; an
+// application's own backend: BackendRegistry::global().add).
 #pragma once
 
 #include <functional>
@@ -12,23 +13,77 @@
 #include <vector>
 
 #include "backends/run_profile.h"
+#include "core/thread_pool.h"
 #include "ir/graph.h"
 #include "nfuse/status.h"
 
 namespace nfuse::backends {
 
-namespace cpu {
-class ThreadPool;
-}
+// How a backend would run a node.
+enum class SupportKind {
+  kNative,           // on its own kernels
+  kReferenceKernel,  // accepted, but run on the reference kernel (reports name such nodes)
+  kNo,               // not at all; the reason and detail say why
+};
 
-// The answer to "can you run this node": ok, or a human-readable reason; cost in microseconds.
+// Why a node does not run on a backend: a backend's answer (unsupported op, dtype, rank,
+// dynamic shape), or the partitioner's reason for placing it elsewhere (cost, pinned, denied).
+enum class SupportReason { kNone, kUnsupportedOp, kDtype, kDynamicShape, kRank, kCost, kPinned, kDenied };
+// "unsupported op", "dtype", "dynamic shape", "rank != 4", "cost", "pinned", "denied" ("" for kNone).
+const char* support_reason_name(SupportReason reason);
+
+// The answer to "can you run this node": the kind, for kNo a reason and a detail naming what
+// (a value, an attribute, a dtype), for kReferenceKernel why no optimized kernel applies; cost
+// in microseconds.
 struct Support {
-  bool ok = false;
-  std::string reason;
+  SupportKind kind = SupportKind::kNo;
+  SupportReason reason = SupportReason::kNone;
+  std::string detail;
   double cost_us = 0.0;
 
-  static Support yes(double cost_us = 0.0) { return Support{true, "", cost_us}; }
-  static Support no(std::string why) { return Support{false, std::move(why), 0.0}; }
+  bool ok() const { return kind != SupportKind::kNo; }
+  // "<reason>: <detail>" for kNo, the detail otherwise.
+  std::string text() const;
+
+  static Support native(double cost_us = 0.0) {
+    return Support{SupportKind::kNative, SupportReason::kNone, "", cost_us};
+  }
+  static Support reference_kernel(std::string why) {
+    return Support{SupportKind::kReferenceKernel, SupportReason::kNone, std::move(why), 0.0};
+  }
+  static Support no(SupportReason reason, std::string detail) {
+    return Support{SupportKind::kNo, reason, std::move(detail), 0.0};
+  }
+};
+
+// What a backend may know of the plan it is asked about: the graph, and each value's type
+// specialised to the plan's input-shape signature (more concrete than value->type when the model
+// has symbolic dims). Without a plan (a bare graph) the values' own types. Small and copyable:
+// a graph pointer and a lookup function pointer over the plan's table, no closure.
+class PlanView {
+ public:
+  // Returns the plan's type of `v`, or null to use v->type.
+  using TypeLookup = const ir::TensorType* (*)(const void* context, const ir::Value* v);
+
+  PlanView() = default;
+  explicit PlanView(const ir::Graph& graph) : graph_(&graph) {}
+  PlanView(const ir::Graph& graph, const void* context, TypeLookup lookup)
+      : graph_(&graph), context_(context), lookup_(lookup) {}
+
+  // The graph the nodes belong to; null only for a default-constructed view.
+  const ir::Graph* graph() const { return graph_; }
+  const ir::TensorType& type(const ir::Value* v) const {
+    if (lookup_) {
+      if (const ir::TensorType* t = lookup_(context_, v)) return *t;
+    }
+    return v->type;
+  }
+  const ir::TensorType& operator()(const ir::Value* v) const { return type(v); }
+
+ private:
+  const ir::Graph* graph_ = nullptr;
+  const void* context_ = nullptr;
+  TypeLookup lookup_ = nullptr;
 };
 
 // Tensors of one run, one slot per value of the plan. Slots of arena-planned values are bound
@@ -47,10 +102,6 @@ class ExecContext {
   std::vector<ir::Tensor> slots_;
 };
 
-// The plan's type of a value: shapes specialised to this input-shape signature (more concrete
-// than value->type when the model has symbolic dims).
-using TypeOf = std::function<const ir::TensorType&(const ir::Value*)>;
-
 // What compile() may rely on: where each value lives and what the plan knows of its shape.
 struct CompileContext {
   const ir::Graph* graph = nullptr;
@@ -60,15 +111,15 @@ struct CompileContext {
   // false when the step must size and allocate it from the actual inputs.
   std::function<bool(const ir::Value*)> is_preallocated;
   int threads = 1;
-  // The plan's concrete types; unset outside a plan (then value->type is what is known).
-  TypeOf type_of;
+  // The plan's concrete types (outside a plan: the values' own).
+  PlanView type_of;
   // Output rows per strip of a fused group (fusion backend); 0 lets its cost model choose.
   int tile_rows = 0;
   // The intra-op workers of `threads` that every partition of one plan shares (cpu, fusion):
   // their steps run one after another, so one set of workers serves them all. With a pool per
   // partition, the idle pools' workers kept spinning on the cores the running one needed: the
   // OCR detector under `auto` at 2 threads ran 2x slower than at 1. Null: the backend makes its own.
-  std::shared_ptr<cpu::ThreadPool> pool;
+  std::shared_ptr<ThreadPool> pool;
 };
 
 // Bytes one run moves to and from the arena (graph inputs, outputs and intermediates; constants
@@ -113,7 +164,7 @@ class CompiledPartition {
   virtual PartitionTraffic traffic() const { return {}; }
   // The intra-op workers this partition runs on (CompileContext::pool), or null when it has
   // none; a plan's partitions share one.
-  virtual const cpu::ThreadPool* intra_op_pool() const { return nullptr; }
+  virtual const ThreadPool* intra_op_pool() const { return nullptr; }
 };
 
 // What a backend is, for the partitioner and the plan (which never compare backend names).
@@ -135,18 +186,12 @@ class Backend {
   virtual std::string_view name() const = 0;
   // What this backend is (constant for a backend type).
   virtual BackendTraits traits() const = 0;
-  // Whether this backend can run `node` as it stands in `graph`; never fails.
-  virtual Support supports(const ir::Node& node, const ir::Graph& graph) const = 0;
-  // The same question at plan time, with the plan's concrete types (the partitioner asks this
-  // one). Backends whose answer depends on shapes override it; the default ignores them.
-  virtual Support supports_planned(const ir::Node& node, const ir::Graph& graph, const TypeOf& type_of) const {
-    (void)type_of;
-    return supports(node, graph);
-  }
+  // Whether (and how) this backend can run `node` with the plan's types; never fails.
+  virtual Support supports(const ir::Node& node, const PlanView& plan) const = 0;
   // Puts the partition's nodes into the order this backend will execute them (a topological
   // order of the same nodes); the plan derives tensor lifetimes from it, so it is called before
   // the arena is planned. The fusion backend makes each fused group's members consecutive.
-  virtual void reorder(Partition& partition, const ir::Graph& graph, const TypeOf& type_of) const {
+  virtual void reorder(Partition& partition, const ir::Graph& graph, const PlanView& type_of) const {
     (void)partition;
     (void)graph;
     (void)type_of;
@@ -158,7 +203,8 @@ class Backend {
     const ir::Node* node = nullptr;
     std::string reason;
   };
-  virtual std::vector<Refusal> refuse(const Partition& partition, const ir::Graph& graph, const TypeOf& type_of) const {
+  virtual std::vector<Refusal> refuse(const Partition& partition, const ir::Graph& graph,
+                                      const PlanView& type_of) const {
     (void)partition;
     (void)graph;
     (void)type_of;

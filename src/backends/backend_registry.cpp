@@ -4,6 +4,26 @@
 
 namespace nfuse::backends {
 
+const char* support_reason_name(SupportReason reason) {
+  switch (reason) {
+    case SupportReason::kNone: return "";
+    case SupportReason::kUnsupportedOp: return "unsupported op";
+    case SupportReason::kDtype: return "dtype";
+    case SupportReason::kDynamicShape: return "dynamic shape";
+    case SupportReason::kRank: return "rank != 4";
+    case SupportReason::kCost: return "cost";
+    case SupportReason::kPinned: return "pinned";
+    case SupportReason::kDenied: return "denied";
+  }
+  return "";
+}
+
+std::string Support::text() const {
+  if (kind != SupportKind::kNo) return detail;
+  const std::string name = support_reason_name(reason);
+  return name.empty() ? detail : name + ": " + detail;
+}
+
 BackendRegistry& BackendRegistry::global() {
   static BackendRegistry registry;
   return registry;

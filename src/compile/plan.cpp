@@ -4,13 +4,21 @@
 #include <cstdint>
 #include <unordered_map>
 
-#include "backends/cpu/cpu_thread_pool.h"
 #include "backends/device_profile.h"
 #include "backends/ref/ref_kernel.h"
+#include "core/thread_pool.h"
 #include "ir/op_registry.h"
 #include "ops/op_helpers.h"
 
 namespace nfuse::compile {
+
+backends::PlanView Plan::view(const ir::Graph& graph) const {
+  return backends::PlanView(graph, this, [](const void* context, const ir::Value* v) -> const ir::TensorType* {
+    const Plan& plan = *static_cast<const Plan*>(context);
+    auto it = plan.slot_of.find(v);
+    return it == plan.slot_of.end() ? nullptr : &plan.values[static_cast<size_t>(it->second)].type;
+  });
+}
 namespace {
 
 // Folding materialises values at plan time; cap it so a ConstantOfShape of a huge shape stays
@@ -209,7 +217,7 @@ bool uses_partitioner(const PlanOptions& options) {
 // Places the runtime nodes with the partitioner: one step per partition (consecutive nodes of
 // one backend, in graph order); the report goes into the plan.
 Status place_partitioned(const ir::Graph& graph, const std::vector<const ir::Node*>& runtime_nodes,
-                         const PlanOptions& options, const backends::TypeOf& type_of, partition::BackendPool& pool,
+                         const PlanOptions& options, const backends::PlanView& type_of, partition::BackendPool& pool,
                          Plan& plan) {
   partition::PartitionRequest req;
   req.graph = &graph;
@@ -263,12 +271,9 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   cc.graph = &graph;
   cc.threads = options.threads;
   cc.tile_rows = options.tile_rows;
-  cc.pool = std::make_shared<backends::cpu::ThreadPool>(options.threads);
+  cc.pool = std::make_shared<ThreadPool>(options.threads);
   Plan* p = plan.get();
-  cc.type_of = [p](const ir::Value* v) -> const ir::TensorType& {
-    auto it = p->slot_of.find(v);
-    return it == p->slot_of.end() ? v->type : p->values[static_cast<size_t>(it->second)].type;
-  };
+  cc.type_of = p->view(graph);
   cc.slot_of = [p](const ir::Value* v) { return p->slot_of.at(v); };
   cc.is_preallocated = [p](const ir::Value* v) {
     const PlannedValue& pv = p->values[static_cast<size_t>(p->slot_of.at(v))];
@@ -284,8 +289,8 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   } else {
     NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(options.backend));
     for (const ir::Node* n : runtime_nodes) {
-      backends::Support s = backend->supports_planned(*n, graph, cc.type_of);
-      if (!s.ok) return unsupported(n->label() + ": backend '" + options.backend + "' cannot run it: " + s.reason);
+      backends::Support s = backend->supports(*n, cc.type_of);
+      if (!s.ok()) return unsupported(n->label() + ": backend '" + options.backend + "' cannot run it: " + s.text());
     }
     // One named backend and no placement options: the whole runtime graph is a single partition.
     if (!runtime_nodes.empty()) {

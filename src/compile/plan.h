@@ -41,6 +41,10 @@ struct Plan {
   // Where every node runs and why, when the partitioner placed them (backend "auto", pins,
   // denials); null for one named backend.
   std::shared_ptr<const partition::PartitionResult> partition_report;
+
+  // The plan's types of `graph`'s values (the graph's own where the plan has no slot) as
+  // backends and the cost model see them. Valid while the plan lives.
+  backends::PlanView view(const ir::Graph& graph) const;
 };
 
 struct PlanOptions {

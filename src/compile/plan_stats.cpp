@@ -3,21 +3,10 @@
 #include "partition/node_macs.h"
 
 namespace nfuse::compile {
-namespace {
-
-// The plan's concrete type of a value (the graph's where the plan has no slot for it).
-backends::TypeOf plan_type_of(const Plan& plan) {
-  return [&plan](const ir::Value* v) -> const ir::TensorType& {
-    auto it = plan.slot_of.find(v);
-    return it == plan.slot_of.end() ? v->type : plan.values[static_cast<size_t>(it->second)].type;
-  };
-}
-
-}  // namespace
 
 PlanStats compute_stats(const ir::Graph& graph, const Plan& plan) {
   PlanStats s;
-  const backends::TypeOf type_of = plan_type_of(plan);
+  const backends::PlanView type_of = plan.view(graph);
   for (const auto& n : graph.nodes()) {
     ++s.op_histogram[n->op_type];
     s.macs += partition::node_macs(*n, type_of);

@@ -1,5 +1,6 @@
 // The op registry: per op type, arity, attribute verification and shape/dtype inference.
-// Ops register themselves from src/ops/*.cpp with NFUSE_REGISTER_OP; no kernels live there.
+// src/ops fills it (ops::register_builtin_ops, called once by register_builtins); no kernels live
+// there.
 #pragma once
 
 #include <string>
@@ -58,7 +59,7 @@ struct OpSchema {
 class OpRegistry {
  public:
   static OpRegistry& global();
-  // Registers a schema; returns true so it can initialise a static.
+  // Registers a schema (replacing one of the same domain and type).
   bool add(OpSchema schema);
   const OpSchema* find(std::string_view op_type, std::string_view domain = "") const;
   std::vector<std::string> op_types() const;  // sorted
@@ -79,7 +80,3 @@ Status infer_node(const Node& node, const std::vector<const Tensor*>& values,
                   const std::vector<const Tensor*>& implicit_values = {});
 
 }  // namespace nfuse::ir
-
-#define NFUSE_REGISTER_OP(...)                                                   \
-  [[maybe_unused]] static const bool NFUSE_CONCAT_(nfuse_op_registered_, __COUNTER__) = \
-      ::nfuse::ir::OpRegistry::global().add(__VA_ARGS__)

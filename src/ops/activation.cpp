@@ -1,4 +1,5 @@
 // Activations: Relu family, sigmoid/tanh family, Softplus/Softsign/Mish, Shrink, PRelu, Clip.
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -51,18 +52,17 @@ ir::OpSchema activation_schema(const char* op, ir::InferFn infer, int max_inputs
   return ir::OpSchema{.op_type = op, .min_inputs = 1, .max_inputs = max_inputs, .infer = infer};
 }
 
-[[maybe_unused]] const bool registered = [] {
-  auto& reg = ir::OpRegistry::global();
+}  // namespace
+
+void register_activation_ops(ir::OpRegistry& registry) {
   for (const char* op : {"LeakyRelu", "Elu", "Selu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Softplus",
                          "Softsign", "ThresholdedRelu", "Celu", "Mish"}) {
-    reg.add(activation_schema(op, infer_activation<kFloatDTypes>));
+    registry.add(activation_schema(op, infer_activation<kFloatDTypes>));
   }
-  reg.add(activation_schema("Relu", infer_activation<kSignedDTypes>));
-  reg.add(activation_schema("Shrink", infer_activation<kNumericDTypes>));
-  reg.add(ir::OpSchema{.op_type = "PRelu", .min_inputs = 2, .max_inputs = 2, .infer = infer_prelu});
-  reg.add(activation_schema("Clip", infer_clip, 3));
-  return true;
-}();
+  registry.add(activation_schema("Relu", infer_activation<kSignedDTypes>));
+  registry.add(activation_schema("Shrink", infer_activation<kNumericDTypes>));
+  registry.add(ir::OpSchema{.op_type = "PRelu", .min_inputs = 2, .max_inputs = 2, .infer = infer_prelu});
+  registry.add(activation_schema("Clip", infer_clip, 3));
+}
 
-}  // namespace
 }  // namespace nfuse::ops

@@ -3,6 +3,7 @@
 // with the `broadcast` attribute (legacy_broadcast_dims).
 #include <limits>
 
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -48,20 +49,19 @@ ir::OpSchema binary_schema(const char* op, ir::InferFn infer, ir::VerifyFn verif
   return ir::OpSchema{.op_type = op, .min_inputs = 2, .max_inputs = 2, .verify = verify, .infer = infer};
 }
 
-[[maybe_unused]] const bool registered = [] {
-  auto& reg = ir::OpRegistry::global();
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) reg.add(binary_schema(op, infer_binary<kNumericDTypes>));
-  reg.add(binary_schema("Pow", infer_pow));
-  reg.add(binary_schema("Mod", infer_binary<kNumericDTypes>, verify_mod));
-  reg.add(binary_schema("BitShift", infer_binary<kUnsignedDTypes>, verify_bitshift));
-  for (const char* op : {"Min", "Max", "Sum", "Mean"}) {
-    reg.add(ir::OpSchema{.op_type = op,
-                         .min_inputs = 1,
-                         .max_inputs = std::numeric_limits<int>::max(),
-                         .infer = infer_variadic<kNumericDTypes>});
-  }
-  return true;
-}();
-
 }  // namespace
+
+void register_binary_ops(ir::OpRegistry& registry) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) registry.add(binary_schema(op, infer_binary<kNumericDTypes>));
+  registry.add(binary_schema("Pow", infer_pow));
+  registry.add(binary_schema("Mod", infer_binary<kNumericDTypes>, verify_mod));
+  registry.add(binary_schema("BitShift", infer_binary<kUnsignedDTypes>, verify_bitshift));
+  for (const char* op : {"Min", "Max", "Sum", "Mean"}) {
+    registry.add(ir::OpSchema{.op_type = op,
+                              .min_inputs = 1,
+                              .max_inputs = std::numeric_limits<int>::max(),
+                              .infer = infer_variadic<kNumericDTypes>});
+  }
+}
+
 }  // namespace nfuse::ops

@@ -1,5 +1,6 @@
 // Cast (to the ONNX dtype in `to`) and CastLike (to input 1's dtype). String tensors are not
 // in the IR, so casts from or to string are unsupported.
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -33,8 +34,11 @@ Status infer_cast_like(ir::InferContext& ctx) {
   return ok_status();
 }
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Cast", .verify = verify_cast, .infer = infer_cast});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "CastLike", .min_inputs = 2, .max_inputs = 2, .infer = infer_cast_like});
-
 }  // namespace
+
+void register_cast_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Cast", .verify = verify_cast, .infer = infer_cast});
+  registry.add(ir::OpSchema{.op_type = "CastLike", .min_inputs = 2, .max_inputs = 2, .infer = infer_cast_like});
+}
+
 }  // namespace nfuse::ops

@@ -1,5 +1,6 @@
 // Concat and Split along one axis. Split's sizes are the 'split' attribute before opset 13 and
 // an optional input from 13 on; without either the dim splits into equal parts.
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -86,8 +87,10 @@ Status infer_split(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(
-    ir::OpSchema{.op_type = "Concat", .max_inputs = 1 << 16, .verify = verify_concat, .infer = infer_concat});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Split", .max_inputs = 2, .max_outputs = 1 << 16, .infer = infer_split});
+void register_concat_split_ops(ir::OpRegistry& registry) {
+  registry.add(
+      ir::OpSchema{.op_type = "Concat", .max_inputs = 1 << 16, .verify = verify_concat, .infer = infer_concat});
+  registry.add(ir::OpSchema{.op_type = "Split", .max_inputs = 2, .max_outputs = 1 << 16, .infer = infer_split});
+}
 
 }  // namespace nfuse::ops

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/subgraph_infer.h"
 
@@ -63,10 +64,17 @@ Status infer_if(ir::InferContext& ctx) {
 
 }  // namespace
 
-// The kernel allocates its outputs: a branch's output shape may follow the run-time shape of an
-// outer value that the graph only knows as a symbol, which inference cannot see.
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "If", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
-                               .max_outputs = 1 << 16, .verify = verify_if, .infer = infer_if,
-                               .kernel_allocates_outputs = true});
+void register_control_flow_ops(ir::OpRegistry& registry) {
+  // The kernel allocates its outputs: a branch's output shape may follow the run-time shape of an
+  // outer value that the graph only knows as a symbol, which inference cannot see.
+  registry.add(ir::OpSchema{.op_type = "If",
+                            .min_inputs = 1,
+                            .max_inputs = 1,
+                            .min_outputs = 1,
+                            .max_outputs = 1 << 16,
+                            .verify = verify_if,
+                            .infer = infer_if,
+                            .kernel_allocates_outputs = true});
+}
 
 }  // namespace nfuse::ops

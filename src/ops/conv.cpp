@@ -1,5 +1,6 @@
 // Conv, ConvTranspose and their quantized forms ConvInteger and QLinearConv: attribute checks and
 // shape inference. The window arithmetic lives in conv_geometry.h so backends share it.
+#include "ops/builtin_ops.h"
 #include "ops/conv_geometry.h"
 #include "ops/op_helpers.h"
 
@@ -131,13 +132,15 @@ Status infer_qlinear_conv(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Conv", .min_inputs = 2, .max_inputs = 3, .verify = verify_conv,
-                               .infer = infer_conv});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "ConvTranspose", .min_inputs = 2, .max_inputs = 3,
-                               .verify = verify_conv, .infer = infer_conv});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "ConvInteger", .min_inputs = 2, .max_inputs = 4,
-                               .verify = verify_conv, .infer = infer_conv_integer});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearConv", .min_inputs = 8, .max_inputs = 9,
-                               .verify = verify_conv, .infer = infer_qlinear_conv});
+void register_conv_ops(ir::OpRegistry& registry) {
+  registry.add(
+      ir::OpSchema{.op_type = "Conv", .min_inputs = 2, .max_inputs = 3, .verify = verify_conv, .infer = infer_conv});
+  registry.add(ir::OpSchema{
+      .op_type = "ConvTranspose", .min_inputs = 2, .max_inputs = 3, .verify = verify_conv, .infer = infer_conv});
+  registry.add(ir::OpSchema{
+      .op_type = "ConvInteger", .min_inputs = 2, .max_inputs = 4, .verify = verify_conv, .infer = infer_conv_integer});
+  registry.add(ir::OpSchema{
+      .op_type = "QLinearConv", .min_inputs = 8, .max_inputs = 9, .verify = verify_conv, .infer = infer_qlinear_conv});
+}
 
 }  // namespace nfuse::ops

@@ -1,5 +1,6 @@
 // CumSum: running sums along the axis given by input 1 (a scalar), optionally exclusive
 // and/or reversed. The output has the input's shape and dtype.
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -18,7 +19,10 @@ Status infer_cumsum(ir::InferContext& ctx) {
   return infer_same_as_input0(ctx);
 }
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "CumSum", .min_inputs = 2, .max_inputs = 2, .infer = infer_cumsum});
-
 }  // namespace
+
+void register_cumsum_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "CumSum", .min_inputs = 2, .max_inputs = 2, .infer = infer_cumsum});
+}
+
 }  // namespace nfuse::ops

@@ -1,6 +1,7 @@
 // Det: the determinant of each trailing [M, M] matrix of X [*, M, M]; output [*].
 #include <vector>
 
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -25,6 +26,6 @@ Status infer_det(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Det", .infer = infer_det});
+void register_det_ops(ir::OpRegistry& registry) { registry.add(ir::OpSchema{.op_type = "Det", .infer = infer_det}); }
 
 }  // namespace nfuse::ops

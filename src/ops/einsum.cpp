@@ -1,5 +1,6 @@
 // Einsum: equation parsing and shape inference (kernel: backends/ref/ref_einsum.cpp).
 #include "ops/einsum.h"
+#include "ops/builtin_ops.h"
 
 #include <algorithm>
 #include <string>
@@ -181,7 +182,9 @@ Status infer_einsum(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Einsum", .min_inputs = 1, .max_inputs = 64, .verify = verify_einsum,
-                               .infer = infer_einsum});
+void register_einsum_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{
+      .op_type = "Einsum", .min_inputs = 1, .max_inputs = 64, .verify = verify_einsum, .infer = infer_einsum});
+}
 
 }  // namespace nfuse::ops

@@ -1,6 +1,7 @@
 // Expand (broadcast to a shape given as a value) and Tile (repeat along every axis).
 #include <algorithm>
 
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -73,7 +74,9 @@ Status infer_tile(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Expand", .min_inputs = 2, .max_inputs = 2, .infer = infer_expand});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Tile", .min_inputs = 2, .max_inputs = 2, .infer = infer_tile});
+void register_expand_tile_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Expand", .min_inputs = 2, .max_inputs = 2, .infer = infer_expand});
+  registry.add(ir::OpSchema{.op_type = "Tile", .min_inputs = 2, .max_inputs = 2, .infer = infer_tile});
+}
 
 }  // namespace nfuse::ops

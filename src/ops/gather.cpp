@@ -2,6 +2,7 @@
 // Index values are data, so range checks happen in the kernels; shapes are checked here.
 #include <algorithm>
 
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -73,9 +74,11 @@ Status infer_gather_nd(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Gather", .min_inputs = 2, .max_inputs = 2, .infer = infer_gather});
-NFUSE_REGISTER_OP(ir::OpSchema{
-    .op_type = "GatherElements", .min_inputs = 2, .max_inputs = 2, .infer = infer_gather_elements});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "GatherND", .min_inputs = 2, .max_inputs = 2, .infer = infer_gather_nd});
+void register_gather_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Gather", .min_inputs = 2, .max_inputs = 2, .infer = infer_gather});
+  registry.add(
+      ir::OpSchema{.op_type = "GatherElements", .min_inputs = 2, .max_inputs = 2, .infer = infer_gather_elements});
+  registry.add(ir::OpSchema{.op_type = "GatherND", .min_inputs = 2, .max_inputs = 2, .infer = infer_gather_nd});
+}
 
 }  // namespace nfuse::ops

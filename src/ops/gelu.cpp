@@ -2,6 +2,7 @@
 // "tanh"), which the ONNX importer (opsets <= 17) never produces. recognize_gelu mints it from the
 // Erf (or tanh) expansion that exporters emit; keeping it out of the default domain means a model
 // file can never name it by accident.
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -24,6 +25,8 @@ Status infer_gelu(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Gelu", .verify = verify_gelu, .infer = infer_gelu, .domain = "nfuse"});
+void register_gelu_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Gelu", .verify = verify_gelu, .infer = infer_gelu, .domain = "nfuse"});
+}
 
 }  // namespace nfuse::ops

@@ -2,6 +2,7 @@
 // Range, EyeLike and OneHot.
 #include <cmath>
 
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -124,12 +125,14 @@ Status infer_one_hot(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{
-    .op_type = "Constant", .min_inputs = 0, .max_inputs = 0, .verify = verify_constant, .infer = infer_constant});
-NFUSE_REGISTER_OP(ir::OpSchema{
-    .op_type = "ConstantOfShape", .verify = verify_constant_of_shape, .infer = infer_constant_of_shape});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Range", .min_inputs = 3, .max_inputs = 3, .infer = infer_range});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "EyeLike", .verify = verify_eye_like, .infer = infer_eye_like});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "OneHot", .min_inputs = 3, .max_inputs = 3, .infer = infer_one_hot});
+void register_generators_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{
+      .op_type = "Constant", .min_inputs = 0, .max_inputs = 0, .verify = verify_constant, .infer = infer_constant});
+  registry.add(
+      ir::OpSchema{.op_type = "ConstantOfShape", .verify = verify_constant_of_shape, .infer = infer_constant_of_shape});
+  registry.add(ir::OpSchema{.op_type = "Range", .min_inputs = 3, .max_inputs = 3, .infer = infer_range});
+  registry.add(ir::OpSchema{.op_type = "EyeLike", .verify = verify_eye_like, .infer = infer_eye_like});
+  registry.add(ir::OpSchema{.op_type = "OneHot", .min_inputs = 3, .max_inputs = 3, .infer = infer_one_hot});
+}
 
 }  // namespace nfuse::ops

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -44,7 +45,12 @@ Status infer_grid_sample(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "GridSample", .min_inputs = 2, .max_inputs = 2,
-                               .verify = verify_grid_sample, .infer = infer_grid_sample});
+void register_grid_sample_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "GridSample",
+                            .min_inputs = 2,
+                            .max_inputs = 2,
+                            .verify = verify_grid_sample,
+                            .infer = infer_grid_sample});
+}
 
 }  // namespace nfuse::ops

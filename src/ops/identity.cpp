@@ -1,4 +1,5 @@
 // Identity and Dropout (inference: a copy; Dropout's optional mask output is all true).
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 
 namespace nfuse::ops {
@@ -20,8 +21,9 @@ Status infer_dropout(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Identity", .infer = infer_same_as_input0});
-NFUSE_REGISTER_OP(ir::OpSchema{
-    .op_type = "Dropout", .max_inputs = 3, .max_outputs = 2, .infer = infer_dropout});
+void register_identity_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Identity", .infer = infer_same_as_input0});
+  registry.add(ir::OpSchema{.op_type = "Dropout", .max_inputs = 3, .max_outputs = 2, .infer = infer_dropout});
+}
 
 }  // namespace nfuse::ops

@@ -1,5 +1,6 @@
 // Comparisons (Equal, Less, Greater, LessOrEqual, GreaterOrEqual), boolean logic (And, Or,
 // Xor, Not) and Where. Comparisons and logic broadcast and produce bool.
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -34,17 +35,16 @@ ir::OpSchema binary_schema(const char* op, ir::InferFn infer) {
   return ir::OpSchema{.op_type = op, .min_inputs = 2, .max_inputs = 2, .infer = infer};
 }
 
-[[maybe_unused]] const bool registered = [] {
-  auto& reg = ir::OpRegistry::global();
-  reg.add(binary_schema("Equal", infer_compare<kAllDTypes>));
-  for (const char* op : {"Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) {
-    reg.add(binary_schema(op, infer_compare<kNumericDTypes>));
-  }
-  for (const char* op : {"And", "Or", "Xor"}) reg.add(binary_schema(op, infer_compare<kBoolDTypes>));
-  reg.add(ir::OpSchema{.op_type = "Not", .infer = infer_not});
-  reg.add(ir::OpSchema{.op_type = "Where", .min_inputs = 3, .max_inputs = 3, .infer = infer_where});
-  return true;
-}();
-
 }  // namespace
+
+void register_logical_ops(ir::OpRegistry& registry) {
+  registry.add(binary_schema("Equal", infer_compare<kAllDTypes>));
+  for (const char* op : {"Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) {
+    registry.add(binary_schema(op, infer_compare<kNumericDTypes>));
+  }
+  for (const char* op : {"And", "Or", "Xor"}) registry.add(binary_schema(op, infer_compare<kBoolDTypes>));
+  registry.add(ir::OpSchema{.op_type = "Not", .infer = infer_not});
+  registry.add(ir::OpSchema{.op_type = "Where", .min_inputs = 3, .max_inputs = 3, .infer = infer_where});
+}
+
 }  // namespace nfuse::ops

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 #include "ops/subgraph_infer.h"
@@ -74,8 +75,15 @@ Status infer_loop(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Loop", .min_inputs = 2, .max_inputs = 1 << 16, .min_outputs = 0,
-                               .max_outputs = 1 << 16, .verify = verify_loop, .infer = infer_loop,
-                               .kernel_allocates_outputs = true});
+void register_loop_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Loop",
+                            .min_inputs = 2,
+                            .max_inputs = 1 << 16,
+                            .min_outputs = 0,
+                            .max_outputs = 1 << 16,
+                            .verify = verify_loop,
+                            .infer = infer_loop,
+                            .kernel_allocates_outputs = true});
+}
 
 }  // namespace nfuse::ops

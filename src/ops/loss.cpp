@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -75,9 +76,19 @@ Status infer_loss(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "NegativeLogLikelihoodLoss", .min_inputs = 2, .max_inputs = 3,
-                               .verify = verify_loss, .infer = infer_loss});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "SoftmaxCrossEntropyLoss", .min_inputs = 2, .max_inputs = 3,
-                               .min_outputs = 1, .max_outputs = 2, .verify = verify_loss, .infer = infer_loss});
+void register_loss_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "NegativeLogLikelihoodLoss",
+                            .min_inputs = 2,
+                            .max_inputs = 3,
+                            .verify = verify_loss,
+                            .infer = infer_loss});
+  registry.add(ir::OpSchema{.op_type = "SoftmaxCrossEntropyLoss",
+                            .min_inputs = 2,
+                            .max_inputs = 3,
+                            .min_outputs = 1,
+                            .max_outputs = 2,
+                            .verify = verify_loss,
+                            .infer = infer_loss});
+}
 
 }  // namespace nfuse::ops

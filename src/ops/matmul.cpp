@@ -1,5 +1,6 @@
 // MatMul, Gemm and the quantized MatMulInteger and QLinearMatMul: attribute checks and shape
 // inference (numpy matmul rules in matmul_geometry.h).
+#include "ops/builtin_ops.h"
 #include "ops/matmul_geometry.h"
 #include "ops/op_helpers.h"
 
@@ -104,12 +105,14 @@ Status infer_qlinear_matmul(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "MatMul", .min_inputs = 2, .max_inputs = 2, .infer = infer_matmul});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Gemm", .min_inputs = 2, .max_inputs = 3, .verify = verify_gemm,
-                               .infer = infer_gemm});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "MatMulInteger", .min_inputs = 2, .max_inputs = 4,
-                               .infer = infer_matmul_integer});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearMatMul", .min_inputs = 8, .max_inputs = 8,
-                               .infer = infer_qlinear_matmul});
+void register_matmul_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "MatMul", .min_inputs = 2, .max_inputs = 2, .infer = infer_matmul});
+  registry.add(
+      ir::OpSchema{.op_type = "Gemm", .min_inputs = 2, .max_inputs = 3, .verify = verify_gemm, .infer = infer_gemm});
+  registry.add(
+      ir::OpSchema{.op_type = "MatMulInteger", .min_inputs = 2, .max_inputs = 4, .infer = infer_matmul_integer});
+  registry.add(
+      ir::OpSchema{.op_type = "QLinearMatMul", .min_inputs = 8, .max_inputs = 8, .infer = infer_qlinear_matmul});
+}
 
 }  // namespace nfuse::ops

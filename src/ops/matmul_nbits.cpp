@@ -15,6 +15,7 @@
 // float zero points ORT also accepts (HQQ) are refused here, not silently misread. The
 // accuracy_level attribute is ignored: nfuse always computes in f32 (ORT at level 4 quantizes A
 // to int8 and so differs from nfuse by that rounding).
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -82,8 +83,13 @@ Status infer_matmul_nbits(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "MatMulNBits", .min_inputs = 3, .max_inputs = 6,
-                               .verify = verify_matmul_nbits, .infer = infer_matmul_nbits,
-                               .domain = "com.microsoft"});
+void register_matmul_nbits_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "MatMulNBits",
+                            .min_inputs = 3,
+                            .max_inputs = 6,
+                            .verify = verify_matmul_nbits,
+                            .infer = infer_matmul_nbits,
+                            .domain = "com.microsoft"});
+}
 
 }  // namespace nfuse::ops

@@ -8,6 +8,7 @@
 // descending score (ties: lower box index first), dropping any whose IoU with an already
 // selected box exceeds iou_threshold, as onnxruntime and the ONNX reference do.
 #include "ops/non_max_suppression.h"
+#include "ops/builtin_ops.h"
 
 #include <algorithm>
 #include <string>
@@ -126,7 +127,9 @@ Result<std::vector<std::array<int64_t, 3>>> non_max_suppression(const ir::Node& 
   return result;
 }
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "NonMaxSuppression", .min_inputs = 2, .max_inputs = 5,
-                               .verify = verify_nms, .infer = infer_nms});
+void register_non_max_suppression_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{
+      .op_type = "NonMaxSuppression", .min_inputs = 2, .max_inputs = 5, .verify = verify_nms, .infer = infer_nms});
+}
 
 }  // namespace nfuse::ops

@@ -1,6 +1,7 @@
 // Normalization ops: BatchNormalization, InstanceNormalization, LayerNormalization,
 // MeanVarianceNormalization, LRN, LpNormalization.
 #include "ops/normalization.h"
+#include "ops/builtin_ops.h"
 
 #include "ops/op_helpers.h"
 
@@ -134,14 +135,24 @@ Status infer_lp_norm(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "BatchNormalization", .min_inputs = 5, .max_inputs = 5,
-                               .max_outputs = 5, .verify = verify_batch_norm, .infer = infer_batch_norm});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3,
-                               .infer = infer_instance_norm});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "LayerNormalization", .min_inputs = 2, .max_inputs = 3,
-                               .max_outputs = 3, .verify = verify_layer_norm, .infer = infer_layer_norm});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "MeanVarianceNormalization", .infer = infer_mvn});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "LRN", .verify = verify_lrn, .infer = infer_lrn});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "LpNormalization", .verify = verify_lp_norm, .infer = infer_lp_norm});
+void register_normalization_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "BatchNormalization",
+                            .min_inputs = 5,
+                            .max_inputs = 5,
+                            .max_outputs = 5,
+                            .verify = verify_batch_norm,
+                            .infer = infer_batch_norm});
+  registry.add(
+      ir::OpSchema{.op_type = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3, .infer = infer_instance_norm});
+  registry.add(ir::OpSchema{.op_type = "LayerNormalization",
+                            .min_inputs = 2,
+                            .max_inputs = 3,
+                            .max_outputs = 3,
+                            .verify = verify_layer_norm,
+                            .infer = infer_layer_norm});
+  registry.add(ir::OpSchema{.op_type = "MeanVarianceNormalization", .infer = infer_mvn});
+  registry.add(ir::OpSchema{.op_type = "LRN", .verify = verify_lrn, .infer = infer_lrn});
+  registry.add(ir::OpSchema{.op_type = "LpNormalization", .verify = verify_lp_norm, .infer = infer_lp_norm});
+}
 
 }  // namespace nfuse::ops

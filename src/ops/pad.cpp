@@ -1,5 +1,6 @@
 // Pad: constant / reflect / edge. Pads and the constant value are attributes before opset 11
 // and inputs from 11 on. Negative pads crop. The opset-18 'axes' input is not supported.
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -61,6 +62,8 @@ Status infer_pad(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Pad", .max_inputs = 4, .verify = verify_pad, .infer = infer_pad});
+void register_pad_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Pad", .max_inputs = 4, .verify = verify_pad, .infer = infer_pad});
+}
 
 }  // namespace nfuse::ops

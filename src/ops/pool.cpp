@@ -1,5 +1,6 @@
 // Pooling ops: MaxPool, AveragePool, LpPool and their Global* forms. Window arithmetic in
 // conv_geometry.h.
+#include "ops/builtin_ops.h"
 #include "ops/conv_geometry.h"
 #include "ops/op_helpers.h"
 
@@ -113,14 +114,15 @@ Status infer_max_unpool(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "MaxUnpool", .min_inputs = 2, .max_inputs = 3, .verify = verify_pool,
-                               .infer = infer_max_unpool});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "MaxPool", .max_outputs = 2, .verify = verify_pool, .infer = infer_pool});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "AveragePool", .verify = verify_pool, .infer = infer_pool});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "LpPool", .verify = verify_pool, .infer = infer_pool});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "GlobalAveragePool", .infer = infer_global_pool});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "GlobalMaxPool", .infer = infer_global_pool});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "GlobalLpPool", .verify = verify_global_lp_pool,
-                               .infer = infer_global_pool});
+void register_pool_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{
+      .op_type = "MaxUnpool", .min_inputs = 2, .max_inputs = 3, .verify = verify_pool, .infer = infer_max_unpool});
+  registry.add(ir::OpSchema{.op_type = "MaxPool", .max_outputs = 2, .verify = verify_pool, .infer = infer_pool});
+  registry.add(ir::OpSchema{.op_type = "AveragePool", .verify = verify_pool, .infer = infer_pool});
+  registry.add(ir::OpSchema{.op_type = "LpPool", .verify = verify_pool, .infer = infer_pool});
+  registry.add(ir::OpSchema{.op_type = "GlobalAveragePool", .infer = infer_global_pool});
+  registry.add(ir::OpSchema{.op_type = "GlobalMaxPool", .infer = infer_global_pool});
+  registry.add(ir::OpSchema{.op_type = "GlobalLpPool", .verify = verify_global_lp_pool, .infer = infer_global_pool});
+}
 
 }  // namespace nfuse::ops

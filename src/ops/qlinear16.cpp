@@ -11,12 +11,13 @@
 //   w / b and their zero point        i8, per tensor or per output channel (w: axis 0, b: axis 1)
 //   y_zero_point (and so y)           i16 or u16, per tensor (independent of x's signedness)
 //   scales                            f32; B (conv only) i32 [M]
-// Arithmetic (backends/ref/ref_quant_util.h): the accumulator of (x - x_zp)(w - w_zp) products
+// Arithmetic (kernels/quant_arithmetic.h): the accumulator of (x - x_zp)(w - w_zp) products
 // plus B is exact in int64 (int16 x int8 products reach 2^22, so an int32 sum can overflow after
 // 512 of them), then y = saturate(round_half_even(f32(acc) * multiplier) + y_zp) to y's type with
 // multiplier = (x_scale * w_scale) / y_scale in f32: ref's requantize_value with 16-bit storage.
 // Names: the ONNX op names would collide with the int8 ops' kernels, which are keyed by op type.
 #include "ir/op_registry.h"
+#include "ops/builtin_ops.h"
 #include "ops/matmul_geometry.h"
 #include "ops/op_helpers.h"
 
@@ -69,9 +70,18 @@ Status infer_qlinear_matmul16(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearConv16", .min_inputs = 8, .max_inputs = 9,
-                               .verify = verify_qlinear_conv16, .infer = infer_qlinear_conv16, .domain = "nfuse"});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearMatMul16", .min_inputs = 8, .max_inputs = 8,
-                               .infer = infer_qlinear_matmul16, .domain = "nfuse"});
+void register_qlinear16_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "QLinearConv16",
+                            .min_inputs = 8,
+                            .max_inputs = 9,
+                            .verify = verify_qlinear_conv16,
+                            .infer = infer_qlinear_conv16,
+                            .domain = "nfuse"});
+  registry.add(ir::OpSchema{.op_type = "QLinearMatMul16",
+                            .min_inputs = 8,
+                            .max_inputs = 8,
+                            .infer = infer_qlinear_matmul16,
+                            .domain = "nfuse"});
+}
 
 }  // namespace nfuse::ops

@@ -11,8 +11,9 @@
 //
 // Scales are f32, zero points have their data's dtype and are 0 when omitted (so min_inputs is
 // 1 where an optional zero point sits between required inputs; infer checks those). The
-// arithmetic is defined in backends/ref/ref_quant_util.h. channels_last = 1 means the input is
+// arithmetic is defined in kernels/quant_arithmetic.h. channels_last = 1 means the input is
 // N, spatial..., C (ORT's NHWC variants); the output keeps the input's layout.
+#include "ops/builtin_ops.h"
 #include "ops/conv_geometry.h"
 #include "ops/op_helpers.h"
 
@@ -179,18 +180,29 @@ Status infer_qlinear_average_pool(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearAdd", .min_inputs = 1, .max_inputs = 8,
-                               .infer = infer_qlinear_binary, .domain = kMsDomain});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearMul", .min_inputs = 1, .max_inputs = 8,
-                               .infer = infer_qlinear_binary, .domain = kMsDomain});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearConcat", .min_inputs = 5, .max_inputs = 1 << 16,
-                               .verify = verify_qlinear_concat, .infer = infer_qlinear_concat,
-                               .domain = kMsDomain});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearGlobalAveragePool", .min_inputs = 5, .max_inputs = 5,
-                               .verify = check_channels_last, .infer = infer_qlinear_global_average_pool,
-                               .domain = kMsDomain});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearAveragePool", .min_inputs = 1, .max_inputs = 5,
-                               .verify = verify_qlinear_average_pool, .infer = infer_qlinear_average_pool,
-                               .domain = kMsDomain});
+void register_qlinear_binary_concat_pool_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{
+      .op_type = "QLinearAdd", .min_inputs = 1, .max_inputs = 8, .infer = infer_qlinear_binary, .domain = kMsDomain});
+  registry.add(ir::OpSchema{
+      .op_type = "QLinearMul", .min_inputs = 1, .max_inputs = 8, .infer = infer_qlinear_binary, .domain = kMsDomain});
+  registry.add(ir::OpSchema{.op_type = "QLinearConcat",
+                            .min_inputs = 5,
+                            .max_inputs = 1 << 16,
+                            .verify = verify_qlinear_concat,
+                            .infer = infer_qlinear_concat,
+                            .domain = kMsDomain});
+  registry.add(ir::OpSchema{.op_type = "QLinearGlobalAveragePool",
+                            .min_inputs = 5,
+                            .max_inputs = 5,
+                            .verify = check_channels_last,
+                            .infer = infer_qlinear_global_average_pool,
+                            .domain = kMsDomain});
+  registry.add(ir::OpSchema{.op_type = "QLinearAveragePool",
+                            .min_inputs = 1,
+                            .max_inputs = 5,
+                            .verify = verify_qlinear_average_pool,
+                            .infer = infer_qlinear_average_pool,
+                            .domain = kMsDomain});
+}
 
 }  // namespace nfuse::ops

@@ -7,10 +7,11 @@
 //   Y = QuantizeLinear(f(DequantizeLinear(X, X_scale, X_zp)), Y_scale, Y_zp)
 //
 // X u8 or s8, scales f32 scalars, zero points scalars of X's type (absent: 0); Y has X's type and
-// shape. nfuse defines the arithmetic as its own Q/DQ (backends/ref/ref_quant_util.h) around the
+// shape. nfuse defines the arithmetic as its own Q/DQ (kernels/quant_arithmetic.h) around the
 // ref Sigmoid / LeakyRelu (computed in double, rounded to f32); ORT's own float kernels may
 // differ in the last bit of f(x), so a code can differ by one where f(x) / Y_scale lies within
 // an ulp of a rounding boundary. fuse_qdq_lookup turns both into nfuse.QLinearLookup.
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -39,9 +40,17 @@ Status infer_qlinear_unary(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearSigmoid", .min_inputs = 4, .max_inputs = 5,
-                               .infer = infer_qlinear_unary, .domain = "com.microsoft"});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearLeakyRelu", .min_inputs = 4, .max_inputs = 5,
-                               .infer = infer_qlinear_unary, .domain = "com.microsoft"});
+void register_qlinear_contrib_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "QLinearSigmoid",
+                            .min_inputs = 4,
+                            .max_inputs = 5,
+                            .infer = infer_qlinear_unary,
+                            .domain = "com.microsoft"});
+  registry.add(ir::OpSchema{.op_type = "QLinearLeakyRelu",
+                            .min_inputs = 4,
+                            .max_inputs = 5,
+                            .infer = infer_qlinear_unary,
+                            .domain = "com.microsoft"});
+}
 
 }  // namespace nfuse::ops

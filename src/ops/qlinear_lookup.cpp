@@ -11,6 +11,7 @@
 // filling the table by running that chain on the 256 dequantized values, so it equals the QDQ
 // graph bit for bit; fuse_qlinear_contrib_lookup mints it from ONNX Runtime's QLinearSigmoid /
 // QLinearLeakyRelu. Kept out of the default domain so a model file can never name it by accident.
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -32,7 +33,9 @@ Status infer_qlinear_lookup(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QLinearLookup", .min_inputs = 2, .max_inputs = 2,
-                               .infer = infer_qlinear_lookup, .domain = "nfuse"});
+void register_qlinear_lookup_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{
+      .op_type = "QLinearLookup", .min_inputs = 2, .max_inputs = 2, .infer = infer_qlinear_lookup, .domain = "nfuse"});
+}
 
 }  // namespace nfuse::ops

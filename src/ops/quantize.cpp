@@ -1,11 +1,12 @@
 // QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear: dtype rules and shape inference.
-// The arithmetic nfuse defines for them is written down in backends/ref/ref_quant_util.h.
+// The arithmetic nfuse defines for them is written down in kernels/quant_arithmetic.h.
 //
 // ONNX allows 16-bit Q/DQ only from opset 21, so ONNX Runtime's quantizer writes 16-bit QDQ
 // models at lower opsets with "com.microsoft" QuantizeLinear / DequantizeLinear: the same inputs,
 // attributes (axis) and arithmetic, storage u8/i8/u16/i16. nfuse registers both domains with one
 // definition (the ref kernel registry keys kernels by op type, so both run the same kernel) and
 // the exporter writes 16-bit ones in "com.microsoft" when the model's opset is below 21.
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 
 namespace nfuse::ops {
@@ -71,15 +72,22 @@ Status infer_dynamic_quantize(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QuantizeLinear", .min_inputs = 2, .max_inputs = 3,
-                               .infer = infer_quantize});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "DequantizeLinear", .min_inputs = 2, .max_inputs = 3,
-                               .infer = infer_dequantize});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "QuantizeLinear", .min_inputs = 2, .max_inputs = 3,
-                               .infer = infer_quantize, .domain = "com.microsoft"});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "DequantizeLinear", .min_inputs = 2, .max_inputs = 3,
-                               .infer = infer_dequantize, .domain = "com.microsoft"});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "DynamicQuantizeLinear", .min_outputs = 3, .max_outputs = 3,
-                               .infer = infer_dynamic_quantize});
+void register_quantize_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "QuantizeLinear", .min_inputs = 2, .max_inputs = 3, .infer = infer_quantize});
+  registry.add(
+      ir::OpSchema{.op_type = "DequantizeLinear", .min_inputs = 2, .max_inputs = 3, .infer = infer_dequantize});
+  registry.add(ir::OpSchema{.op_type = "QuantizeLinear",
+                            .min_inputs = 2,
+                            .max_inputs = 3,
+                            .infer = infer_quantize,
+                            .domain = "com.microsoft"});
+  registry.add(ir::OpSchema{.op_type = "DequantizeLinear",
+                            .min_inputs = 2,
+                            .max_inputs = 3,
+                            .infer = infer_dequantize,
+                            .domain = "com.microsoft"});
+  registry.add(ir::OpSchema{
+      .op_type = "DynamicQuantizeLinear", .min_outputs = 3, .max_outputs = 3, .infer = infer_dynamic_quantize});
+}
 
 }  // namespace nfuse::ops

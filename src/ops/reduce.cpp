@@ -1,6 +1,7 @@
 // Reductions: Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare} and
 // ArgMax/ArgMin. Reduce axes come from the `axes` input when the node has one (ReduceSum from
 // opset 13) and from the attribute otherwise; see resolve_reduce_axes.
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -59,15 +60,14 @@ Status infer_arg_reduce(ir::InferContext& ctx) {
   return ok_status();
 }
 
-[[maybe_unused]] const bool registered = [] {
-  auto& reg = ir::OpRegistry::global();
+}  // namespace
+
+void register_reduce_ops(ir::OpRegistry& registry) {
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                          "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
-    reg.add(ir::OpSchema{.op_type = op, .min_inputs = 1, .max_inputs = 2, .infer = infer_reduce});
+    registry.add(ir::OpSchema{.op_type = op, .min_inputs = 1, .max_inputs = 2, .infer = infer_reduce});
   }
-  for (const char* op : {"ArgMax", "ArgMin"}) reg.add(ir::OpSchema{.op_type = op, .infer = infer_arg_reduce});
-  return true;
-}();
+  for (const char* op : {"ArgMax", "ArgMin"}) registry.add(ir::OpSchema{.op_type = op, .infer = infer_arg_reduce});
+}
 
-}  // namespace
 }  // namespace nfuse::ops

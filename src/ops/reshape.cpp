@@ -1,5 +1,6 @@
 // Reshape, Flatten, Squeeze and Unsqueeze: ops that change dims but never the data order.
 // Their ref kernel is a plain copy; everything interesting is shape inference here.
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -212,10 +213,11 @@ Status infer_unsqueeze(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(
-    ir::OpSchema{.op_type = "Reshape", .max_inputs = 2, .verify = verify_reshape, .infer = infer_reshape});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Flatten", .infer = infer_flatten});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Squeeze", .max_inputs = 2, .infer = infer_squeeze});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Unsqueeze", .max_inputs = 2, .infer = infer_unsqueeze});
+void register_reshape_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Reshape", .max_inputs = 2, .verify = verify_reshape, .infer = infer_reshape});
+  registry.add(ir::OpSchema{.op_type = "Flatten", .infer = infer_flatten});
+  registry.add(ir::OpSchema{.op_type = "Squeeze", .max_inputs = 2, .infer = infer_squeeze});
+  registry.add(ir::OpSchema{.op_type = "Unsqueeze", .max_inputs = 2, .infer = infer_unsqueeze});
+}
 
 }  // namespace nfuse::ops

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 
 namespace nfuse::ops {
@@ -145,9 +146,11 @@ Status infer_resize(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Resize", .min_inputs = 1, .max_inputs = 4, .verify = verify_resize,
-                               .infer = infer_resize});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Upsample", .min_inputs = 1, .max_inputs = 2, .verify = verify_resize,
-                               .infer = infer_resize});
+void register_resize_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{
+      .op_type = "Resize", .min_inputs = 1, .max_inputs = 4, .verify = verify_resize, .infer = infer_resize});
+  registry.add(ir::OpSchema{
+      .op_type = "Upsample", .min_inputs = 1, .max_inputs = 2, .verify = verify_resize, .infer = infer_resize});
+}
 
 }  // namespace nfuse::ops

@@ -8,6 +8,7 @@
 #include <array>
 #include <cctype>
 
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 
 namespace nfuse::ops {
@@ -162,11 +163,28 @@ Status infer_rnn(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "RNN", .min_inputs = 3, .max_inputs = 6, .min_outputs = 0,
-                               .max_outputs = 2, .verify = verify_rnn, .infer = infer_rnn});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "GRU", .min_inputs = 3, .max_inputs = 6, .min_outputs = 0,
-                               .max_outputs = 2, .verify = verify_rnn, .infer = infer_rnn});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "LSTM", .min_inputs = 3, .max_inputs = 8, .min_outputs = 0,
-                               .max_outputs = 3, .verify = verify_rnn, .infer = infer_rnn});
+void register_rnn_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "RNN",
+                            .min_inputs = 3,
+                            .max_inputs = 6,
+                            .min_outputs = 0,
+                            .max_outputs = 2,
+                            .verify = verify_rnn,
+                            .infer = infer_rnn});
+  registry.add(ir::OpSchema{.op_type = "GRU",
+                            .min_inputs = 3,
+                            .max_inputs = 6,
+                            .min_outputs = 0,
+                            .max_outputs = 2,
+                            .verify = verify_rnn,
+                            .infer = infer_rnn});
+  registry.add(ir::OpSchema{.op_type = "LSTM",
+                            .min_inputs = 3,
+                            .max_inputs = 8,
+                            .min_outputs = 0,
+                            .max_outputs = 3,
+                            .verify = verify_rnn,
+                            .infer = infer_rnn});
+}
 
 }  // namespace nfuse::ops

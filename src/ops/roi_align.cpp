@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -47,7 +48,9 @@ Status infer_roi_align(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "RoiAlign", .min_inputs = 3, .max_inputs = 3, .verify = verify_roi_align,
-                               .infer = infer_roi_align});
+void register_roi_align_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{
+      .op_type = "RoiAlign", .min_inputs = 3, .max_inputs = 3, .verify = verify_roi_align, .infer = infer_roi_align});
+}
 
 }  // namespace nfuse::ops

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/subgraph_infer.h"
 
@@ -120,7 +121,14 @@ Status infer_scan(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Scan", .min_inputs = 0, .max_inputs = 1 << 16, .min_outputs = 0,
-                               .max_outputs = 1 << 16, .verify = verify_scan, .infer = infer_scan});
+void register_scan_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Scan",
+                            .min_inputs = 0,
+                            .max_inputs = 1 << 16,
+                            .min_outputs = 0,
+                            .max_outputs = 1 << 16,
+                            .verify = verify_scan,
+                            .infer = infer_scan});
+}
 
 }  // namespace nfuse::ops

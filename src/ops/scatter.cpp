@@ -1,5 +1,6 @@
 // ScatterElements (and its deprecated alias Scatter) and ScatterND: a copy of data with some
 // elements replaced by (or reduced with) updates. Index values are checked in the kernels.
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -67,11 +68,15 @@ Status infer_scatter_nd(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "ScatterElements", .min_inputs = 3, .max_inputs = 3,
-                               .verify = verify_reduction, .infer = infer_scatter_elements});
-NFUSE_REGISTER_OP(
-    ir::OpSchema{.op_type = "Scatter", .min_inputs = 3, .max_inputs = 3, .infer = infer_scatter_elements});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "ScatterND", .min_inputs = 3, .max_inputs = 3,
-                               .verify = verify_reduction, .infer = infer_scatter_nd});
+void register_scatter_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "ScatterElements",
+                            .min_inputs = 3,
+                            .max_inputs = 3,
+                            .verify = verify_reduction,
+                            .infer = infer_scatter_elements});
+  registry.add(ir::OpSchema{.op_type = "Scatter", .min_inputs = 3, .max_inputs = 3, .infer = infer_scatter_elements});
+  registry.add(ir::OpSchema{
+      .op_type = "ScatterND", .min_inputs = 3, .max_inputs = 3, .verify = verify_reduction, .infer = infer_scatter_nd});
+}
 
 }  // namespace nfuse::ops

@@ -2,6 +2,7 @@
 // infer counts them when the input value is known (always, at run time).
 #include <algorithm>
 
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -59,7 +60,9 @@ Status infer_compress(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "NonZero", .infer = infer_nonzero});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Compress", .min_inputs = 2, .max_inputs = 2, .infer = infer_compress});
+void register_select_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "NonZero", .infer = infer_nonzero});
+  registry.add(ir::OpSchema{.op_type = "Compress", .min_inputs = 2, .max_inputs = 2, .infer = infer_compress});
+}
 
 }  // namespace nfuse::ops

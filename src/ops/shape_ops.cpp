@@ -3,6 +3,7 @@
 // fold before anything runs.
 #include <algorithm>
 
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -45,7 +46,9 @@ Status infer_size(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Shape", .infer = infer_shape});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Size", .infer = infer_size});
+void register_shape_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Shape", .infer = infer_shape});
+  registry.add(ir::OpSchema{.op_type = "Size", .infer = infer_size});
+}
 
 }  // namespace nfuse::ops

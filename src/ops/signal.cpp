@@ -3,6 +3,7 @@
 // trailing dim of 1. Window and mel-matrix sizes are input values: infer computes them when
 // known and leaves the dims unknown otherwise.
 #include "ops/signal.h"
+#include "ops/builtin_ops.h"
 
 #include <string>
 #include <vector>
@@ -139,16 +140,17 @@ Status infer_stft(ir::InferContext& ctx) {
 
 }  // namespace
 
-[[maybe_unused]] const bool signal_registered = [] {
-  auto& reg = ir::OpRegistry::global();
+void register_signal_ops(ir::OpRegistry& registry) {
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) {
-    reg.add(ir::OpSchema{.op_type = op, .verify = verify_output_datatype, .infer = infer_window});
+    registry.add(ir::OpSchema{.op_type = op, .verify = verify_output_datatype, .infer = infer_window});
   }
-  reg.add(ir::OpSchema{.op_type = "MelWeightMatrix", .min_inputs = 5, .max_inputs = 5,
-                       .verify = verify_output_datatype, .infer = infer_mel_weight_matrix});
-  reg.add(ir::OpSchema{.op_type = "DFT", .min_inputs = 1, .max_inputs = 3, .infer = infer_dft});
-  reg.add(ir::OpSchema{.op_type = "STFT", .min_inputs = 2, .max_inputs = 4, .infer = infer_stft});
-  return true;
-}();
+  registry.add(ir::OpSchema{.op_type = "MelWeightMatrix",
+                            .min_inputs = 5,
+                            .max_inputs = 5,
+                            .verify = verify_output_datatype,
+                            .infer = infer_mel_weight_matrix});
+  registry.add(ir::OpSchema{.op_type = "DFT", .min_inputs = 1, .max_inputs = 3, .infer = infer_dft});
+  registry.add(ir::OpSchema{.op_type = "STFT", .min_inputs = 2, .max_inputs = 4, .infer = infer_stft});
+}
 
 }  // namespace nfuse::ops

@@ -1,5 +1,6 @@
 // Slice: starts/ends/axes as attributes before opset 10, starts/ends/axes/steps as inputs
 // from 10 on. Negative indices, clamping and negative steps follow compute_slice().
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -45,6 +46,8 @@ Status infer_slice(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Slice", .max_inputs = 5, .verify = verify_slice, .infer = infer_slice});
+void register_slice_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Slice", .max_inputs = 5, .verify = verify_slice, .infer = infer_slice});
+}
 
 }  // namespace nfuse::ops

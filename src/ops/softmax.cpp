@@ -1,5 +1,6 @@
 // Softmax, LogSoftmax and Hardmax. Before opset 13 they act on the input coerced to 2-D at
 // `axis` (default 1); from opset 13 along the single `axis` (default -1). See softmax_geometry.
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -12,12 +13,12 @@ Status infer_softmax(ir::InferContext& ctx) {
   return infer_same_as_input0(ctx);
 }
 
-[[maybe_unused]] const bool registered = [] {
-  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
-    ir::OpRegistry::global().add(ir::OpSchema{.op_type = op, .infer = infer_softmax});
-  }
-  return true;
-}();
-
 }  // namespace
+
+void register_softmax_ops(ir::OpRegistry& registry) {
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
+    registry.add(ir::OpSchema{.op_type = op, .infer = infer_softmax});
+  }
+}
+
 }  // namespace nfuse::ops

@@ -1,4 +1,5 @@
 // DepthToSpace (DCR and CRD modes) and SpaceToDepth: NCHW block rearrangements.
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -63,9 +64,9 @@ Status infer_space_to_depth(ir::InferContext& ctx) { return infer_space_depth(ct
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{
-    .op_type = "DepthToSpace", .verify = verify_depth_to_space, .infer = infer_depth_to_space});
-NFUSE_REGISTER_OP(ir::OpSchema{
-    .op_type = "SpaceToDepth", .verify = verify_blocksize, .infer = infer_space_to_depth});
+void register_space_depth_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "DepthToSpace", .verify = verify_depth_to_space, .infer = infer_depth_to_space});
+  registry.add(ir::OpSchema{.op_type = "SpaceToDepth", .verify = verify_blocksize, .infer = infer_space_to_depth});
+}
 
 }  // namespace nfuse::ops

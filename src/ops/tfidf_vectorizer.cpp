@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -69,6 +70,8 @@ Status infer_tfidf(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "TfIdfVectorizer", .verify = verify_tfidf, .infer = infer_tfidf});
+void register_tfidf_vectorizer_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "TfIdfVectorizer", .verify = verify_tfidf, .infer = infer_tfidf});
+}
 
 }  // namespace nfuse::ops

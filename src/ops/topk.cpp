@@ -1,5 +1,6 @@
 // TopK: k from the 'k' attribute (opset 1) or input 1 (opset 10+); largest and sorted
 // attributes (opset 11). Outputs values and int64 indices with dim `axis` set to k.
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -41,7 +42,9 @@ Status infer_topk(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{
-    .op_type = "TopK", .max_inputs = 2, .max_outputs = 2, .verify = verify_topk, .infer = infer_topk});
+void register_topk_ops(ir::OpRegistry& registry) {
+  registry.add(
+      ir::OpSchema{.op_type = "TopK", .max_inputs = 2, .max_outputs = 2, .verify = verify_topk, .infer = infer_topk});
+}
 
 }  // namespace nfuse::ops

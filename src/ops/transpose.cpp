@@ -1,4 +1,5 @@
 // Transpose: a permutation of the dims (default: reversed).
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -35,6 +36,8 @@ Status infer_transpose(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Transpose", .infer = infer_transpose});
+void register_transpose_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Transpose", .infer = infer_transpose});
+}
 
 }  // namespace nfuse::ops

@@ -1,5 +1,6 @@
 // Trilu (keep the upper or lower triangle of the last two dims) and ReverseSequence (reverse
 // the first sequence_lens[b] steps of each batch entry). Both keep the input's shape.
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 
@@ -38,8 +39,13 @@ Status infer_reverse_sequence(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Trilu", .max_inputs = 2, .infer = infer_trilu});
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "ReverseSequence", .min_inputs = 2, .max_inputs = 2,
-                               .verify = verify_reverse_sequence, .infer = infer_reverse_sequence});
+void register_trilu_reverse_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Trilu", .max_inputs = 2, .infer = infer_trilu});
+  registry.add(ir::OpSchema{.op_type = "ReverseSequence",
+                            .min_inputs = 2,
+                            .max_inputs = 2,
+                            .verify = verify_reverse_sequence,
+                            .infer = infer_reverse_sequence});
+}
 
 }  // namespace nfuse::ops

@@ -1,5 +1,6 @@
 // Element-wise unary math: Sqrt, Exp, Log, trig, rounding, Abs/Neg/Sign, IsNaN/IsInf.
 // The output has the input's shape; only the accepted dtypes differ between ops.
+#include "ops/builtin_ops.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -22,20 +23,19 @@ ir::OpSchema unary_schema(const char* op, ir::InferFn infer) {
   return ir::OpSchema{.op_type = op, .infer = infer};
 }
 
-[[maybe_unused]] const bool registered = [] {
-  auto& reg = ir::OpRegistry::global();
+}  // namespace
+
+void register_unary_ops(ir::OpRegistry& registry) {
   for (const char* op : {"Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos", "Tan",
                          "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) {
-    reg.add(unary_schema(op, infer_unary<kFloatDTypes>));
+    registry.add(unary_schema(op, infer_unary<kFloatDTypes>));
   }
-  reg.add(unary_schema("Erf", infer_unary<kNumericDTypes>));
-  reg.add(unary_schema("Abs", infer_unary<kNumericDTypes>));
-  reg.add(unary_schema("Sign", infer_unary<kNumericDTypes>));
-  reg.add(unary_schema("Neg", infer_unary<kSignedDTypes>));
-  reg.add(unary_schema("IsNaN", infer_float_to_bool));
-  reg.add(unary_schema("IsInf", infer_float_to_bool));
-  return true;
-}();
+  registry.add(unary_schema("Erf", infer_unary<kNumericDTypes>));
+  registry.add(unary_schema("Abs", infer_unary<kNumericDTypes>));
+  registry.add(unary_schema("Sign", infer_unary<kNumericDTypes>));
+  registry.add(unary_schema("Neg", infer_unary<kSignedDTypes>));
+  registry.add(unary_schema("IsNaN", infer_float_to_bool));
+  registry.add(unary_schema("IsInf", infer_float_to_bool));
+}
 
-}  // namespace
 }  // namespace nfuse::ops

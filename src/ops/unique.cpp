@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "ops/builtin_ops.h"
 #include "ops/op_helpers.h"
 #include "ops/tensor_params.h"
 #include "ops/unique_util.h"
@@ -118,6 +119,8 @@ Status infer_unique(ir::InferContext& ctx) {
 
 }  // namespace
 
-NFUSE_REGISTER_OP(ir::OpSchema{.op_type = "Unique", .max_outputs = 4, .infer = infer_unique});
+void register_unique_ops(ir::OpRegistry& registry) {
+  registry.add(ir::OpSchema{.op_type = "Unique", .max_outputs = 4, .infer = infer_unique});
+}
 
 }  // namespace nfuse::ops

@@ -22,7 +22,7 @@ bool all_ones(const ir::Node& node, const char* attr) {
 
 }  // namespace
 
-CostModel::CostModel(backends::DeviceProfile profile, backends::TypeOf type_of,
+CostModel::CostModel(backends::DeviceProfile profile, backends::PlanView type_of,
                      std::function<bool(const ir::Value*)> is_constant, int threads)
     : profile_(std::move(profile)),
       type_of_(std::move(type_of)),

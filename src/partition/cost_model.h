@@ -46,8 +46,8 @@ struct NodeEstimate {
 class CostModel {
  public:
   // `is_constant`: values known at plan time (weights, folded values): not charged as traffic.
-  CostModel(backends::DeviceProfile profile, backends::TypeOf type_of, std::function<bool(const ir::Value*)> is_constant,
-            int threads);
+  CostModel(backends::DeviceProfile profile, backends::PlanView type_of,
+            std::function<bool(const ir::Value*)> is_constant, int threads);
 
   // Estimated time of `node` on `backend`; never fails (unknown shapes cost the overhead only).
   NodeEstimate estimate(const ir::Node& node, const std::string& backend, const OnChip& on_chip) const;
@@ -68,7 +68,7 @@ class CostModel {
   bool runs_as_winograd(const ir::Node& node, const backends::BackendProfile& p) const;
 
   backends::DeviceProfile profile_;
-  backends::TypeOf type_of_;
+  backends::PlanView type_of_;
   std::function<bool(const ir::Value*)> is_constant_;
   int threads_ = 1;
   mutable std::map<std::string, backends::BackendProfile> by_name_;  // for_backend, looked up once

@@ -3,7 +3,7 @@
 namespace nfuse::partition {
 namespace {
 
-const ir::TensorType* type_or_null(const backends::TypeOf& type_of, const ir::Value* v) {
+const ir::TensorType* type_or_null(const backends::PlanView& type_of, const ir::Value* v) {
   return v ? &type_of(v) : nullptr;
 }
 
@@ -15,7 +15,7 @@ int64_t numel_of(const ir::TensorType* t) {
 
 }  // namespace
 
-int64_t node_macs(const ir::Node& n, const backends::TypeOf& type_of) {
+int64_t node_macs(const ir::Node& n, const backends::PlanView& type_of) {
   const ir::TensorType* in = type_or_null(type_of, n.input(0));
   const ir::TensorType* w = type_or_null(type_of, n.input(1));
   const ir::TensorType* out = n.outputs.empty() ? nullptr : type_or_null(type_of, n.output(0));
@@ -51,7 +51,7 @@ int64_t node_macs(const ir::Node& n, const backends::TypeOf& type_of) {
   return 0;
 }
 
-double node_flops(const ir::Node& n, const backends::TypeOf& type_of) {
+double node_flops(const ir::Node& n, const backends::PlanView& type_of) {
   const int64_t macs = node_macs(n, type_of);
   if (macs > 0) return 2.0 * static_cast<double>(macs);
   const ir::TensorType* in = type_or_null(type_of, n.input(0));

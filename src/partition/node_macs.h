@@ -12,11 +12,11 @@ namespace nfuse::partition {
 
 // MACs of Conv/ConvTranspose/Gemm/MatMul/LSTM/GRU/RNN; 0 for ops whose cost is not
 // multiply-accumulate dominated, and when a shape it needs is not static.
-int64_t node_macs(const ir::Node& node, const backends::TypeOf& type_of);
+int64_t node_macs(const ir::Node& node, const backends::PlanView& type_of);
 
 // Floating-point (or integer) operations: 2 per MAC where node_macs counts them, else one per
 // output element times the window size for pooling / reductions (a simple, documented guess:
 // these ops are memory-bound, so the roofline takes their bytes anyway).
-double node_flops(const ir::Node& node, const backends::TypeOf& type_of);
+double node_flops(const ir::Node& node, const backends::PlanView& type_of);
 
 }  // namespace nfuse::partition

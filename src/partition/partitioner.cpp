@@ -1,7 +1,6 @@
 #include "partition/partitioner.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -19,28 +18,6 @@ constexpr int kMaxPingPongNodes = 4;
 constexpr double kEpsilonUs = 1e-9;
 // Above this share of nodes or time off the first preferred backend, the report warns.
 constexpr double kFallbackWarnRatio = 0.10;
-
-// Backends answer "why not" in their own words; the report sorts the answer into the design's
-// categories. A backend may lead with the category ("rank != 4: ..."), as fusion does; otherwise
-// the words it uses decide. `text` loses a leading category.
-Reason classify(std::string& text) {
-  for (Reason r : {Reason::kUnsupportedOp, Reason::kDtype, Reason::kDynamicShape, Reason::kRank}) {
-    const std::string prefix = std::string(reason_name(r)) + ": ";
-    if (text.rfind(prefix, 0) == 0) {
-      text = text.substr(prefix.size());
-      return r;
-    }
-  }
-  std::string t = text;
-  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  auto has = [&](const char* w) { return t.find(w) != std::string::npos; };
-  if (has("dtype") || has("data type") || has("int8") || has("float16") || has("quantiz")) return Reason::kDtype;
-  if (has("dynamic") || has("symbolic") || has("static shape") || has("not static") || has("unknown shape")) {
-    return Reason::kDynamicShape;
-  }
-  if (has("rank") || has("4-d") || has("4d")) return Reason::kRank;
-  return Reason::kUnsupportedOp;
-}
 
 // The backends in order of preference: `prefer` (default fusion, cpu) under "auto", else the
 // one backend named.
@@ -71,17 +48,17 @@ class Partitioner {
   Status finish(PartitionResult& result);
 
  private:
-  // supports_planned of `backend` for node i, asked once.
+  // supports() of `backend` for node i, asked once.
   const backends::Support& support(int i, const std::string& backend) {
     auto& cache = support_[static_cast<size_t>(i)];
     auto it = cache.find(backend);
     if (it != cache.end()) return it->second;
     auto b = pool_.get(backend);  // names were checked by resolve_backends
-    backends::Support s = b.ok() ? (*b)->supports_planned(*req_.nodes[static_cast<size_t>(i)], *req_.graph, req_.type_of)
-                                 : backends::Support::no(b.status().message());
+    backends::Support s = b.ok() ? (*b)->supports(*req_.nodes[static_cast<size_t>(i)], req_.type_of)
+                                 : backends::Support::no(Reason::kUnsupportedOp, b.status().message());
     return cache.emplace(backend, std::move(s)).first->second;
   }
-  bool can_run(int i, const std::string& backend) { return support(i, backend).ok; }
+  bool can_run(int i, const std::string& backend) { return support(i, backend).ok(); }
   // Where a node goes when its preferred backends do not take it: the fallback, else ref.
   std::string fallback_for(int i) { return can_run(i, fallback_) ? fallback_ : reference_; }
   // Whether node i may be moved to `backend` by a cost pass. With require_full_offload nothing
@@ -152,7 +129,8 @@ Status Partitioner::assign_pins_and_denials(PartitionResult& result) {
     if (n.name.empty() || pin == o.pins.end()) pin = o.pins.find(n.op_type);
     if (pin != o.pins.end()) {
       const backends::Support& s = support(i, pin->second);
-      if (!s.ok) return unsupported(n.label() + " is pinned to '" + pin->second + "', which cannot run it: " + s.reason);
+      if (!s.ok())
+        return unsupported(n.label() + " is pinned to '" + pin->second + "', which cannot run it: " + s.text());
       assign_[static_cast<size_t>(i)] = pin->second;
       pinned_[static_cast<size_t>(i)] = true;
       continue;
@@ -182,7 +160,7 @@ Status Partitioner::assign_preferred() {
     }
     if (assign_[static_cast<size_t>(i)].empty()) {
       return unsupported(req_.nodes[static_cast<size_t>(i)]->label() + ": no backend can run it (" + prefer_[0] + ": " +
-                         support(i, prefer_[0]).reason + "; " + reference_ + ": " + support(i, reference_).reason +
+                         support(i, prefer_[0]).text() + "; " + reference_ + ": " + support(i, reference_).text() +
                          ")");
     }
   }
@@ -295,10 +273,9 @@ Status Partitioner::finish(PartitionResult& result) {
         p.reason = Reason::kPinned;
       } else if (denied_[static_cast<size_t>(i)]) {
         p.reason = Reason::kDenied;
-      } else if (!first.ok) {
-        std::string why = first.reason;
-        p.reason = classify(why);
-        p.detail = prefer_[0] + ": " + why;
+      } else if (!first.ok()) {
+        p.reason = first.reason;
+        p.detail = prefer_[0] + ": " + first.detail;
       } else if (!refused_[static_cast<size_t>(i)].empty()) {
         p.reason = Reason::kCost;
         p.detail = prefer_[0] + ": " + refused_[static_cast<size_t>(i)];
@@ -350,20 +327,6 @@ Result<backends::Backend*> BackendPool::get(const std::string& name) {
   return raw;
 }
 
-const char* reason_name(Reason r) {
-  switch (r) {
-    case Reason::kNone: return "";
-    case Reason::kUnsupportedOp: return "unsupported op";
-    case Reason::kDtype: return "dtype";
-    case Reason::kDynamicShape: return "dynamic shape";
-    case Reason::kRank: return "rank != 4";
-    case Reason::kCost: return "cost";
-    case Reason::kPinned: return "pinned";
-    case Reason::kDenied: return "denied";
-  }
-  return "";
-}
-
 std::string NodePlacement::reason_text() const {
   std::string s = reason_name(reason);
   if (!detail.empty()) s += " (" + detail + ")";
@@ -383,9 +346,7 @@ std::vector<const ir::Node*> cluster_chains(const PartitionRequest& req, Backend
   auto backend = pool.get(first);
   if (!backend.ok() || !req.profile.for_backend(first).keeps_intermediates_on_chip) return req.nodes;
   std::set<const ir::Node*> in_plan(req.nodes.begin(), req.nodes.end());
-  auto supported = [&](const ir::Node* n) {
-    return (*backend)->supports_planned(*n, *req.graph, req.type_of).ok;
-  };
+  auto supported = [&](const ir::Node* n) { return (*backend)->supports(*n, req.type_of).ok(); };
   std::set<const ir::Node*> deferred;
   for (const ir::Node* n : req.nodes) {
     if (n->outputs.size() != 1 || !n->output(0)) continue;
@@ -438,7 +399,7 @@ std::vector<const ir::Node*> cluster_chains(const PartitionRequest& req, Backend
 }
 
 Result<PartitionResult> partition_nodes(const PartitionRequest& request_in, BackendPool& pool) {
-  if (!request_in.graph || !request_in.type_of || !request_in.is_constant) {
+  if (!request_in.graph || !request_in.type_of.graph() || !request_in.is_constant) {
     return internal_error("partition_nodes: incomplete request");
   }
   PartitionRequest request = request_in;

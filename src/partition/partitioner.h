@@ -58,8 +58,10 @@ class BackendPool {
 };
 
 // Why a node is not on the first preferred backend.
-enum class Reason { kNone, kUnsupportedOp, kDtype, kDynamicShape, kRank, kCost, kPinned, kDenied };
-const char* reason_name(Reason r);  // "unsupported op", "dtype", "dynamic shape", "rank != 4", ...
+// The backend's typed answer (unsupported op, dtype, dynamic shape, rank) or the partitioner's
+// own (cost, pinned, denied).
+using Reason = backends::SupportReason;
+inline const char* reason_name(Reason r) { return backends::support_reason_name(r); }
 
 struct NodePlacement {
   const ir::Node* node = nullptr;
@@ -106,7 +108,7 @@ struct PartitionResult {
 struct PartitionRequest {
   const ir::Graph* graph = nullptr;
   std::vector<const ir::Node*> nodes;  // runtime nodes, graph order
-  backends::TypeOf type_of;
+  backends::PlanView type_of;
   std::function<bool(const ir::Value*)> is_constant;  // known at plan time
   std::string backend = "auto";  // "auto" or one backend's name (then prefer = {it})
   PartitionOptions options;

@@ -12,7 +12,7 @@
 //
 // Numerics: the QDQ graph dequantizes, adds (multiplies) in f32 and quantizes c / c_scale; the
 // fused op computes (a - a_zp) * (a_scale / c_scale) + (b - b_zp) * (b_scale / c_scale) with one
-// FMA (ref_quant_util.h). The two differ only in f32 rounding, so an output can move by one step
+// FMA (kernels/quant_arithmetic.h). The two differ only in f32 rounding, so an output can move by one step
 // where the value lies within rounding error of a .5 boundary.
 #pragma once
 

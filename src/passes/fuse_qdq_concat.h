@@ -7,7 +7,7 @@
 // Every quantization is per tensor with constant parameters and one dtype (u8 or i8). c must feed
 // only the QuantizeLinear and not be a graph output; a DequantizeLinear with other readers stays.
 // Numerics: identical, element for element, to the QDQ graph (QLinearConcat is defined as
-// quantize(dequantize(x)), ref_quant_util.h).
+// quantize(dequantize(x)), kernels/quant_arithmetic.h).
 #pragma once
 
 #include "ir/graph.h"

@@ -11,7 +11,7 @@
 // readers stays.
 // Numerics: MaxPool is exact (quantization is monotone and quantize(dequantize(v)) = v with equal
 // parameters). The average pools sum (x - x_zp) exactly in int32 and requantize once
-// (ref_quant_util.h) where the QDQ graph averages in f32: outputs can differ by one step at .5
+// (kernels/quant_arithmetic.h) where the QDQ graph averages in f32: outputs can differ by one step at .5
 // boundaries.
 #pragma once
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "conformance_case.h"
+#include "runtime/builtins.h"
 
 namespace fs = std::filesystem;
 using nfuse::conformance::CaseResult;
@@ -151,6 +152,7 @@ struct Tally {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nfuse::register_builtins();
   Options opt;
   if (!parse_args(argc, argv, &opt)) return 2;
   bool expectations_ok = true;

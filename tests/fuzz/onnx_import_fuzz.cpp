@@ -4,6 +4,12 @@
 #include <cstdint>
 
 #include "frontend/onnx/onnx_importer.h"
+#include "runtime/builtins.h"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  nfuse::register_builtins();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nfuse::frontend::onnx::ImportOptions options;

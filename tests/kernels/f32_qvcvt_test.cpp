@@ -1,4 +1,4 @@
-// f32_qvcvt.h kernels (every ISA this CPU runs) against ref::quantize_value, byte for byte: u8
+// f32_qvcvt.h kernels (every ISA this CPU runs) against nfuse::quantize_value, byte for byte: u8
 // and s8 outputs at zero points across both ranges, every length 0..67 and 1000 (vector steps
 // and tails), a guard byte after n, values around every rounding tie (k + 0.5 times the scale),
 // saturation at both ends, +-inf, NaN (-> the zero point), -0, denormals, and scales that make
@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/f32-qvcvt/f32_qvcvt.h"
+#include "kernels/quant_arithmetic.h"
 #include "support/kernel_isas.h"
 
 namespace nfuse::kernels {
@@ -49,8 +49,8 @@ TEST(F32Qvcvt, MatchesQuantizeValue) {
             std::vector<uint8_t> y(n + 1, 0xA5);
             fn(x.data(), n, p, y.data());
             for (size_t i = 0; i < n; ++i) {
-              const int expect = is_signed ? static_cast<uint8_t>(backends::ref::quantize_value<int8_t>(x[i], scale, zp))
-                                           : backends::ref::quantize_value<uint8_t>(x[i], scale, zp);
+              const int expect = is_signed ? static_cast<uint8_t>(nfuse::quantize_value<int8_t>(x[i], scale, zp))
+                                           : nfuse::quantize_value<uint8_t>(x[i], scale, zp);
               ASSERT_EQ(static_cast<int>(y[i]), expect)
                   << "isa " << static_cast<int>(isa) << (is_signed ? " s8" : " u8") << " zp " << zp << " scale " << scale
                   << " n " << n << " i " << i << " x " << x[i];

@@ -1,5 +1,5 @@
 // Quantized 8-bit Add / Mul kernels (src/kernels/q8-vbinary) against the arithmetic that
-// backends/ref/ref_quant_util.h defines (qlinear_add_value / qlinear_mul_value + quantize_value),
+// kernels/quant_arithmetic.h defines (qlinear_add_value / qlinear_mul_value + quantize_value),
 // bit for bit, on every ISA this machine runs: every length 0..200 and a long one (all main-loop
 // and tail paths), scalar and same-shape second operands, the swapped scalar form, u8 and s8,
 // extreme zero points, multipliers that saturate most outputs, multipliers of 0.5 that put many
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/cpu_features.h"
 #include "kernels/q8-vbinary/q8_vbinary.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::kernels {
 namespace {
@@ -34,10 +34,13 @@ template <typename T>
 T expected(bool mul, T a, T b, const Q8VbinaryParams& p) {
   const int32_t ac = static_cast<int32_t>(a) - p.a_zp, bc = static_cast<int32_t>(b) - p.b_zp;
   float v;
-  if (mul) v = backends::ref::qlinear_mul_value(ac, bc, p.a_mult);
-  else if (p.swapped) v = backends::ref::qlinear_add_value(bc, ac, p.b_mult, p.a_mult);
-  else v = backends::ref::qlinear_add_value(ac, bc, p.a_mult, p.b_mult);
-  return backends::ref::quantize_value<T>(v, 1.0f, p.y_zp);
+  if (mul)
+    v = nfuse::qlinear_mul_value(ac, bc, p.a_mult);
+  else if (p.swapped)
+    v = nfuse::qlinear_add_value(bc, ac, p.b_mult, p.a_mult);
+  else
+    v = nfuse::qlinear_add_value(ac, bc, p.a_mult, p.b_mult);
+  return nfuse::quantize_value<T>(v, 1.0f, p.y_zp);
 }
 
 template <typename T>

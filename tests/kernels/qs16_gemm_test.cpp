@@ -1,6 +1,6 @@
 // 16-bit-activation GEMM kernel family (src/kernels/qs16-gemm) against the definition: an int64
-// accumulator of (A - a_zp) * B + bias requantized by backends::ref::requantize_value<int16_t / uint16_t>
-// (ref_quant_util.h) and clamped to [qmin, qmax]. Bit-exact, every configuration this CPU runs:
+// accumulator of (A - a_zp) * B + bias requantized by nfuse::requantize_value<int16_t / uint16_t>
+// (kernels/quant_arithmetic.h) and clamped to [qmin, qmax]. Bit-exact, every configuration this CPU runs:
 // tile-edge shapes, NCHW (column-major) A, s16/u16 activations and outputs, and K long enough
 // that extreme values (A = -32768 / 32767, B = -128 / 127) overflow a naive int32 accumulator
 // (the K-chunked widening must keep the exact integer). Guard elements catch writes outside C.
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/cpu_features.h"
 #include "kernels/qs16-gemm/qs16_gemm.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::kernels {
 namespace {
@@ -105,8 +105,8 @@ void run_case(const Qs16GemmConfig& cfg, const Case& c) {
         const int64_t av = c.a_unsigned ? a[i * c.k + kk] : static_cast<int16_t>(a[i * c.k + kk]);
         acc += (av - c.a_zp) * b[kk * c.n + j];
       }
-      int64_t want = c.c_unsigned ? int64_t{backends::ref::requantize_value<uint16_t>(acc, mult[j], c.c_zp)}
-                                  : int64_t{backends::ref::requantize_value<int16_t>(acc, mult[j], c.c_zp)};
+      int64_t want = c.c_unsigned ? int64_t{nfuse::requantize_value<uint16_t>(acc, mult[j], c.c_zp)}
+                                  : int64_t{nfuse::requantize_value<int16_t>(acc, mult[j], c.c_zp)};
       want = want < c.qmin ? c.qmin : want > c.qmax ? c.qmax : want;
       const uint16_t bits = out[i * c.n + j];
       const int64_t got = c.c_unsigned ? bits : static_cast<int16_t>(bits);

@@ -1,5 +1,5 @@
 // Quantized depthwise 3x3 kernels (src/kernels/qu8-dwconv) against an independent reference:
-// the int64 sum of (x - x_zp) * w + bias, requantized by ref_quant_util.h's requantize_value,
+// the int64 sum of (x - x_zp) * w + bias, requantized by kernels/quant_arithmetic.h's requantize_value,
 // on the scalar kernel and every SIMD kernel this CPU runs. Strides 1 / 2 on both axes, output
 // widths 1..70 and MobileNet's 112, u8 / s8 outputs with their zero points, multipliers that
 // saturate, extreme weights (-128, 127) and bytes (0, 255); outputs past out_width and rows
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/cpu_features.h"
 #include "kernels/qu8-dwconv/qu8_dwconv.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::kernels {
 namespace {
@@ -95,9 +95,9 @@ TEST(Qu8Dwconv, MatchesReference) {
                 const std::string where = k.name + " wo " + std::to_string(wo) + " sh " + std::to_string(sh) + " sw " +
                                           std::to_string(sw) + " y " + std::to_string(y) + " x " + std::to_string(x);
                 if (y_signed) {
-                  ASSERT_EQ(static_cast<int8_t>(got), backends::ref::requantize_value<int8_t>(acc, mult, y_zp)) << where;
+                  ASSERT_EQ(static_cast<int8_t>(got), nfuse::requantize_value<int8_t>(acc, mult, y_zp)) << where;
                 } else {
-                  ASSERT_EQ(got, backends::ref::requantize_value<uint8_t>(acc, mult, y_zp)) << where;
+                  ASSERT_EQ(got, nfuse::requantize_value<uint8_t>(acc, mult, y_zp)) << where;
                 }
               }
               for (size_t x = wo; x < out_stride; ++x) ASSERT_EQ(out[(y + 1) * out_stride + x], 0x5A) << k.name;

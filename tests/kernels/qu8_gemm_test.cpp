@@ -1,5 +1,5 @@
 // Quantized GEMM kernel family (src/kernels/qu8-gemm) against the definition: an int64
-// accumulator of (A - a_zp) * B + bias, requantized by ref::requantize_value (ref_quant_util.h,
+// accumulator of (A - a_zp) * B + bias, requantized by nfuse::requantize_value (kernels/quant_arithmetic.h,
 // the one statement of nfuse's integer arithmetic) and clamped to [qmin, qmax]. Equality is
 // bit-exact, never a tolerance. Every configuration this CPU runs (scalar always): each
 // microkernel directly over every mr x nc edge, the driver over tile-derived shapes, A layouts and
@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/cpu_features.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::kernels {
 namespace {
@@ -156,9 +156,9 @@ int64_t reference_acc(const Case& c, const Data& d, size_t i, size_t j) {
 uint8_t reference_q(const Case& c, int64_t acc, float mult) {
   int32_t q;
   if (c.c_signed) {
-    q = backends::ref::requantize_value<int8_t>(acc, mult, c.c_zp);
+    q = nfuse::requantize_value<int8_t>(acc, mult, c.c_zp);
   } else {
-    q = backends::ref::requantize_value<uint8_t>(acc, mult, c.c_zp);
+    q = nfuse::requantize_value<uint8_t>(acc, mult, c.c_zp);
   }
   q = q < c.qmin ? c.qmin : (q > c.qmax ? c.qmax : q);
   return static_cast<uint8_t>(q);
@@ -293,7 +293,7 @@ TEST_P(Qu8GemmTest, MicrokernelEdges) {
                   std::memcpy(&v, &out[r * ldc * elem + j], 4);
                   ASSERT_EQ(v, acc) << "r=" << r << " j=" << col;
                 } else {
-                  ASSERT_EQ(got, backends::ref::requantize_value<uint8_t>(acc, mult[col], c_zp))
+                  ASSERT_EQ(got, nfuse::requantize_value<uint8_t>(acc, mult[col], c_zp))
                       << "r=" << r << " j=" << col << " acc=" << acc;
                 }
               }

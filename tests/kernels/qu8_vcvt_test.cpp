@@ -1,5 +1,5 @@
 // qu8_vcvt.h kernels (every ISA this CPU runs) against the definition: unpack is f32(x - zp) in
-// the input's type; requant is ref::requantize_value of i32(sum) + bias, clamped. Bit-exact, on
+// the input's type; requant is nfuse::requantize_value of i32(sum) + bias, clamped. Bit-exact, on
 // every length 0..40 (vector tails) and 1000, u8 / s8 both ends, sums at +-(2^24 - 1), biases
 // near +-2^30 (the bias add), exact .5 ties (multiplier 0.5) and huge / tiny multipliers.
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <random>
 #include <vector>
 
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/cpu_features.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
 #include "kernels/qu8-vcvt/qu8_vcvt.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::kernels {
 namespace {
@@ -69,8 +69,8 @@ TEST(Qu8Vcvt, RequantMatchesDefinition) {
             k.requant(sums.data(), n, bias, mult, rq, y.data());
             for (size_t i = 0; i < n; ++i) {
               const int64_t acc = static_cast<int64_t>(sums[i]) + bias;
-              const int32_t q = is_signed ? backends::ref::requantize_value<int8_t>(acc, mult, zp)
-                                          : backends::ref::requantize_value<uint8_t>(acc, mult, zp);
+              const int32_t q = is_signed ? nfuse::requantize_value<int8_t>(acc, mult, zp)
+                                          : nfuse::requantize_value<uint8_t>(acc, mult, zp);
               ASSERT_EQ(y[i], static_cast<uint8_t>(q))
                   << static_cast<int>(isa) << " n " << n << " i " << i << " sum " << sums[i] << " bias " << bias;
             }

@@ -1,5 +1,5 @@
 // The W * X quantized GEMM (src/kernels/qu8-gemm/qu8_wxgemm.h) against the definition: an int64
-// accumulator of W * (X - x_zp) + bias per row, requantized by ref::requantize_value with the
+// accumulator of W * (X - x_zp) + bias per row, requantized by nfuse::requantize_value with the
 // row's multiplier and clamped. Bit-exact, every configuration this CPU runs (scalar always),
 // over every mr x nc edge of the 8x32 tile, K tails (K % 4 != 0, K = 1), u8/s8 activations and
 // outputs, zero points at both ends, extreme operands (255 x 127 / 0 x -128 over a long K), big
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/cpu_features.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::kernels {
 namespace {
@@ -92,8 +92,8 @@ void check(const Qu8WxConfig& cfg, const WxCase& c, std::mt19937& rng) {
         const int64_t xv = c.x_signed ? static_cast<int8_t>(x[kk * c.n + j]) : x[kk * c.n + j];
         acc += (xv - c.x_zp) * w[i * c.k + kk];
       }
-      const int32_t q = c.c_signed ? backends::ref::requantize_value<int8_t>(acc, mult[i], c.c_zp)
-                                   : backends::ref::requantize_value<uint8_t>(acc, mult[i], c.c_zp);
+      const int32_t q = c.c_signed ? nfuse::requantize_value<int8_t>(acc, mult[i], c.c_zp)
+                                   : nfuse::requantize_value<uint8_t>(acc, mult[i], c.c_zp);
       ASSERT_EQ(got, static_cast<uint8_t>(q)) << describe(cfg, c) << " at " << i << "," << j << " acc " << acc;
     }
   }

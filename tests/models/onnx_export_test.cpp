@@ -32,8 +32,8 @@
 #include "frontend/onnx/onnx_importer.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "ir/graph.h"
+#include "ir/infer_shapes.h"
 #include "ops/fused_epilogue.h"
-#include "passes/infer_shapes.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
 #include "support/onnx_builder.h"
@@ -373,7 +373,7 @@ std::unique_ptr<ir::Graph> make_qdq_graph() {
   g->outputs().push_back(y);
 
   g->relink();
-  Status st = passes::infer_shapes(*g);
+  Status st = ir::infer_shapes(*g);
   EXPECT_TRUE(st.ok()) << st.to_string();
   st = g->verify();
   EXPECT_TRUE(st.ok()) << st.to_string();
@@ -586,7 +586,7 @@ TEST(OnnxExportTensors, EveryDtypeRoundTripsBitwise) {
   g.add_node("Identity", "id_empty", {z}, {zo})->opset = 13;
   g.outputs().push_back(zo);
   g.relink();
-  ASSERT_TRUE(passes::infer_shapes(g).ok());
+  ASSERT_TRUE(ir::infer_shapes(g).ok());
 
   auto g2 = round_trip(g);
   ASSERT_NE(g2, nullptr);

@@ -1,5 +1,5 @@
 // Tests for the neural-network family's matmul, normalization, quantization and Einsum ops on
-// the reference kernels: the rounding and saturation nfuse defines (ref_quant_util.h),
+// the reference kernels: the rounding and saturation nfuse defines (kernels/quant_arithmetic.h),
 // per-axis / per-row / per-channel parameters, numpy matmul broadcasting, legacy opset forms
 // and hostile inputs the ONNX conformance cases leave out.
 #include <gtest/gtest.h>

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "passes/infer_shapes.h"
+#include "ir/infer_shapes.h"
 
 namespace nfuse::testing {
 
@@ -123,7 +123,7 @@ class W8A16GraphBuilder {
   std::unique_ptr<ir::Graph> finish(ir::Value* y) {
     g_->outputs().push_back(y);
     g_->relink();
-    Status st = passes::infer_shapes(*g_);
+    Status st = ir::infer_shapes(*g_);
     return st.ok() ? std::move(g_) : nullptr;
   }
 

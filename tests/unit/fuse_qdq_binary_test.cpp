@@ -3,7 +3,7 @@
 // graph output or read twice). Fused and unfused graphs on ref differ by at most one step of the
 // output quantization, in few elements: the QDQ graph rounds dequantized operands and their f32
 // sum (product) before dividing by the output scale, the fused op multiplies by the precomputed
-// scale ratios with one FMA (ref_quant_util.h), so only values within f32 rounding error of a .5
+// scale ratios with one FMA (kernels/quant_arithmetic.h), so only values within f32 rounding error of a .5
 // boundary can round the other way. The scales are "generic" (0.0213, 0.0147, 0.0311, as a
 // calibrator produces): with round ratios such as 0.02 / 0.015 / 0.03 the exact result is
 // (4a + 3b) / 6 and one value in six is an exact .5 tie, which either computation may round

@@ -16,22 +16,20 @@ class FakeNpu final : public backends::Backend {
  public:
   std::string_view name() const override { return kFake; }
   backends::BackendTraits traits() const override { return {}; }
-  backends::Support supports(const ir::Node& node, const ir::Graph& graph) const override {
-    return supports_planned(node, graph, [](const ir::Value* v) -> const ir::TensorType& { return v->type; });
-  }
-  backends::Support supports_planned(const ir::Node& node, const ir::Graph&,
-                                     const backends::TypeOf& type_of) const override {
+  backends::Support supports(const ir::Node& node, const backends::PlanView& plan) const override {
+    using backends::Support;
+    using backends::SupportReason;
     if (node.op_type != "Conv" && node.op_type != "Relu" && node.op_type != "Add" && node.op_type != "MaxPool") {
-      return backends::Support::no("unsupported op: no " + node.op_type + " unit");
+      return Support::no(SupportReason::kUnsupportedOp, "no " + node.op_type + " unit");
     }
     for (const ir::Value* v : node.inputs) {
       if (!v || v->constant) continue;
-      const ir::TensorType& t = type_of(v);
-      if (t.dtype != ir::DType::kF32) return backends::Support::no("dtype: " + v->name + " is not f32");
-      if (!t.shape.is_static()) return backends::Support::no("dynamic shape: " + v->name);
-      if (t.shape.rank() != 4) return backends::Support::no("rank != 4: " + v->name);
+      const ir::TensorType& t = plan.type(v);
+      if (t.dtype != ir::DType::kF32) return Support::no(SupportReason::kDtype, v->name + " is not f32");
+      if (!t.shape.is_static()) return Support::no(SupportReason::kDynamicShape, v->name);
+      if (t.shape.rank() != 4) return Support::no(SupportReason::kRank, v->name);
     }
-    return backends::Support::yes();
+    return Support::native();
   }
   Result<std::unique_ptr<backends::CompiledPartition>> compile(const backends::Partition& partition,
                                                                const backends::CompileContext& ctx) override {

@@ -8,9 +8,9 @@
 #include <random>
 #include <set>
 
-#include "backends/cpu/cpu_thread_pool.h"
 #include "backends/device_profile.h"
 #include "compile/plan_traffic.h"
+#include "core/thread_pool.h"
 #include "partition/cost_model.h"
 #include "partition_test_util.h"
 #include "runtime/session.h"
@@ -93,9 +93,9 @@ TEST(PartitionPlan, RealFusionBackendPartitionsMatchRefOnOneThreadPool) {
     for (const auto& p : (*plan)->partition_report->nodes) on_fusion += p.backend == "fusion";
     EXPECT_GE(on_fusion, 4) << placements(*(*plan)->partition_report);
     std::set<std::string> backends;
-    const backends::cpu::ThreadPool* shared = nullptr;
+    const ThreadPool* shared = nullptr;
     for (const auto& step : (*plan)->steps) {
-      const backends::cpu::ThreadPool* p = step.compiled->intra_op_pool();
+      const ThreadPool* p = step.compiled->intra_op_pool();
       ASSERT_NE(p, nullptr) << step.partition.backend;
       if (!shared) shared = p;
       EXPECT_EQ(p, shared) << step.partition.backend << " partition has a pool of its own";
@@ -291,9 +291,9 @@ TEST(CostModel, WinogradOnCpuRefScalarOnChipTensorsAndPartialOverlap) {
   auto g = load(b);
   ASSERT_TRUE(g);
   const ir::Node& conv = *g->nodes()[0];
-  partition::CostModel cost(backends::default_device_profile(),
-                            [](const ir::Value* v) -> const ir::TensorType& { return v->type; },
-                            [](const ir::Value* v) { return v->constant.has_value(); }, 1);
+  partition::CostModel cost(
+      backends::default_device_profile(), backends::PlanView(*g),
+      [](const ir::Value* v) { return v->constant.has_value(); }, 1);
   const auto cpu = cost.estimate(conv, "cpu", nullptr);
   const auto fusion = cost.estimate(conv, "fusion", nullptr);
   const auto ref = cost.estimate(conv, "ref", nullptr);

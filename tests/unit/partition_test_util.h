@@ -109,10 +109,7 @@ inline Result<partition::PartitionResult> place(const ir::Graph& g, const std::m
   partition::PartitionRequest req;
   req.graph = &g;
   if (!p->steps.empty()) req.nodes = p->steps[0].partition.nodes;
-  req.type_of = [p](const ir::Value* v) -> const ir::TensorType& {
-    auto it = p->slot_of.find(v);
-    return it == p->slot_of.end() ? v->type : p->values[static_cast<size_t>(it->second)].type;
-  };
+  req.type_of = p->view(g);
   req.is_constant = [p](const ir::Value* v) {
     auto it = p->slot_of.find(v);
     return v->constant.has_value() || (it != p->slot_of.end() && p->values[static_cast<size_t>(it->second)].known_value);

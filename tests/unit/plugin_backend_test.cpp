@@ -54,11 +54,13 @@ class NegReluBackend final : public backends::Backend {
  public:
   std::string_view name() const override { return "plugin"; }
   backends::BackendTraits traits() const override { return {}; }  // not in `auto`'s default order
-  backends::Support supports(const ir::Node& node, const ir::Graph&) const override {
-    if (node.op_type != "Neg" && node.op_type != "Relu") return backends::Support::no("no " + node.op_type + " unit");
-    if (!node.inputs[0] || node.inputs[0]->type.dtype != ir::DType::kF32)
-      return backends::Support::no("dtype: f32 only");
-    return backends::Support::yes();
+  backends::Support supports(const ir::Node& node, const backends::PlanView& plan) const override {
+    using backends::SupportReason;
+    if (node.op_type != "Neg" && node.op_type != "Relu")
+      return backends::Support::no(SupportReason::kUnsupportedOp, "no " + node.op_type + " unit");
+    if (!node.inputs[0] || plan.type(node.inputs[0]).dtype != ir::DType::kF32)
+      return backends::Support::no(SupportReason::kDtype, "f32 only");
+    return backends::Support::native();
   }
   Result<std::unique_ptr<backends::CompiledPartition>> compile(const backends::Partition& partition,
                                                                const backends::CompileContext& ctx) override {

@@ -1,6 +1,6 @@
 // ONNX Runtime QOperator models (com.microsoft QLinearAdd, QLinearMul, QLinearConcat,
 // QLinearGlobalAveragePool) import and run: a chain of them with optional zero points omitted,
-// checked on ref against values worked out by hand from the definitions in ref_quant_util.h, and
+// checked on ref against values worked out by hand from the definitions in kernels/quant_arithmetic.h, and
 // on cpu against ref bit for bit.
 #include "pass_test_util.h"
 

@@ -31,10 +31,12 @@ int cmd_ops(bool markdown) {
     else std::printf("%-28s", op.c_str());
     for (size_t i = 0; i < backends.size(); ++i) {
       // "ref kernel": the backend accepts the op but runs the reference kernel for it.
-      const backends::Support s = backends[i]->supports(node, empty);
-      const std::string cell = !s.ok ? "" : s.reason.empty() ? "yes" : "ref kernel";
+      const backends::Support s = backends[i]->supports(node, backends::PlanView(empty));
+      const bool reference = s.kind == backends::SupportKind::kReferenceKernel;
+      const std::string cell = !s.ok() ? "" : reference ? "ref kernel" : "yes";
       if (markdown) std::printf(" %s |", cell.c_str());
-      else std::printf(" %s", s.ok ? (backend_names[i] + (s.reason.empty() ? "" : "(ref)")).c_str() : "");
+      else
+        std::printf(" %s", s.ok() ? (backend_names[i] + (reference ? "(ref)" : "")).c_str() : "");
     }
     std::printf("\n");
   }

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "commands.h"
+#include "runtime/builtins.h"
 
 namespace {
 
@@ -117,6 +118,7 @@ int run_cli(int argc, char** argv) {
 int main(int argc, char** argv) {
   // Nothing below should throw; a std::bad_alloc from a huge model is still an error, not a crash.
   try {
+    nfuse::register_builtins();
     return run_cli(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nfuse: error: %s\n", e.what());

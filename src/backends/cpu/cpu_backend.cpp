@@ -3,6 +3,7 @@
 // every node it has no optimised kernel for runs on its reference kernel, and the compiled
 // partition records which, so reports can say so.
 
+#include <map>
 #include <set>
 
 #include "backends/backend.h"
@@ -19,26 +20,6 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_conv16(const ir::Node& node, const C
 Result<std::unique_ptr<CpuOp>> make_qlinear_matmul16(const ir::Node& node, const CompileContext& ctx);
 // com.microsoft.MatMulNBits: int4 weights dequantized at compile time onto the f32 GEMM (cpu_matmul_nbits.cpp).
 Result<std::unique_ptr<CpuOp>> make_matmul_nbits(const ir::Node& node, const CompileContext& ctx);
-
-bool AlignedFloats::resize(size_t n) {
-  data_.reset();
-  size_ = 0;
-  if (n == 0) return true;
-  const size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
-  if (!p) return false;
-  std::fill(p, p + bytes / sizeof(float), 0.0f);
-  data_.reset(p);
-  size_ = n;
-  return true;
-}
-
-bool Scratch::reserve(size_t workers, size_t floats) {
-  if (buffers_.size() < workers) buffers_.resize(workers);
-  for (AlignedFloats& b : buffers_)
-    if (b.size() < floats && !b.resize(floats)) return false;
-  return true;
-}
 
 const ir::Tensor* constant_f32(const ir::Value* v) {
   if (!v || !v->constant || v->constant->dtype() != ir::DType::kF32) return nullptr;
@@ -137,38 +118,80 @@ class CpuPartition final : public CompiledPartition {
   std::vector<std::string> reference_nodes_;
 };
 
+using OpFactory = Result<std::unique_ptr<CpuOp>> (*)(const ir::Node& node, const CompileContext& ctx);
+
+Result<std::unique_ptr<CpuOp>> make_max_pool(const ir::Node& node, const CompileContext& ctx) {
+  return is_f32(node.input(0)) ? make_pool(node, ctx) : make_qlinear_pool(node, ctx);  // u8 / i8
+}
+
+// The ops with optimized cpu kernels: supports() (and so `nfuse ops`, docs/ops.md) and
+// compile() both read this one table. A factory may still return nullptr for a node outside
+// what its kernels cover (a dtype, a shape); that node then runs on the reference kernel and
+// the partition reports it.
+const std::map<std::pair<std::string, std::string>, OpFactory>& optimized_ops() {
+  static const std::map<std::pair<std::string, std::string>, OpFactory> table = {
+      {{"", "Conv"}, make_conv},
+      {{"", "ConvTranspose"}, make_conv_transpose},
+      {{"", "QLinearConv"}, make_qlinear_conv},
+      {{"", "QLinearMatMul"}, make_qlinear_matmul},
+      {{"", "MaxPool"}, make_max_pool},
+      {{"", "AveragePool"}, make_pool},
+      {{"", "GlobalAveragePool"}, make_pool},
+      {{"", "Gemm"}, make_gemm},
+      {{"", "MatMul"}, make_gemm},
+      {{"", "Softmax"}, make_softmax},
+      {{"", "Resize"}, make_resize},
+      {{"", "LSTM"}, make_rnn},
+      {{"", "GRU"}, make_rnn},
+      {{"", "Pow"}, make_pow},
+      {{"", "QuantizeLinear"}, make_quantize_linear},
+      {{"", "DequantizeLinear"}, make_quantize_linear},
+      {{"", "LayerNormalization"}, make_layer_norm},
+      {{"", "Slice"}, make_slice},
+      {{"", "Concat"}, make_layout},
+      {{"", "Split"}, make_layout},
+      {{"", "Transpose"}, make_layout},
+      {{"", "Reshape"}, make_layout},
+      {{"", "Flatten"}, make_layout},
+      {{"", "Squeeze"}, make_layout},
+      {{"", "Unsqueeze"}, make_layout},
+      {{"", "DepthToSpace"}, make_layout},
+      {{"", "SpaceToDepth"}, make_layout},
+      {{"", "Add"}, make_elementwise},
+      {{"", "Sub"}, make_elementwise},
+      {{"", "Mul"}, make_elementwise},
+      {{"", "Div"}, make_elementwise},
+      {{"", "Relu"}, make_elementwise},
+      {{"", "Tanh"}, make_elementwise},
+      {{"", "Sigmoid"}, make_elementwise},
+      {{"", "LeakyRelu"}, make_elementwise},
+      {{"", "HardSigmoid"}, make_elementwise},
+      {{"", "HardSwish"}, make_elementwise},
+      {{"", "Clip"}, make_elementwise},
+      {{"nfuse", "QLinearConv16"}, make_qlinear_conv16},
+      {{"nfuse", "QLinearMatMul16"}, make_qlinear_matmul16},
+      {{"nfuse", "QLinearLookup"}, make_qlinear_lookup},
+      {{"com.microsoft", "QuantizeLinear"}, make_quantize_linear},
+      {{"com.microsoft", "DequantizeLinear"}, make_quantize_linear},
+      {{"com.microsoft", "QLinearAdd"}, make_qlinear_binary},
+      {{"com.microsoft", "QLinearMul"}, make_qlinear_binary},
+      {{"com.microsoft", "QLinearConcat"}, make_qlinear_concat},
+      {{"com.microsoft", "QLinearGlobalAveragePool"}, make_qlinear_pool},
+      {{"com.microsoft", "MatMulNBits"}, make_matmul_nbits},
+  };
+  return table;
+}
+
+OpFactory optimized_factory(const ir::Node& node) {
+  const auto& table = optimized_ops();
+  auto it = table.find({node.domain, node.op_type});
+  return it == table.end() ? nullptr : it->second;
+}
+
 // The optimised op for `node`, or nullptr when it has none.
 Result<std::unique_ptr<CpuOp>> make_optimized(const ir::Node& node, const CompileContext& ctx) {
-  if (node.domain == "nfuse" && node.op_type == "QLinearConv16") return make_qlinear_conv16(node, ctx);
-  if (node.domain == "nfuse" && node.op_type == "QLinearMatMul16") return make_qlinear_matmul16(node, ctx);
-  if (node.domain == "nfuse" && node.op_type == "QLinearLookup") return make_qlinear_lookup(node, ctx);
-  if (node.domain == "com.microsoft") {
-    if (node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear") return make_quantize_linear(node, ctx);
-    if (node.op_type == "QLinearAdd" || node.op_type == "QLinearMul") return make_qlinear_binary(node, ctx);
-    if (node.op_type == "QLinearConcat") return make_qlinear_concat(node, ctx);
-    if (node.op_type == "QLinearGlobalAveragePool") return make_qlinear_pool(node, ctx);
-    if (node.op_type == "MatMulNBits") return make_matmul_nbits(node, ctx);
-  }
-  if (!node.domain.empty()) return std::unique_ptr<CpuOp>();
-  const std::string& op = node.op_type;
-  if (op == "Conv") return make_conv(node, ctx);
-  if (op == "ConvTranspose") return make_conv_transpose(node, ctx);
-  if (op == "QLinearConv") return make_qlinear_conv(node, ctx);
-  if (op == "QLinearMatMul") return make_qlinear_matmul(node, ctx);
-  if (op == "MaxPool" && !is_f32(node.input(0))) return make_qlinear_pool(node, ctx);  // u8 / i8
-  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return make_pool(node, ctx);
-  if (op == "Gemm" || op == "MatMul") return make_gemm(node, ctx);
-  if (op == "Softmax") return make_softmax(node, ctx);
-  if (op == "Resize") return make_resize(node, ctx);
-  if (op == "LSTM" || op == "GRU") return make_rnn(node, ctx);
-  if (op == "Pow") return make_pow(node, ctx);
-  if (op == "QuantizeLinear" || op == "DequantizeLinear") return make_quantize_linear(node, ctx);
-  if (op == "LayerNormalization") return make_layer_norm(node, ctx);
-  if (op == "Slice") return make_slice(node, ctx);
-  if (op == "Concat" || op == "Split" || op == "Transpose" || op == "Reshape" || op == "Flatten" ||
-      op == "Squeeze" || op == "Unsqueeze" || op == "DepthToSpace" || op == "SpaceToDepth")
-    return make_layout(node, ctx);
-  return make_elementwise(node, ctx);
+  OpFactory make = optimized_factory(node);
+  return make ? make(node, ctx) : std::unique_ptr<CpuOp>();
 }
 
 // Shape-only tensors (no data) for the node's inputs when every shape is static, so ops can size
@@ -204,25 +227,14 @@ class CpuBackend final : public Backend {
   // Everything with a reference kernel runs. Ops with optimized kernels say yes plainly (compile
   // may still fall back for a dtype or shape they do not cover, and reports that node); the
   // rest say yes with the reason that they run on the reference kernel.
-  Support supports(const ir::Node& node, const ir::Graph&) const override {
+  Support supports(const ir::Node& node, const PlanView&) const override {
     if (!ref::KernelRegistry::global().find(node.op_type)) {
-      return Support::no("no cpu or reference kernel for op " + node.op_type);
+      return Support::no(SupportReason::kUnsupportedOp, "no cpu or reference kernel for op " + node.op_type);
     }
-    static const std::set<std::string> optimized = {
-        "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm", "MatMul", "Softmax", "Add",
-        "Sub", "Mul", "Div", "Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Clip",
-        "Resize", "Concat", "Split", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace",
-        "SpaceToDepth", "LSTM", "GRU", "Pow", "QuantizeLinear", "DequantizeLinear", "LayerNormalization", "Slice", "QLinearConv", "QLinearMatMul"};
-    const bool lookup = node.domain == "nfuse" && (node.op_type == "QLinearLookup" || node.op_type == "QLinearConv16" ||
-                                                   node.op_type == "QLinearMatMul16");
-    static const std::set<std::string> optimized_ms = {"QLinearAdd", "QLinearMul", "QLinearConcat",
-                                                        "QLinearGlobalAveragePool", "MatMulNBits",
-                                                        "QuantizeLinear", "DequantizeLinear"};
-    const bool ms = node.domain == "com.microsoft" && optimized_ms.count(node.op_type);
-    if (!lookup && !ms && (!node.domain.empty() || !optimized.count(node.op_type))) {
-      return Support{true, "reference kernel: no optimized cpu kernel for " + node.op_type, 0.0};
+    if (!optimized_factory(node)) {
+      return Support::reference_kernel("no optimized cpu kernel for " + node.op_type);
     }
-    return Support::yes();
+    return Support::native();
   }
 
   Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition, const CompileContext& ctx) override {
@@ -271,6 +283,6 @@ std::unique_ptr<CpuOp> make_ref_op(const ir::Node& node) {
   return fn ? std::make_unique<RefOp>(node, fn) : nullptr;
 }
 
-NFUSE_REGISTER_BACKEND("cpu", make_cpu_backend);
+void register_backend(BackendRegistry& registry) { registry.add("cpu", make_cpu_backend); }
 
 }  // namespace nfuse::backends::cpu

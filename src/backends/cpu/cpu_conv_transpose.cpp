@@ -321,7 +321,7 @@ Result<std::unique_ptr<CpuOp>> make_conv_transpose(const ir::Node& node, const C
   auto op = std::make_unique<ConvTranspose2d>(node, *w, bias, std::move(e),
                                               static_cast<size_t>(std::max(ctx.threads, 1)));
   if (!op->pack(*w)) return out_of_memory(node.label() + ": packed weights");
-  const ir::Shape& planned = ctx.type_of ? ctx.type_of(node.input(0)).shape : xs;
+  const ir::Shape& planned = ctx.type_of(node.input(0)).shape;
   if (auto dims = planned.static_dims(); dims && dims->size() == 4 && !op->use_upsample(*w, bias, *dims))
     return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));

@@ -24,43 +24,13 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "backends/cpu/cpu_thread_pool.h"
+#include "core/aligned_storage.h"
+#include "core/thread_pool.h"
 #include "ir/graph.h"
 #include "nfuse/status.h"
 #include "ops/fused_epilogue.h"
 
 namespace nfuse::backends::cpu {
-
-// 64-byte aligned float storage, owned; for prepacked weights and scratch.
-class AlignedFloats {
- public:
-  AlignedFloats() = default;
-  explicit AlignedFloats(size_t n) { resize(n); }
-  // Discards contents; zero-fills. False when memory runs out.
-  bool resize(size_t n);
-  float* data() { return data_.get(); }
-  const float* data() const { return data_.get(); }
-  size_t size() const { return size_; }
-
- private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float, Free> data_;
-  size_t size_ = 0;
-};
-
-// Per-thread scratch: one buffer per worker, sized for the largest op of the partition.
-class Scratch {
- public:
-  // Makes every worker's buffer at least `floats` long; false when memory runs out.
-  bool reserve(size_t workers, size_t floats);
-  float* get(size_t worker) { return buffers_[worker].data(); }
-  size_t floats() const { return buffers_.empty() ? 0 : buffers_[0].size(); }
-
- private:
-  std::vector<AlignedFloats> buffers_;
-};
 
 struct RunContext {
   ThreadPool& pool;

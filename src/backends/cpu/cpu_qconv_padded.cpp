@@ -116,7 +116,7 @@ void QConvPaddedRows::fill(const PlaneRowsOf<const uint8_t>& x, size_t rows_end,
   const ptrdiff_t wi = static_cast<ptrdiff_t>(g.w), sw = static_cast<ptrdiff_t>(g.sw);
   const ptrdiff_t n = static_cast<ptrdiff_t>(ncols);
   // Bytes the stride-2 loads may read from image row iy on: the rows x holds, through rows_end.
-  const ptrdiff_t held = static_cast<ptrdiff_t>(rows_end);
+  [[maybe_unused]] const ptrdiff_t held = static_cast<ptrdiff_t>(rows_end);  // x86-64 loads only
   // Per phase (the same for every row): whether a tap reads it, and the columns j in [j0, j1)
   // that read input ix = j * sw + ph - pad_left inside the row.
   struct Phase {

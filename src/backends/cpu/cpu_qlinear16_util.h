@@ -8,9 +8,9 @@
 #include <optional>
 #include <vector>
 
-#include "backends/ref/ref_quant_util.h"
 #include "ir/graph.h"
 #include "kernels/qs16-gemm/qs16_gemm.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::backends::cpu {
 
@@ -54,7 +54,7 @@ inline std::optional<W8A16Params> read_w8a16_params(const ir::Node& node, int ch
   p.y_zp = static_cast<int32_t>(yz->get_int(0));
   const float x_scale = xs->data<float>()[0], y_scale = ys->data<float>()[0];
   for (int64_t c = 0; c < channels; ++c) {
-    const float m = ref::requant_multiplier(x_scale, ws->data<float>()[ws->numel() == 1 ? 0 : c], y_scale);
+    const float m = nfuse::requant_multiplier(x_scale, ws->data<float>()[ws->numel() == 1 ? 0 : c], y_scale);
     if (!(m > 0.0f) || !std::isfinite(m)) return std::nullopt;  // the kernels' precondition
     p.mult.push_back(m);
   }

@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_qlinear_ops.h"
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/q8-vbinary/q8_vbinary.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::backends::cpu {
 namespace {
@@ -137,7 +137,7 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_binary(const ir::Node& node, const C
   p.b_zp = *bz;
   p.y_zp = *yz;
   // The multipliers exactly as ref_qlinear_binary.cpp computes them.
-  p.a_mult = mul ? ref::requant_multiplier(*as, *bs, *ys) : *as / *ys;
+  p.a_mult = mul ? nfuse::requant_multiplier(*as, *bs, *ys) : *as / *ys;
   p.b_mult = mul ? 1.0f : *bs / *ys;
   if (!std::isfinite(p.a_mult) || !std::isfinite(p.b_mult)) return std::unique_ptr<CpuOp>();  // ref maps NaN
   if (t == ir::DType::kU8) return std::unique_ptr<CpuOp>(std::make_unique<QLinearBinaryOp<uint8_t>>(mul, p));

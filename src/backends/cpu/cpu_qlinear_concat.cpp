@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_qlinear_ops.h"
-#include "backends/ref/ref_quant_util.h"
+#include "kernels/quant_arithmetic.h"
 #include "kernels/x8-lut/x8_lut.h"
 #include "ops/op_helpers.h"
 
@@ -61,7 +61,7 @@ template <typename T>
 void fill_table(QConcatInput* in, float xs, int64_t xz, float ys, int64_t yz) {
   for (int v = 0; v < 256; ++v) {
     const T q = static_cast<T>(static_cast<uint8_t>(v));
-    const T r = ref::quantize_value<T>(ref::dequantize_value(q, xs, xz), ys, yz);
+    const T r = nfuse::quantize_value<T>(nfuse::dequantize_value(q, xs, xz), ys, yz);
     in->table[v] = static_cast<uint8_t>(r);
   }
 }

@@ -1,7 +1,7 @@
 // QLinearConv on the cpu backend: 2-D NCHW, u8 or s8 activations, s8 weights with zero w_zp
 // (per tensor or per output channel), int32 bias, any stride / pad / dilation / group, on the
 // qu8 GEMM family (src/kernels/qu8-gemm/qu8_gemm.h). Bit-exact with the ref kernel: the GEMM
-// computes exactly ref_quant_util.h's requantize_value over the exact int32 accumulator.
+// computes exactly kernels/quant_arithmetic.h's requantize_value over the exact int32 accumulator.
 //
 // Orientation X * W (as cpu_conv_pixel_rows.cpp): output pixels are GEMM rows and output
 // channels columns, because the kernel requantizes per column and the per-channel multipliers

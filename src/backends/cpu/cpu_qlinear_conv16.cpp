@@ -64,8 +64,8 @@ void qlinear_dwconv16_rows(const Conv2dGeometry& g, const W8A16Params& p, const 
           acc += (xv - xzp) * w[ky * g.kw + kx];
         }
       }
-      yr[ox] = p.y_unsigned ? ref::requantize_value<uint16_t>(acc, mult, p.y_zp)
-                            : static_cast<uint16_t>(ref::requantize_value<int16_t>(acc, mult, p.y_zp));
+      yr[ox] = p.y_unsigned ? nfuse::requantize_value<uint16_t>(acc, mult, p.y_zp)
+                            : static_cast<uint16_t>(nfuse::requantize_value<int16_t>(acc, mult, p.y_zp));
     }
   }
 }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backends/ref/ref_quant_util.h"
+#include "kernels/quant_arithmetic.h"
 #include "ops/fused_epilogue.h"
 
 namespace nfuse::backends::cpu {
@@ -52,7 +52,7 @@ std::string read_qconv_params(const ir::Node& node, ir::DType xt, QConvParams* q
   q->mult.resize(q->m);
   const float x_scale = xs->data<float>()[0], y_scale = ys->data<float>()[0];
   for (size_t c = 0; c < q->m; ++c) {
-    q->mult[c] = ref::requant_multiplier(x_scale, ws->data<float>()[ws->numel() == 1 ? 0 : c], y_scale);
+    q->mult[c] = nfuse::requant_multiplier(x_scale, ws->data<float>()[ws->numel() == 1 ? 0 : c], y_scale);
     if (!(q->mult[c] > 0.0f) || !std::isfinite(q->mult[c])) return "unsupported op: QLinearConv multiplier";
   }
   q->x_zp = xz ? static_cast<int32_t>(xz->get_int(0)) : 0;

@@ -1,5 +1,5 @@
 // QLinearConv for depthwise convolutions (one input channel per group, any channel multiplier)
-// on the cpu backend, bit-exact with the ref kernel (ref_quant_util.h's requantize_value over
+// on the cpu backend, bit-exact with the ref kernel (kernels/quant_arithmetic.h's requantize_value over
 // the exact int32 sum, computed as the qu8 GEMM computes it). The GEMM path of
 // cpu_qlinear_conv.cpp would run these as one N=1 GEMM per channel, padding every column panel
 // to NR (16 or 32) and running ~30x slower than the f32 depthwise kernel.

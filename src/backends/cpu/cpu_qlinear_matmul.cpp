@@ -3,13 +3,13 @@
 // (src/kernels/qu8-gemm/qu8_gemm.h): B packed once with the a_zp correction and the per-column
 // multipliers (a_scale * b_scale[j]) / y_scale, all leading dims of A flattened into rows, C
 // written straight into the [..., M, N] output. Bit-exact with the ref kernel (the GEMM computes
-// ref_quant_util.h's requantize_value over the exact int32 accumulator). Anything else (a
+// kernels/quant_arithmetic.h's requantize_value over the exact int32 accumulator). Anything else (a
 // non-constant B, u8 B, per-row A scales, b_zp != 0) returns nullptr and runs on ref.
 #include <cmath>
 
 #include "backends/cpu/cpu_op.h"
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::backends::cpu {
 namespace {
@@ -100,7 +100,7 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_matmul(const ir::Node& node, const C
   std::vector<float> mult(static_cast<size_t>(n));
   for (int64_t j = 0; j < n; ++j) {
     float& m = mult[static_cast<size_t>(j)];
-    m = ref::requant_multiplier(a_scale, bs->data<float>()[bs->numel() == 1 ? 0 : j], y_scale);
+    m = nfuse::requant_multiplier(a_scale, bs->data<float>()[bs->numel() == 1 ? 0 : j], y_scale);
     if (!(m > 0.0f) || !std::isfinite(m)) return none();
   }
   auto op = std::make_unique<QLinearMatMul>(node, static_cast<size_t>(k), static_cast<size_t>(n), at == ir::DType::kI8,

@@ -1,6 +1,6 @@
 // Factories for the cpu backend's com.microsoft quantized element-wise ops (QLinearAdd,
 // QLinearMul, QLinearConcat, QLinearGlobalAveragePool), bit-exact with their reference kernels
-// (arithmetic in backends/ref/ref_quant_util.h). Like every cpu factory: nullptr (not an error)
+// (arithmetic in kernels/quant_arithmetic.h). Like every cpu factory: nullptr (not an error)
 // when the node is outside what the optimised path covers, and the reference kernel runs it.
 #pragma once
 

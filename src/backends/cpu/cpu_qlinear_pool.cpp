@@ -1,5 +1,5 @@
 // QLinearGlobalAveragePool (com.microsoft, channels_last = 0) on the cpu backend: one q8-rsum
-// row sum per (n, c) plane, then ref_quant_util.h's qlinear_average_value, so the result is
+// row sum per (n, c) plane, then kernels/quant_arithmetic.h's qlinear_average_value, so the result is
 // bit-exact with ref_qlinear_pool.cpp (integer sums are exact in any order). Also MaxPool on u8 /
 // i8 (what fuse_qdq_pool leaves of DQ -> MaxPool -> Q): separable row steps (kernels/q8-maxpool)
 // over clipped windows, exact like any maximum, by ranges of output rows (q8_maxpool_rows, which
@@ -11,9 +11,9 @@
 
 #include "backends/cpu/cpu_pool_rows.h"
 #include "backends/cpu/cpu_qlinear_ops.h"
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/q8-maxpool/q8_maxpool.h"
 #include "kernels/q8-rsum/q8_rsum.h"
+#include "kernels/quant_arithmetic.h"
 #include "ops/conv_geometry.h"
 
 namespace nfuse::backends::cpu {
@@ -42,7 +42,7 @@ class QLinearGlobalAveragePoolOp final : public CpuOp {
         if constexpr (std::is_same_v<T, uint8_t>) s = cfg.u8(in + p * size, size);
         else s = cfg.s8(in + p * size, size);
         const int64_t count = static_cast<int64_t>(size);
-        y[p] = ref::qlinear_average_value<T>(s - count * x_zp_, count, m_, y_zp_);
+        y[p] = nfuse::qlinear_average_value<T>(s - count * x_zp_, count, m_, y_zp_);
       }
     });
     return ok_status();

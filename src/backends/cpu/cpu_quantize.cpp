@@ -2,7 +2,7 @@
 // at their float boundaries (graph input, the tensors a float op reads or writes): f32 <-> u8 /
 // s8 / s16 with a constant one-element scale and zero point. Per-axis and blocked forms, and
 // non-constant parameters, run on the reference kernel.
-// Bit-exact with ref_quant_util.h: 8-bit quantization on the f32-qvcvt kernels (AVX-512, AVX2,
+// Bit-exact with kernels/quant_arithmetic.h: 8-bit quantization on the f32-qvcvt kernels (AVX-512, AVX2,
 // scalar; an SSE2 division loop took the OCR detector's 3x960x960 input 1.7 ms), the rest in a
 // loop the compiler vectorises:
 //   quantize:   v = x / scale (an f32 division, as the reference: a multiply by the reciprocal

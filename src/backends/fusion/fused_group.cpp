@@ -366,7 +366,7 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
   }
 }
 
-Status FusedGroup::run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& scratch) {
+Status FusedGroup::run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch) {
   if (!output_preallocated_) {  // a graph output: the last run's buffer unless the caller still holds it
     NFUSE_RETURN_IF_ERROR_PLAIN(ir::reuse_or_allocate(&ctx.slot(output_slot_), output_dtype_, output_dims_));
   }

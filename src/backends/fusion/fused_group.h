@@ -34,7 +34,7 @@ class FusedGroup {
   // `plan.operands`: Resizes whose outputs members read as operands, gathered per strip.
   static Result<std::unique_ptr<FusedGroup>> create(const GroupPlan& plan, const CompileContext& ctx);
 
-  Status run(ExecContext& ctx, cpu::ThreadPool& pool, cpu::Scratch& scratch);
+  Status run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch);
   // Floats of scratch one worker needs (line buffers + the layers' own).
   size_t scratch_floats() const { return scratch_floats_; }
   const GroupTraffic& traffic() const { return traffic_; }

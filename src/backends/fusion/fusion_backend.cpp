@@ -20,7 +20,7 @@ constexpr int64_t kSpillFactor = 8;
 
 class FusionPartition final : public CompiledPartition {
  public:
-  FusionPartition(std::vector<std::unique_ptr<FusedGroup>> groups, std::shared_ptr<cpu::ThreadPool> pool)
+  FusionPartition(std::vector<std::unique_ptr<FusedGroup>> groups, std::shared_ptr<ThreadPool> pool)
       : groups_(std::move(groups)), pool_(std::move(pool)) {
     traffic_.known = true;
     for (const auto& g : groups_) {
@@ -53,12 +53,12 @@ class FusionPartition final : public CompiledPartition {
   }
 
   PartitionTraffic traffic() const override { return traffic_; }
-  const cpu::ThreadPool* intra_op_pool() const override { return pool_.get(); }
+  const ThreadPool* intra_op_pool() const override { return pool_.get(); }
 
  private:
   std::vector<std::unique_ptr<FusedGroup>> groups_;
-  std::shared_ptr<cpu::ThreadPool> pool_;
-  cpu::Scratch scratch_;
+  std::shared_ptr<ThreadPool> pool_;
+  Scratch scratch_;
   PartitionTraffic traffic_;
 };
 
@@ -67,19 +67,15 @@ class FusionBackend final : public Backend {
   std::string_view name() const override { return "fusion"; }
   BackendTraits traits() const override { return BackendTraits{.auto_priority = 2}; }
 
-  Support supports(const ir::Node& node, const ir::Graph& graph) const override {
-    return supports_planned(node, graph, [](const ir::Value* v) -> const ir::TensorType& { return v->type; });
-  }
-
-  Support supports_planned(const ir::Node& node, const ir::Graph&, const TypeOf& type_of) const override {
-    std::string why = member_rejection(node, type_of);
-    return why.empty() ? Support::yes() : Support::no(std::move(why));
+  Support supports(const ir::Node& node, const PlanView& plan) const override {
+    Rejection why = member_rejection(node, plan);
+    return why.empty() ? Support::native() : Support::no(why.reason, std::move(why.detail));
   }
 
   // A group of one stage (a lone Conv, or a Conv and the element-wise members that follow it)
   // keeps no rows between strips: it would run the cpu backend's kernels over the same tensors,
   // only split into more calls.
-  std::vector<Refusal> refuse(const Partition& partition, const ir::Graph&, const TypeOf& type_of) const override {
+  std::vector<Refusal> refuse(const Partition& partition, const ir::Graph&, const PlanView& type_of) const override {
     std::vector<Refusal> out;
     for (const GroupPlan& g : form_groups(partition.nodes, type_of)) {
       size_t stages = 0;
@@ -133,7 +129,7 @@ class FusionBackend final : public Backend {
     return out;
   }
 
-  void reorder(Partition& partition, const ir::Graph&, const TypeOf& type_of) const override {
+  void reorder(Partition& partition, const ir::Graph&, const PlanView& type_of) const override {
     std::vector<const ir::Node*> order;
     std::vector<int> steps;
     int group = 0;
@@ -147,20 +143,18 @@ class FusionBackend final : public Backend {
   }
 
   Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition, const CompileContext& ctx) override {
-    TypeOf type_of = ctx.type_of;
-    if (!type_of) type_of = [](const ir::Value* v) -> const ir::TensorType& { return v->type; };
+    const PlanView& type_of = ctx.type_of;
     for (const ir::Node* n : partition.nodes) {
-      std::string why = member_rejection(*n, type_of);
-      if (!why.empty()) return unsupported(n->label() + ": backend 'fusion' cannot run it: " + why);
+      Rejection why = member_rejection(*n, type_of);
+      if (!why.empty()) return unsupported(n->label() + ": backend 'fusion' cannot run it: " + why.text());
     }
-    CompileContext cc = ctx;
-    cc.type_of = type_of;
+    const CompileContext& cc = ctx;
     std::vector<std::unique_ptr<FusedGroup>> groups;
     for (const GroupPlan& g : form_groups(partition.nodes, type_of)) {
       NFUSE_ASSIGN_OR_RETURN(auto group, FusedGroup::create(g, cc));
       groups.push_back(std::move(group));
     }
-    auto part = std::make_unique<FusionPartition>(std::move(groups), cpu::pool_for(ctx.pool, std::max(1, ctx.threads)));
+    auto part = std::make_unique<FusionPartition>(std::move(groups), pool_for(ctx.pool, std::max(1, ctx.threads)));
     NFUSE_RETURN_IF_ERROR_PLAIN(part->reserve());
     return std::unique_ptr<CompiledPartition>(std::move(part));
   }
@@ -170,6 +164,6 @@ std::unique_ptr<Backend> make_fusion_backend() { return std::make_unique<FusionB
 
 }  // namespace
 
-NFUSE_REGISTER_BACKEND("fusion", make_fusion_backend);
+void register_backend(BackendRegistry& registry) { registry.add("fusion", make_fusion_backend); }
 
 }  // namespace nfuse::backends::fusion

@@ -10,11 +10,11 @@
 namespace nfuse::backends::fusion {
 namespace {
 
-int64_t batch_of(const TypeOf& type_of, const ir::Value* v) { return (*type_of(v).shape.static_dims())[0]; }
+int64_t batch_of(const PlanView& type_of, const ir::Value* v) { return (*type_of(v).shape.static_dims())[0]; }
 
 // Whether `reader` reads `v` as a residual: a Conv's fused residual, or Add's full-shape other
 // operand.
-bool reads_as_residual(const ir::Node& reader, const ir::Value* v, const TypeOf& type_of) {
+bool reads_as_residual(const ir::Node& reader, const ir::Value* v, const PlanView& type_of) {
   if (reader.op_type == "Conv" && reader.attrs.has(ops::kFusedResidualAttr) && !reader.implicit_inputs.empty() &&
       reader.implicit_inputs[0] == v)
     return std::count(reader.inputs.begin(), reader.inputs.end(), v) == 0;
@@ -27,7 +27,7 @@ bool reads_as_residual(const ir::Node& reader, const ir::Value* v, const TypeOf&
 // stride-1 windows whose output has the input's height. Between a skip value and its residual
 // reader only these may stand, so the rows the reader needs are still in the skip value's line
 // buffer when it runs (the halo the windows in between keep is a superset of them).
-bool keeps_rows(const ir::Node& n, const TypeOf& type_of) {
+bool keeps_rows(const ir::Node& n, const PlanView& type_of) {
   if (elementwise_member(n) || is_concat(n)) return true;
   if (n.op_type != "Conv" && n.op_type != "MaxPool" && n.op_type != "AveragePool") return false;
   for (int64_t s : n.attrs.get_ints("strides", {1, 1}))
@@ -47,7 +47,7 @@ struct Skip {
 
 bool operand_only(const ir::Node& node) { return node.domain.empty() && node.op_type == "Resize"; }
 
-std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, const TypeOf& type_of) {
+std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, const PlanView& type_of) {
   std::vector<GroupPlan> groups;
   std::vector<Skip> skips;
   std::vector<const ir::Node*> resizes;

@@ -33,6 +33,6 @@ bool operand_only(const ir::Node& node);
 // Groups of `nodes` (a topological order of supported nodes) in the order of their last
 // members: running each group whole at its last member's place is again a topological order
 // (a member's value is consumed only inside its group). Deterministic.
-std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, const TypeOf& type_of);
+std::vector<GroupPlan> form_groups(const std::vector<const ir::Node*>& nodes, const PlanView& type_of);
 
 }  // namespace nfuse::backends::fusion

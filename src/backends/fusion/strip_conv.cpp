@@ -118,7 +118,7 @@ class StripGemmConv final : public WindowedLayer {
   size_t group_ = 1, mg_ = 0, cg_ = 0, kg_ = 0, kc_ = 0, panels_ = 0, chunk_ = 0;
   bool direct_ = false;
   std::vector<float> bias_;
-  cpu::AlignedFloats packed_;
+  AlignedFloats packed_;
 };
 
 class StripDwConv final : public WindowedLayer {
@@ -255,7 +255,7 @@ class StripSmallChannelConv final : public WindowedLayer {
 
 }  // namespace
 
-Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const TypeOf& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const PlanView& type_of) {
   const ir::Tensor& w = *node.input(1)->constant;
   const ir::Tensor* bias = node.has_input(2) ? &*node.input(2)->constant : nullptr;
   auto x_dims = type_of(node.input(0)).shape.static_dims();

@@ -37,28 +37,30 @@ class StripConvTranspose final : public StripLayer {
 
 }  // namespace
 
-std::string conv_transpose_rejection(const ir::Node& node, const TypeOf& type_of) {
+Rejection conv_transpose_rejection(const ir::Node& node, const PlanView& type_of) {
   const ir::Value* w = node.input(1);
   if (!w || !w->constant || w->constant->dtype() != ir::DType::kF32 || w->constant->rank() != 4 ||
       w->constant->numel() == 0)
-    return "unsupported op: ConvTranspose with non-constant or empty weights";
+    return reject(SupportReason::kUnsupportedOp, "ConvTranspose with non-constant or empty weights");
   if (node.has_input(2) && (!node.input(2)->constant || node.input(2)->constant->dtype() != ir::DType::kF32))
-    return "unsupported op: ConvTranspose with a non-constant bias";
+    return reject(SupportReason::kUnsupportedOp, "ConvTranspose with a non-constant bias");
   auto e = ops::read_fused_epilogue(node);
-  if (!e.ok()) return "unsupported op: " + e.status().message();
-  if (e->bias) return "unsupported op: ConvTranspose with an nfuse.bias epilogue";
+  if (!e.ok()) return reject(SupportReason::kUnsupportedOp, e.status().message());
+  if (e->bias) return reject(SupportReason::kUnsupportedOp, "ConvTranspose with an nfuse.bias epilogue");
   if (e->residual && (!type_of(e->residual).shape.is_static() ||
                       type_of(e->residual).shape != type_of(node.output(0)).shape))
-    return "unsupported op: ConvTranspose residual of another shape";
+    return reject(SupportReason::kUnsupportedOp, "ConvTranspose residual of another shape");
   auto g = ops::resolve_conv_transpose(node.attrs, *type_of(node.input(0)).shape.static_dims(), w->constant->dims());
-  if (!g.ok() || g->rank() != 2) return "unsupported op: ConvTranspose geometry does not resolve to 2-D";
+  if (!g.ok() || g->rank() != 2)
+    return reject(SupportReason::kUnsupportedOp, "ConvTranspose geometry does not resolve to 2-D");
   if (node.has_input(2) && node.input(2)->constant->numel() != g->out_channels)
-    return "unsupported op: ConvTranspose bias of " + std::to_string(node.input(2)->constant->numel()) + " values for " +
-           std::to_string(g->out_channels) + " output channels";
-  return "";
+    return reject(SupportReason::kUnsupportedOp, "ConvTranspose bias of " +
+                                                     std::to_string(node.input(2)->constant->numel()) + " values for " +
+                                                     std::to_string(g->out_channels) + " output channels");
+  return {};
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const TypeOf& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const PlanView& type_of) {
   const ir::Tensor& w = *node.input(1)->constant;
   const ir::Tensor* bias = node.has_input(2) ? &*node.input(2)->constant : nullptr;
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g,

@@ -8,7 +8,7 @@
 namespace nfuse::backends::fusion {
 namespace {
 
-std::optional<std::vector<int64_t>> dims4(const TypeOf& type_of, const ir::Value* v) {
+std::optional<std::vector<int64_t>> dims4(const PlanView& type_of, const ir::Value* v) {
   if (!v) return std::nullopt;
   return type_of(v).shape.static_dims();
 }
@@ -30,12 +30,14 @@ bool clip_bounds(const ir::Node& node, float* lo, float* hi) {
 
 }  // namespace
 
-std::string rank_or_shape(const TypeOf& type_of, const ir::Value* v, const char* what) {
+Rejection rank_or_shape(const PlanView& type_of, const ir::Value* v, const char* what) {
   const ir::TensorType& t = type_of(v);
   if (t.shape.rank_known() && t.shape.rank() != 4)
-    return std::string("rank != 4: ") + what + " '" + v->name + "' has rank " + std::to_string(t.shape.rank());
-  if (!t.shape.is_static()) return std::string("dynamic shape: ") + what + " '" + v->name + "' is " + t.shape.to_string();
-  return "";
+    return reject(SupportReason::kRank,
+                  std::string(what) + " '" + v->name + "' has rank " + std::to_string(t.shape.rank()));
+  if (!t.shape.is_static())
+    return reject(SupportReason::kDynamicShape, std::string(what) + " '" + v->name + "' is " + t.shape.to_string());
+  return {};
 }
 
 bool binary_operand_kind(const std::vector<int64_t>& out, const std::vector<int64_t>& other, StripLayer::Operand* kind) {
@@ -109,7 +111,7 @@ bool elementwise_binary(const ir::Node& node) {
   return is_qlinear_add(node) || (node.domain.empty() && (node.op_type == "Add" || node.op_type == "Mul"));
 }
 
-int main_input_index(const ir::Node& node, const ir::Value* preferred, const TypeOf& type_of) {
+int main_input_index(const ir::Node& node, const ir::Value* preferred, const PlanView& type_of) {
   if (is_concat(node)) {
     const std::vector<int> parts = row_inputs(node);
     for (int i : parts)
@@ -130,23 +132,24 @@ int main_input_index(const ir::Node& node, const ir::Value* preferred, const Typ
 }
 
 // The integer members: QLinearConv (depthwise up to 514 taps), QLinearAdd of two same-shape operands.
-std::string int8_rejection(const ir::Node& node, const TypeOf& type_of) {
+Rejection int8_rejection(const ir::Node& node, const PlanView& type_of) {
   const ir::Value* x = node.input(0);
-  if (!x || node.outputs.size() != 1 || !node.output(0)) return "unsupported op: " + node.op_type + " operands";
-  if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
-  if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
+  if (!x || node.outputs.size() != 1 || !node.output(0))
+    return reject(SupportReason::kUnsupportedOp, node.op_type + " operands");
+  if (Rejection why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
+  if (Rejection why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
   if (is_qlinear_add(node)) {
     kernels::Q8VbinaryParams p;
     return qadd_params(node, type_of, &p);
   }
   QConvParams q;
-  if (std::string why = qconv_params(node, type_of, &q); !why.empty()) return why;
+  if (Rejection why = qconv_params(node, type_of, &q); !why.empty()) return why;
   auto g = ops::resolve_conv(node.attrs, *type_of(x).shape.static_dims(), node.input(3)->constant->dims());
-  if (!g.ok()) return "unsupported op: QLinearConv geometry does not resolve";
+  if (!g.ok()) return reject(SupportReason::kUnsupportedOp, "QLinearConv geometry does not resolve");
   const bool depthwise = g->group > 1 && g->group == g->in_channels && g->group == g->out_channels;
   if (depthwise && g->kernel[0] * g->kernel[1] > kMaxExactF32Taps)
-    return "unsupported op: depthwise QLinearConv with more than 514 taps";
-  return "";
+    return reject(SupportReason::kUnsupportedOp, "depthwise QLinearConv with more than 514 taps");
+  return {};
 }
 
 bool elementwise_member(const ir::Node& node) {
@@ -156,36 +159,41 @@ bool elementwise_member(const ir::Node& node) {
 }
 
 // Concat along channels of 4-D values of one batch, height and width, each used once.
-std::string concat_rejection(const ir::Node& node, const TypeOf& type_of) {
+Rejection concat_rejection(const ir::Node& node, const PlanView& type_of) {
   const std::vector<int> parts = row_inputs(node);
-  if (parts.size() < 2) return "unsupported op: " + node.op_type + " of fewer than two inputs";
+  if (parts.size() < 2) return reject(SupportReason::kUnsupportedOp, node.op_type + " of fewer than two inputs");
   const int64_t axis = node.attrs.get_int("axis", 0);
-  if (axis != 1 && axis != -3) return "unsupported op: " + node.op_type + " along an axis other than channels";
-  if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
+  if (axis != 1 && axis != -3)
+    return reject(SupportReason::kUnsupportedOp, node.op_type + " along an axis other than channels");
+  if (Rejection why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
   const auto out = *type_of(node.output(0)).shape.static_dims();
   std::set<const ir::Value*> seen;
   for (int i : parts) {
     const ir::Value* v = node.input(i);
-    if (!v || v->constant) return "unsupported op: " + node.op_type + " with a missing or constant input";
-    if (!seen.insert(v).second) return "unsupported op: " + node.op_type + " of one value twice";
-    if (std::string why = rank_or_shape(type_of, v, "input"); !why.empty()) return why;
+    if (!v || v->constant)
+      return reject(SupportReason::kUnsupportedOp, node.op_type + " with a missing or constant input");
+    if (!seen.insert(v).second) return reject(SupportReason::kUnsupportedOp, node.op_type + " of one value twice");
+    if (Rejection why = rank_or_shape(type_of, v, "input"); !why.empty()) return why;
     const auto d = *type_of(v).shape.static_dims();
     if (d[0] != out[0] || d[2] != out[2] || d[3] != out[3])
-      return "unsupported op: " + node.op_type + " inputs of other planes";
+      return reject(SupportReason::kUnsupportedOp, node.op_type + " inputs of other planes");
   }
-  return "";
+  return {};
 }
 
-std::string qconcat_rejection(const ir::Node& node, const TypeOf& type_of) {
+Rejection qconcat_rejection(const ir::Node& node, const PlanView& type_of) {
   ir::DType t;
   std::vector<cpu::QConcatInput> requant;
-  if (std::string why = cpu::qlinear_concat_inputs(node, &t, &requant); !why.empty()) return "unsupported op: " + why;
-  if (node.outputs.size() != 1 || !node.output(0)) return "unsupported op: QLinearConcat with extra outputs";
+  if (std::string why = cpu::qlinear_concat_inputs(node, &t, &requant); !why.empty())
+    return reject(SupportReason::kUnsupportedOp, why);
+  if (node.outputs.size() != 1 || !node.output(0))
+    return reject(SupportReason::kUnsupportedOp, "QLinearConcat with extra outputs");
   for (int i : row_inputs(node)) {
     const ir::Value* v = node.input(i);
     if (v && type_of(v).dtype != t)
-      return "dtype: QLinearConcat input '" + v->name + "' is " + std::string(ir::dtype_name(type_of(v).dtype)) +
-             ", Y is " + std::string(ir::dtype_name(t));
+      return reject(SupportReason::kDtype, "QLinearConcat input '" + v->name + "' is " +
+                                               std::string(ir::dtype_name(type_of(v).dtype)) + ", Y is " +
+                                               std::string(ir::dtype_name(t)));
   }
   return concat_rejection(node, type_of);
 }
@@ -193,22 +201,24 @@ std::string qconcat_rejection(const ir::Node& node, const TypeOf& type_of) {
 namespace {
 
 // MaxPool (f32, u8, i8) and AveragePool (f32) whose windows resolve.
-std::string pool_rejection(const ir::Node& node, const TypeOf& type_of) {
+Rejection pool_rejection(const ir::Node& node, const PlanView& type_of) {
   const ir::Value* x = node.input(0);
-  if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
-  if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
+  if (Rejection why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
+  if (Rejection why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
   const std::string& op = node.op_type;
-  if (op == "MaxPool" && node.attrs.get_int("storage_order", 0) != 0) return "unsupported op: MaxPool storage_order 1";
+  if (op == "MaxPool" && node.attrs.get_int("storage_order", 0) != 0)
+    return reject(SupportReason::kUnsupportedOp, "MaxPool storage_order 1");
   if (op == "AveragePool" && node.attrs.get_int("count_include_pad", 0) != 0 &&
       (node.attrs.get_int("ceil_mode", 0) != 0 || node.attrs.get_string("auto_pad", "NOTSET") != "NOTSET"))
-    return "unsupported op: AveragePool counting pads in ceil_mode / auto_pad";
-  if (!ops::resolve_pool(node.attrs, *dims4(type_of, x)).ok()) return "unsupported op: pool geometry does not resolve";
-  return "";
+    return reject(SupportReason::kUnsupportedOp, "AveragePool counting pads in ceil_mode / auto_pad");
+  if (!ops::resolve_pool(node.attrs, *dims4(type_of, x)).ok())
+    return reject(SupportReason::kUnsupportedOp, "pool geometry does not resolve");
+  return {};
 }
 
 }  // namespace
 
-std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
+Rejection member_rejection(const ir::Node& node, const PlanView& type_of) {
   static const std::set<std::string> kOps = {"Conv",    "ConvTranspose", "MaxPool",     "AveragePool", "Relu",
                                              "Clip",    "LeakyRelu",     "Sigmoid",     "HardSigmoid", "HardSwish", "Tanh",
                                              "Add",     "Mul",           "Concat",      "MatMul",
@@ -220,66 +230,74 @@ std::string member_rejection(const ir::Node& node, const TypeOf& type_of) {
   if (node.domain.empty() && node.op_type == "Resize") return resize_rejection(node, type_of);
   if (!node.domain.empty() || !kOps.count(node.op_type)) {
     const std::string op = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
-    return "unsupported op: the fusion engine has no strip kernel for " + op;
+    return reject(SupportReason::kUnsupportedOp, "the fusion engine has no strip kernel for " + op);
   }
-  if (node.outputs.size() != 1 || !node.output(0)) return "unsupported op: " + node.op_type + " with extra outputs";
+  if (node.outputs.size() != 1 || !node.output(0))
+    return reject(SupportReason::kUnsupportedOp, node.op_type + " with extra outputs");
   if (node.op_type == "MaxPool" && node.input(0) &&
       (type_of(node.input(0)).dtype == ir::DType::kU8 || type_of(node.input(0)).dtype == ir::DType::kI8))
     return pool_rejection(node, type_of);
   for (const ir::Value* v : node.inputs) {
     if (!v || v->constant) continue;
     if (type_of(v).dtype != ir::DType::kF32)
-      return "dtype: '" + v->name + "' is " + std::string(ir::dtype_name(type_of(v).dtype)) +
-             "; fused groups run f32 only";
+      return reject(SupportReason::kDtype, "'" + v->name + "' is " + std::string(ir::dtype_name(type_of(v).dtype)) +
+                                               "; fused groups run f32 only");
   }
   const bool binary = node.op_type == "Add" || node.op_type == "Mul";
   const ir::Value* x = node.input(binary ? main_input_index(node, nullptr, type_of) : 0);
-  if (!x) return "unsupported op: " + node.op_type + " with a missing input";
-  if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
-  if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
+  if (!x) return reject(SupportReason::kUnsupportedOp, node.op_type + " with a missing input");
+  if (Rejection why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
+  if (Rejection why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
   const std::string& op = node.op_type;
   if (op == "Conv") {
     if (!constant_f32(node.input(1)) || node.input(1)->constant->rank() != 4)
-      return "unsupported op: Conv with non-constant weights";
-    if (node.input(1)->constant->numel() == 0) return "unsupported op: Conv with empty weights";
-    if (node.has_input(2) && !constant_f32(node.input(2))) return "unsupported op: Conv with a non-constant bias";
+      return reject(SupportReason::kUnsupportedOp, "Conv with non-constant weights");
+    if (node.input(1)->constant->numel() == 0) return reject(SupportReason::kUnsupportedOp, "Conv with empty weights");
+    if (node.has_input(2) && !constant_f32(node.input(2)))
+      return reject(SupportReason::kUnsupportedOp, "Conv with a non-constant bias");
     auto e = ops::read_fused_epilogue(node);
-    if (!e.ok()) return "unsupported op: " + e.status().message();
-    if (e->bias) return "unsupported op: Conv with an nfuse.bias epilogue";
-    if (e->residual && rank_or_shape(type_of, e->residual, "residual") != "") return rank_or_shape(type_of, e->residual, "residual");
+    if (!e.ok()) return reject(SupportReason::kUnsupportedOp, e.status().message());
+    if (e->bias) return reject(SupportReason::kUnsupportedOp, "Conv with an nfuse.bias epilogue");
+    if (e->residual && !rank_or_shape(type_of, e->residual, "residual").empty())
+      return rank_or_shape(type_of, e->residual, "residual");
     if (e->residual && *dims4(type_of, e->residual) != *dims4(type_of, node.output(0)))
-      return "unsupported op: Conv residual of another shape";
+      return reject(SupportReason::kUnsupportedOp, "Conv residual of another shape");
     if (!ops::resolve_conv(node.attrs, *dims4(type_of, x), node.input(1)->constant->dims()).ok())
-      return "unsupported op: Conv geometry does not resolve";
-    return "";
+      return reject(SupportReason::kUnsupportedOp, "Conv geometry does not resolve");
+    return {};
   }
   if (op == "ConvTranspose") return conv_transpose_rejection(node, type_of);
   if (op == "Concat") return concat_rejection(node, type_of);
   if (op == "MatMul") return matmul_rejection(node, type_of);
-  if (op == "Gemm") return "rank != 4: Gemm multiplies matrices; fused groups carry 4-D planes";
+  if (op == "Gemm") return reject(SupportReason::kRank, "Gemm multiplies matrices; fused groups carry 4-D planes");
   if (op == "MaxPool" || op == "AveragePool") return pool_rejection(node, type_of);
   if (op == "Add" || op == "Mul") {
     const auto out = *dims4(type_of, node.output(0));
     const int m = main_input_index(node, nullptr, type_of);
     const ir::Value* other = node.input(1 - m);
-    if (!other) return "unsupported op: " + op + " with a missing input";
-    if (*dims4(type_of, node.input(m)) != out) return "unsupported op: " + op + " whose output is not its main input's shape";
+    if (!other) return reject(SupportReason::kUnsupportedOp, op + " with a missing input");
+    if (*dims4(type_of, node.input(m)) != out)
+      return reject(SupportReason::kUnsupportedOp, op + " whose output is not its main input's shape");
     const ir::TensorType& t = type_of(other);
-    if (!t.shape.is_static()) return "dynamic shape: " + op + " operand '" + other->name + "' is " + t.shape.to_string();
-    if (t.dtype != ir::DType::kF32) return "dtype: " + op + " operand '" + other->name + "' is not f32";
+    if (!t.shape.is_static())
+      return reject(SupportReason::kDynamicShape, op + " operand '" + other->name + "' is " + t.shape.to_string());
+    if (t.dtype != ir::DType::kF32)
+      return reject(SupportReason::kDtype, op + " operand '" + other->name + "' is not f32");
     StripLayer::Operand kind;
     if (!binary_operand_kind(out, *t.shape.static_dims(), &kind))
-      return "unsupported op: " + op + " operand '" + other->name + "' of shape " + t.shape.to_string() +
-             " (fused groups take full-shape, per-channel or scalar operands)";
-    return "";
+      return reject(SupportReason::kUnsupportedOp,
+                    op + " operand '" + other->name + "' of shape " + t.shape.to_string() +
+                        " (fused groups take full-shape, per-channel or scalar operands)");
+    return {};
   }
   ops::FusedActivation kind;
   std::vector<float> params;
-  if (!unary_activation(node, &kind, &params)) return "unsupported op: " + op + " with non-constant bounds";
-  return "";
+  if (!unary_activation(node, &kind, &params))
+    return reject(SupportReason::kUnsupportedOp, op + " with non-constant bounds");
+  return {};
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const TypeOf& type_of, int main_input) {
+Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const PlanView& type_of, int main_input) {
   std::unique_ptr<StripLayer> layer;
   if (node.op_type == "Conv" || node.op_type == "ConvTranspose") {
     if (node.op_type == "Conv") {

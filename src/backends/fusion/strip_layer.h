@@ -97,6 +97,16 @@ class StripLayer {
   }
 };
 
+// Why a node cannot join a fused group: the reason of the backend's Support answer and a
+// detail naming what; empty (SupportReason::kNone) when it can.
+struct Rejection {
+  SupportReason reason = SupportReason::kNone;
+  std::string detail;
+  bool empty() const { return reason == SupportReason::kNone; }
+  std::string text() const { return empty() ? "" : std::string(support_reason_name(reason)) + ": " + detail; }
+};
+inline Rejection reject(SupportReason reason, std::string detail) { return Rejection{reason, std::move(detail)}; }
+
 // A nearest Resize read as another member's full operand: that member's rows come from the
 // Resize's source through the index maps (strip_resize.cpp), never from an upsampled tensor.
 struct ResizedOperand {
@@ -108,16 +118,14 @@ struct ResizedOperand {
   void gather(const RowView& src, const RowView& dst, size_t y0, size_t y1) const;
 };
 // For a Resize that member_rejection() accepted.
-Result<ResizedOperand> resized_operand(const ir::Node& resize, const TypeOf& type_of);
+Result<ResizedOperand> resized_operand(const ir::Node& resize, const PlanView& type_of);
 
-// Why `node` cannot be a member of a fused group ("" when it can), with the plan's types: the
-// reason starts with the category the partition report uses ("unsupported op", "dtype",
-// "dynamic shape", "rank != 4").
-std::string member_rejection(const ir::Node& node, const TypeOf& type_of);
+// Why `node` cannot be a member of a fused group (empty when it can), with the plan's types.
+Rejection member_rejection(const ir::Node& node, const PlanView& type_of);
 
 // The layer for a node member_rejection() accepted, reading its rows from input `main_input`;
 // kInvalidModel for malformed attributes.
-Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const TypeOf& type_of, int main_input);
+Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const PlanView& type_of, int main_input);
 
 // The inputs that may carry the rows (Add/Mul: both; QLinearAdd: A and B; Concat: any;
 // QLinearConcat: any X; else input 0).
@@ -136,6 +144,6 @@ bool elementwise_binary(const ir::Node& node);
 
 // The input among node.inputs that carries the rows (Add/Mul: the one produced inside the
 // group, `preferred` when both could; else the non-constant, full-shape one); others are externals.
-int main_input_index(const ir::Node& node, const ir::Value* preferred, const TypeOf& type_of);
+int main_input_index(const ir::Node& node, const ir::Value* preferred, const PlanView& type_of);
 
 }  // namespace nfuse::backends::fusion

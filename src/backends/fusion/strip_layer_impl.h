@@ -98,46 +98,46 @@ inline constexpr int64_t kMaxExactF32Taps = 514;
 
 using cpu::QConvParams;
 // "" and *q filled when QLinearConv `node` has the constants the integer members need; else why.
-std::string qconv_params(const ir::Node& node, const TypeOf& type_of, QConvParams* q);
+Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q);
 // "" and *p filled for a com.microsoft QLinearAdd of two same-shape operands; else why.
-std::string qadd_params(const ir::Node& node, const TypeOf& type_of, kernels::Q8VbinaryParams* p);
-Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const TypeOf& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_qadd(const ir::Node& node, const TypeOf& type_of, int main_input);
+Rejection qadd_params(const ir::Node& node, const PlanView& type_of, kernels::Q8VbinaryParams* p);
+Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_qadd(const ir::Node& node, const PlanView& type_of, int main_input);
 // nfuse.QLinearLookup with a constant table: "" when a member can run it, else why.
-std::string qlookup_rejection(const ir::Node& node, const TypeOf& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_qlookup(const ir::Node& node, const TypeOf& type_of);
+Rejection qlookup_rejection(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_qlookup(const ir::Node& node, const PlanView& type_of);
 // MatMul of a 4-D X by a constant [W, K] (strip_matmul.cpp): "" when a member can run it.
-std::string matmul_rejection(const ir::Node& node, const TypeOf& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_matmul(const ir::Node& node, const TypeOf& type_of);
+Rejection matmul_rejection(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_matmul(const ir::Node& node, const PlanView& type_of);
 // nfuse.QLinearConv16 (W8A16) 1x1 and depthwise (strip_qlinear16.cpp): "" when a member can run
 // it, else why.
-std::string qconv16_rejection(const ir::Node& node, const TypeOf& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, const TypeOf& type_of);
+Rejection qconv16_rejection(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, const PlanView& type_of);
 inline bool is_qconv16(const ir::Node& node) { return node.domain == "nfuse" && node.op_type == "QLinearConv16"; }
 
 // How Add/Mul's other operand broadcasts over the main one ([N, C, H, W]); false when it does
 // not in a way fused groups take.
 bool binary_operand_kind(const std::vector<int64_t>& out, const std::vector<int64_t>& other, StripLayer::Operand* kind);
 
-Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const TypeOf& type_of);
-// "" when v is a static 4-D tensor, else the report's reason ("rank != 4: ...", "dynamic shape: ...").
-std::string rank_or_shape(const TypeOf& type_of, const ir::Value* v, const char* what);
+Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const PlanView& type_of);
+// Empty when v is a static 4-D tensor, else a rank or dynamic-shape rejection.
+Rejection rank_or_shape(const PlanView& type_of, const ir::Value* v, const char* what);
 // Nearest Resize of a 4-D f32 plane with scales known at plan time: a member only as another
 // member's operand (strip_resize.cpp, form_groups).
-std::string resize_rejection(const ir::Node& node, const TypeOf& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_resize(const ir::Node& node, const TypeOf& type_of);
+Rejection resize_rejection(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_resize(const ir::Node& node, const PlanView& type_of);
 // 2-D ConvTranspose with constant weights (strip_conv_transpose.cpp): "" when a member can run
 // it, else why.
-std::string conv_transpose_rejection(const ir::Node& node, const TypeOf& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const TypeOf& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const TypeOf& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const TypeOf& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const TypeOf& type_of, int main_input);
+Rejection conv_transpose_rejection(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const PlanView& type_of, int main_input);
 // Concat (f32) or com.microsoft QLinearConcat (u8 / s8) along channels: the chained input's rows
 // and the others' (externals) copied, or requantized, into place.
-Result<std::unique_ptr<StripLayer>> make_strip_concat(const ir::Node& node, const TypeOf& type_of, int main_input);
+Result<std::unique_ptr<StripLayer>> make_strip_concat(const ir::Node& node, const PlanView& type_of, int main_input);
 // QLinearConcat: "" when a member can run it, else why.
-std::string qconcat_rejection(const ir::Node& node, const TypeOf& type_of);
+Rejection qconcat_rejection(const ir::Node& node, const PlanView& type_of);
 
 // y * scale[c] + shift[c] over `channels` channels: a folded run of constant Mul/Add members.
 std::unique_ptr<StripLayer> make_strip_affine(const PlaneShape& shape, std::vector<float> scale,

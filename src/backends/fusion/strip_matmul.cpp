@@ -49,29 +49,30 @@ class StripMatMul final : public StripLayer {
   cpu::Activation act_;
   size_t k_ = 0, n_ = 0;
   std::vector<float> bias_;
-  cpu::AlignedFloats packed_;
+  AlignedFloats packed_;
   bool ok_ = false;
 };
 
 }  // namespace
 
-std::string matmul_rejection(const ir::Node& node, const TypeOf& type_of) {
+Rejection matmul_rejection(const ir::Node& node, const PlanView& type_of) {
   const ir::Value* b = node.input(1);
   if (!b || !b->constant || b->constant->dtype() != ir::DType::kF32 || b->constant->rank() != 2 ||
       b->constant->numel() == 0)
-    return "unsupported op: MatMul without a constant 2-D f32 B";
+    return reject(SupportReason::kUnsupportedOp, "MatMul without a constant 2-D f32 B");
   const auto x = *type_of(node.input(0)).shape.static_dims();
-  if (x[3] != b->constant->dim(0)) return "unsupported op: MatMul whose B does not match X's last dim";
+  if (x[3] != b->constant->dim(0))
+    return reject(SupportReason::kUnsupportedOp, "MatMul whose B does not match X's last dim");
   auto e = ops::read_fused_epilogue(node);
-  if (!e.ok()) return "unsupported op: " + e.status().message();
-  if (e->residual) return "unsupported op: MatMul with a fused residual";
+  if (!e.ok()) return reject(SupportReason::kUnsupportedOp, e.status().message());
+  if (e->residual) return reject(SupportReason::kUnsupportedOp, "MatMul with a fused residual");
   if (e->bias && (!e->bias->constant || e->bias->constant->dtype() != ir::DType::kF32 ||
                   e->bias->constant->numel() != b->constant->dim(1)))
-    return "unsupported op: MatMul with a bias that is not a constant row of K";
-  return "";
+    return reject(SupportReason::kUnsupportedOp, "MatMul with a bias that is not a constant row of K");
+  return {};
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_matmul(const ir::Node& node, const TypeOf& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_matmul(const ir::Node& node, const PlanView& type_of) {
   NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue e, ops::read_fused_epilogue(node));
   const ir::Tensor& b = *node.input(1)->constant;
   auto layer = std::make_unique<StripMatMul>(b, e.bias ? &*e.bias->constant : nullptr,

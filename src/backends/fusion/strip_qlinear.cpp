@@ -1,4 +1,4 @@
-// Integer members of fused groups, bit-exact with the ref kernels (ref_quant_util.h):
+// Integer members of fused groups, bit-exact with the ref kernels (kernels/quant_arithmetic.h):
 //   QLinearConv 1x1 (stride 1, no padding, one group) on the qu8 W * X GEMM (qu8_wxgemm.h: the
 //     VNNI kernel where the CPU has it, its scalar statement elsewhere), X panels packed straight
 //     from the strip's input rows;
@@ -18,12 +18,12 @@
 #include "backends/cpu/cpu_qconv_padded.h"
 #include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "backends/fusion/strip_layer_impl.h"
-#include "backends/ref/ref_quant_util.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
 #include "kernels/q8-vbinary/q8_vbinary.h"
 #include "kernels/qu8-dwconv/qu8_dwconv.h"
-#include "kernels/qu8-vcvt/qu8_vcvt.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
+#include "kernels/qu8-vcvt/qu8_vcvt.h"
+#include "kernels/quant_arithmetic.h"
 #include "kernels/x8-lut/x8_lut.h"
 #include "ops/fused_epilogue.h"
 
@@ -337,18 +337,22 @@ bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
 
 }  // namespace
 
-std::string qconv_params(const ir::Node& node, const TypeOf& type_of, QConvParams* q) {
-  if (!node.input(0)) return "unsupported op: QLinearConv without an input";
-  return cpu::read_qconv_params(node, type_of(node.input(0)).dtype, q);
+Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q) {
+  if (!node.input(0)) return reject(SupportReason::kUnsupportedOp, "QLinearConv without an input");
+  std::string why = cpu::read_qconv_params(node, type_of(node.input(0)).dtype, q);
+  return why.empty() ? Rejection{} : reject(SupportReason::kUnsupportedOp, std::move(why));
 }
 
-std::string qadd_params(const ir::Node& node, const TypeOf& type_of, kernels::Q8VbinaryParams* p) {
+Rejection qadd_params(const ir::Node& node, const PlanView& type_of, kernels::Q8VbinaryParams* p) {
   const ir::Value* a = node.input(0);
   const ir::Value* b = node.input(3);
-  if (!a || !b || node.num_inputs() < 8 || !node.input(7)) return "unsupported op: QLinearAdd operands";
+  if (!a || !b || node.num_inputs() < 8 || !node.input(7))
+    return reject(SupportReason::kUnsupportedOp, "QLinearAdd operands");
   const ir::DType t = type_of(a).dtype;
-  if (!is_q8(t) || type_of(b).dtype != t) return "dtype: QLinearAdd of " + std::string(ir::dtype_name(t));
-  if (type_of(a).shape != type_of(b).shape) return "unsupported op: QLinearAdd with broadcasting";
+  if (!is_q8(t) || type_of(b).dtype != t)
+    return reject(SupportReason::kDtype, "QLinearAdd of " + std::string(ir::dtype_name(t)));
+  if (type_of(a).shape != type_of(b).shape)
+    return reject(SupportReason::kUnsupportedOp, "QLinearAdd with broadcasting");
   auto scale = [](const ir::Value* v) -> float {
     const ir::Tensor* c = const_of(v);
     return c && c->dtype() == ir::DType::kF32 && c->numel() == 1 ? c->data<float>()[0] : NAN;
@@ -362,16 +366,18 @@ std::string qadd_params(const ir::Node& node, const TypeOf& type_of, kernels::Q8
   };
   const float as = scale(node.input(1)), bs = scale(node.input(4)), ys = scale(node.input(6));
   if (!zp(node.input(2), &p->a_zp) || !zp(node.input(5), &p->b_zp) || !zp(node.input(7), &p->y_zp))
-    return "unsupported op: QLinearAdd with non-constant zero points";
+    return reject(SupportReason::kUnsupportedOp, "QLinearAdd with non-constant zero points");
   p->a_mult = as / ys;  // exactly as ref_qlinear_binary.cpp
   p->b_mult = bs / ys;
-  if (!std::isfinite(p->a_mult) || !std::isfinite(p->b_mult)) return "unsupported op: QLinearAdd scales";
-  return "";
+  if (!std::isfinite(p->a_mult) || !std::isfinite(p->b_mult))
+    return reject(SupportReason::kUnsupportedOp, "QLinearAdd scales");
+  return {};
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const TypeOf& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const PlanView& type_of) {
   QConvParams q;
-  if (std::string why = qconv_params(node, type_of, &q); !why.empty()) return unsupported(node.label() + ": " + why);
+  if (Rejection why = qconv_params(node, type_of, &q); !why.empty())
+    return unsupported(node.label() + ": " + why.text());
   auto x_dims = *type_of(node.input(0)).shape.static_dims();
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(node.attrs, x_dims, node.input(3)->constant->dims()));
   std::unique_ptr<StripLayer> layer;
@@ -391,21 +397,26 @@ Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const
   return layer;
 }
 
-std::string qlookup_rejection(const ir::Node& node, const TypeOf& type_of) {
+Rejection qlookup_rejection(const ir::Node& node, const PlanView& type_of) {
   const ir::Value* x = node.input(0);
   const ir::Value* table = node.input(1);
-  if (!x || !table || node.outputs.size() != 1 || !node.output(0)) return "unsupported op: QLinearLookup operands";
-  if (!is_q8(type_of(x).dtype)) return "dtype: QLinearLookup of " + std::string(ir::dtype_name(type_of(x).dtype));
+  if (!x || !table || node.outputs.size() != 1 || !node.output(0))
+    return reject(SupportReason::kUnsupportedOp, "QLinearLookup operands");
+  if (!is_q8(type_of(x).dtype))
+    return reject(SupportReason::kDtype, "QLinearLookup of " + std::string(ir::dtype_name(type_of(x).dtype)));
   const ir::Tensor* t = const_of(table);
   if (!t || t->numel() != 256 || !is_q8(t->dtype()) || type_of(node.output(0)).dtype != t->dtype())
-    return "unsupported op: QLinearLookup without a constant 256-entry table of its output's type";
-  if (ops::has_fused_epilogue(node)) return "unsupported op: QLinearLookup with a fused epilogue";
-  if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
+    return reject(SupportReason::kUnsupportedOp,
+                  "QLinearLookup without a constant 256-entry table of its output's type");
+  if (ops::has_fused_epilogue(node))
+    return reject(SupportReason::kUnsupportedOp, "QLinearLookup with a fused epilogue");
+  if (Rejection why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
   return rank_or_shape(type_of, node.output(0), "output");
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_qlookup(const ir::Node& node, const TypeOf& type_of) {
-  if (std::string why = qlookup_rejection(node, type_of); !why.empty()) return unsupported(node.label() + ": " + why);
+Result<std::unique_ptr<StripLayer>> make_strip_qlookup(const ir::Node& node, const PlanView& type_of) {
+  if (Rejection why = qlookup_rejection(node, type_of); !why.empty())
+    return unsupported(node.label() + ": " + why.text());
   auto layer = std::make_unique<StripQLookup>(static_cast<const uint8_t*>(const_of(node.input(1))->raw()),
                                               type_of(node.input(0)).dtype == ir::DType::kI8);
   auto d = *type_of(node.output(0)).shape.static_dims();
@@ -413,9 +424,10 @@ Result<std::unique_ptr<StripLayer>> make_strip_qlookup(const ir::Node& node, con
   return std::unique_ptr<StripLayer>(std::move(layer));
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_qadd(const ir::Node& node, const TypeOf& type_of, int main_input) {
+Result<std::unique_ptr<StripLayer>> make_strip_qadd(const ir::Node& node, const PlanView& type_of, int main_input) {
   kernels::Q8VbinaryParams p;
-  if (std::string why = qadd_params(node, type_of, &p); !why.empty()) return unsupported(node.label() + ": " + why);
+  if (Rejection why = qadd_params(node, type_of, &p); !why.empty())
+    return unsupported(node.label() + ": " + why.text());
   const bool main_is_a = main_input == 0;
   auto layer = std::make_unique<StripQAdd>(p, main_is_a, type_of(node.input(0)).dtype == ir::DType::kI8);
   auto d = *type_of(node.output(0)).shape.static_dims();

@@ -92,7 +92,7 @@ class StripQConv16Gemm final : public WindowedLayer {
   cpu::Conv2dGeometry geo_;
   size_t cin_g_ = 0, cg_ = 0, k_ = 0, panel_bytes_ = 0;
   bool direct_ = false;
-  cpu::AlignedFloats packed_;
+  AlignedFloats packed_;
 };
 
 class StripQDwConv16 final : public WindowedLayer {
@@ -127,30 +127,34 @@ const int32_t* qconv16_bias(const ir::Node& node) {
 
 }  // namespace
 
-std::string qconv16_rejection(const ir::Node& node, const TypeOf& type_of) {
-  if (!node.input(0) || node.outputs.size() != 1 || !node.output(0)) return "unsupported op: QLinearConv16 operands";
+Rejection qconv16_rejection(const ir::Node& node, const PlanView& type_of) {
+  if (!node.input(0) || node.outputs.size() != 1 || !node.output(0))
+    return reject(SupportReason::kUnsupportedOp, "QLinearConv16 operands");
   for (const ir::Value* v : {node.input(0), node.output(0)}) {
     const ir::TensorType& t = type_of(v);
     if (t.shape.rank_known() && t.shape.rank() != 4)
-      return "rank != 4: '" + v->name + "' has rank " + std::to_string(t.shape.rank());
-    if (!t.shape.is_static()) return "dynamic shape: '" + v->name + "' is " + t.shape.to_string();
+      return reject(SupportReason::kRank, "'" + v->name + "' has rank " + std::to_string(t.shape.rank()));
+    if (!t.shape.is_static())
+      return reject(SupportReason::kDynamicShape, "'" + v->name + "' is " + t.shape.to_string());
   }
-  if (ops::has_fused_epilogue(node)) return "unsupported op: QLinearConv16 with a fused epilogue";
+  if (ops::has_fused_epilogue(node))
+    return reject(SupportReason::kUnsupportedOp, "QLinearConv16 with a fused epilogue");
   auto p = cpu::read_w8a16_params(node, 0, type_of(node.input(0)).dtype);
-  if (!p || p->w->rank() != 4) return "unsupported op: QLinearConv16 without constant quantization and weights";
+  if (!p || p->w->rank() != 4)
+    return reject(SupportReason::kUnsupportedOp, "QLinearConv16 without constant quantization and weights");
   const ir::Value* b = node.input(8);
   if (b && (!b->constant || b->constant->dtype() != ir::DType::kI32 || b->constant->numel() != p->w->dim(0)))
-    return "unsupported op: QLinearConv16 with a non-constant or non-int32 bias";
+    return reject(SupportReason::kUnsupportedOp, "QLinearConv16 with a non-constant or non-int32 bias");
   auto g = ops::resolve_conv(node.attrs, *type_of(node.input(0)).shape.static_dims(), p->w->dims());
-  if (!g.ok()) return "unsupported op: QLinearConv16 geometry does not resolve";
+  if (!g.ok()) return reject(SupportReason::kUnsupportedOp, "QLinearConv16 geometry does not resolve");
   const bool depthwise = g->group > 1 && g->group == g->in_channels && p->w->dim(1) == 1;
   // The GEMM's int64 -> f32 conversion is exact for K <= 2^26 (qs16_gemm.h).
   if (!depthwise && p->w->numel() / p->w->dim(0) > (int64_t{1} << 26))
-    return "unsupported op: QLinearConv16 with K over 2^26";
-  return "";
+    return reject(SupportReason::kUnsupportedOp, "QLinearConv16 with K over 2^26");
+  return {};
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, const TypeOf& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, const PlanView& type_of) {
   auto p = cpu::read_w8a16_params(node, 0, type_of(node.input(0)).dtype);
   if (!p) return unsupported(node.label() + ": QLinearConv16 parameters");
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g,

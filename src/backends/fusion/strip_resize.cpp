@@ -22,42 +22,47 @@ struct ResizePlan {
 
 // "" and *plan filled for a nearest Resize of a 4-D f32, u8 or i8 plane with scales known at plan
 // time; else why not.
-std::string plan_resize(const ir::Node& node, const TypeOf& type_of, ResizePlan* plan) {
-  if (std::string why = cpu::resize_mode(node, &plan->mode); !why.empty()) return why;
-  if (plan->mode.linear) return "unsupported op: linear Resize (fused groups read nearest ones as operands)";
+Rejection plan_resize(const ir::Node& node, const PlanView& type_of, ResizePlan* plan) {
+  if (std::string why = cpu::resize_mode(node, &plan->mode); !why.empty())
+    return reject(SupportReason::kUnsupportedOp, why);
+  if (plan->mode.linear)
+    return reject(SupportReason::kUnsupportedOp, "linear Resize (fused groups read nearest ones as operands)");
   const ir::Value* x = node.input(0);
   if (!x || x->constant || node.outputs.size() != 1 || !node.output(0))
-    return "unsupported op: Resize of a missing or constant input";
+    return reject(SupportReason::kUnsupportedOp, "Resize of a missing or constant input");
   const ir::DType t = type_of(x).dtype;
   if (t != ir::DType::kF32 && t != ir::DType::kU8 && t != ir::DType::kI8)
-    return "dtype: Resize input '" + x->name + "' is " + std::string(ir::dtype_name(t)) + " (f32, u8 or i8)";
+    return reject(SupportReason::kDtype,
+                  "Resize input '" + x->name + "' is " + std::string(ir::dtype_name(t)) + " (f32, u8 or i8)");
   plan->elem = ir::dtype_size(t);
-  if (std::string why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
-  if (std::string why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
+  if (Rejection why = rank_or_shape(type_of, x, "input"); !why.empty()) return why;
+  if (Rejection why = rank_or_shape(type_of, node.output(0), "output"); !why.empty()) return why;
   plan->in = *type_of(x).shape.static_dims();
   plan->out = *type_of(node.output(0)).shape.static_dims();
-  if (plan->in[0] != plan->out[0] || plan->in[1] != plan->out[1]) return "unsupported op: Resize that scales N or C";
-  if (plan->in[2] == 0 || plan->in[3] == 0) return "unsupported op: Resize of an empty plane";
+  if (plan->in[0] != plan->out[0] || plan->in[1] != plan->out[1])
+    return reject(SupportReason::kUnsupportedOp, "Resize that scales N or C");
+  if (plan->in[2] == 0 || plan->in[3] == 0) return reject(SupportReason::kUnsupportedOp, "Resize of an empty plane");
   // Sizes decide whenever given (the output dims then hold them); scales only as a constant.
   const ir::Value* sizes = node.input(cpu::kResizeSizesInput);
   const ir::Value* scales = node.input(cpu::kResizeScalesInput);
   plan->by_sizes = sizes && !(sizes->constant && sizes->constant->numel() == 0);
   const ir::Tensor* scale_values = scales && scales->constant ? &*scales->constant : nullptr;
   if (!cpu::resize_plane_scales(plan->by_sizes, scale_values, plan->in, plan->out, &plan->sh, &plan->sw))
-    return "dynamic shape: Resize scales not known at plan time";
-  return "";
+    return reject(SupportReason::kDynamicShape, "Resize scales not known at plan time");
+  return {};
 }
 
 }  // namespace
 
-std::string resize_rejection(const ir::Node& node, const TypeOf& type_of) {
+Rejection resize_rejection(const ir::Node& node, const PlanView& type_of) {
   ResizePlan plan;
   return plan_resize(node, type_of, &plan);
 }
 
-Result<ResizedOperand> resized_operand(const ir::Node& node, const TypeOf& type_of) {
+Result<ResizedOperand> resized_operand(const ir::Node& node, const PlanView& type_of) {
   ResizePlan plan;
-  if (std::string why = plan_resize(node, type_of, &plan); !why.empty()) return unsupported(node.label() + ": " + why);
+  if (Rejection why = plan_resize(node, type_of, &plan); !why.empty())
+    return unsupported(node.label() + ": " + why.text());
   ResizedOperand r;
   r.source = {static_cast<size_t>(plan.in[1]), static_cast<size_t>(plan.in[2]), static_cast<size_t>(plan.in[3]),
               plan.elem};
@@ -116,7 +121,7 @@ class StripResize final : public StripLayer {
 
 }  // namespace
 
-Result<std::unique_ptr<StripLayer>> make_strip_resize(const ir::Node& node, const TypeOf& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_resize(const ir::Node& node, const PlanView& type_of) {
   NFUSE_ASSIGN_OR_RETURN(ResizedOperand op, resized_operand(node, type_of));
   const auto out = *type_of(node.output(0)).shape.static_dims();
   auto layer = std::make_unique<StripResize>(op);

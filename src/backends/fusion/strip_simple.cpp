@@ -154,7 +154,7 @@ std::unique_ptr<StripLayer> make_strip_affine(const PlaneShape& shape, std::vect
   return layer;
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const TypeOf& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const PlanView& type_of) {
   auto dims = type_of(node.input(0)).shape.static_dims();
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_pool(node.attrs, *dims));
   const bool max = node.op_type == "MaxPool";
@@ -163,7 +163,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const 
       g, max ? cpu::PoolKind::kMax : cpu::PoolKind::kAverage, count_pad, type_of(node.input(0)).dtype));
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const TypeOf& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const PlanView& type_of) {
   ops::FusedActivation kind;
   std::vector<float> params;
   if (!unary_activation(node, &kind, &params)) return unsupported(node.label() + ": not an activation");
@@ -173,7 +173,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const
   return std::unique_ptr<StripLayer>(std::move(layer));
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const TypeOf& type_of, int main_input) {
+Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const PlanView& type_of, int main_input) {
   auto layer = std::make_unique<StripBinary>(node.op_type == "Add");
   auto d = *type_of(node.output(0)).shape.static_dims();
   layer->in = layer->out = {static_cast<size_t>(d[1]), static_cast<size_t>(d[2]), static_cast<size_t>(d[3])};
@@ -221,7 +221,7 @@ class StripConcat final : public StripLayer {
 
 }  // namespace
 
-Result<std::unique_ptr<StripLayer>> make_strip_concat(const ir::Node& node, const TypeOf& type_of, int main_input) {
+Result<std::unique_ptr<StripLayer>> make_strip_concat(const ir::Node& node, const PlanView& type_of, int main_input) {
   auto layer = std::make_unique<StripConcat>();
   const bool quantized = is_qlinear_concat(node);
   std::vector<cpu::QConcatInput> requant;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_elementwise_util.h"
 
 namespace nfuse::backends::ref {
@@ -160,21 +161,23 @@ Status clip(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("LeakyRelu", leaky_relu);
-NFUSE_REF_KERNEL("Elu", elu);
-NFUSE_REF_KERNEL("Selu", selu);
-NFUSE_REF_KERNEL("Celu", celu);
-NFUSE_REF_KERNEL("Sigmoid", sigmoid);
-NFUSE_REF_KERNEL("HardSigmoid", hard_sigmoid);
-NFUSE_REF_KERNEL("HardSwish", hard_swish);
-NFUSE_REF_KERNEL("Tanh", tanh_kernel);
-NFUSE_REF_KERNEL("Softplus", softplus_kernel);
-NFUSE_REF_KERNEL("Softsign", softsign);
-NFUSE_REF_KERNEL("Mish", mish);
-NFUSE_REF_KERNEL("ThresholdedRelu", thresholded_relu);
-NFUSE_REF_KERNEL("Relu", relu);
-NFUSE_REF_KERNEL("Shrink", shrink);
-NFUSE_REF_KERNEL("PRelu", prelu);
-NFUSE_REF_KERNEL("Clip", clip);
+void register_activation_kernels(KernelRegistry& registry) {
+  registry.add("LeakyRelu", leaky_relu);
+  registry.add("Elu", elu);
+  registry.add("Selu", selu);
+  registry.add("Celu", celu);
+  registry.add("Sigmoid", sigmoid);
+  registry.add("HardSigmoid", hard_sigmoid);
+  registry.add("HardSwish", hard_swish);
+  registry.add("Tanh", tanh_kernel);
+  registry.add("Softplus", softplus_kernel);
+  registry.add("Softsign", softsign);
+  registry.add("Mish", mish);
+  registry.add("ThresholdedRelu", thresholded_relu);
+  registry.add("Relu", relu);
+  registry.add("Shrink", shrink);
+  registry.add("PRelu", prelu);
+  registry.add("Clip", clip);
+}
 
 }  // namespace nfuse::backends::ref

@@ -69,11 +69,11 @@ class RefBackend final : public Backend {
   BackendTraits traits() const override { return BackendTraits{.is_reference = true}; }
   bool aliases_reshapes() const override { return true; }  // ref_reshape.cpp skips the copy
 
-  Support supports(const ir::Node& node, const ir::Graph&) const override {
+  Support supports(const ir::Node& node, const PlanView&) const override {
     if (!KernelRegistry::global().find(node.op_type)) {
-      return Support::no("no reference kernel for op " + node.op_type);
+      return Support::no(SupportReason::kUnsupportedOp, "no reference kernel for op " + node.op_type);
     }
-    return Support::yes();
+    return Support::native();
   }
 
   Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition,
@@ -100,6 +100,6 @@ std::unique_ptr<Backend> make_ref_backend() { return std::make_unique<RefBackend
 
 }  // namespace
 
-NFUSE_REGISTER_BACKEND("ref", make_ref_backend);
+void register_backend(BackendRegistry& registry) { registry.add("ref", make_ref_backend); }
 
 }  // namespace nfuse::backends::ref

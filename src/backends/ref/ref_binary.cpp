@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_elementwise_util.h"
 #include "ops/elementwise_util.h"
 
@@ -224,16 +225,18 @@ Status variadic_kernel(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Add", arith_kernel<Arith::kAdd>);
-NFUSE_REF_KERNEL("Sub", arith_kernel<Arith::kSub>);
-NFUSE_REF_KERNEL("Mul", arith_kernel<Arith::kMul>);
-NFUSE_REF_KERNEL("Div", arith_kernel<Arith::kDiv>);
-NFUSE_REF_KERNEL("Mod", mod_kernel);
-NFUSE_REF_KERNEL("BitShift", bitshift_kernel);
-NFUSE_REF_KERNEL("Pow", pow_kernel);
-NFUSE_REF_KERNEL("Min", variadic_kernel<Variadic::kMin>);
-NFUSE_REF_KERNEL("Max", variadic_kernel<Variadic::kMax>);
-NFUSE_REF_KERNEL("Sum", variadic_kernel<Variadic::kSum>);
-NFUSE_REF_KERNEL("Mean", variadic_kernel<Variadic::kMean>);
+void register_binary_kernels(KernelRegistry& registry) {
+  registry.add("Add", arith_kernel<Arith::kAdd>);
+  registry.add("Sub", arith_kernel<Arith::kSub>);
+  registry.add("Mul", arith_kernel<Arith::kMul>);
+  registry.add("Div", arith_kernel<Arith::kDiv>);
+  registry.add("Mod", mod_kernel);
+  registry.add("BitShift", bitshift_kernel);
+  registry.add("Pow", pow_kernel);
+  registry.add("Min", variadic_kernel<Variadic::kMin>);
+  registry.add("Max", variadic_kernel<Variadic::kMax>);
+  registry.add("Sum", variadic_kernel<Variadic::kSum>);
+  registry.add("Mean", variadic_kernel<Variadic::kMean>);
+}
 
 }  // namespace nfuse::backends::ref

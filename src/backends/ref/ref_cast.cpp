@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_elementwise_util.h"
 
 namespace nfuse::backends::ref {
@@ -70,7 +71,9 @@ Status cast_kernel(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Cast", cast_kernel);
-NFUSE_REF_KERNEL("CastLike", cast_kernel);
+void register_cast_kernels(KernelRegistry& registry) {
+  registry.add("Cast", cast_kernel);
+  registry.add("CastLike", cast_kernel);
+}
 
 }  // namespace nfuse::backends::ref

@@ -1,6 +1,7 @@
 // Concat and Split: each tensor is viewed as [outer, dim, inner] around the axis.
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
 #include "ops/tensor_params.h"
@@ -72,7 +73,9 @@ Status split(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Concat", concat);
-NFUSE_REF_KERNEL("Split", split);
+void register_concat_split_kernels(KernelRegistry& registry) {
+  registry.add("Concat", concat);
+  registry.add("Split", split);
+}
 
 }  // namespace nfuse::backends::ref

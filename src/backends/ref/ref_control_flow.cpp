@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -51,6 +52,6 @@ Status if_kernel(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("If", if_kernel);
+void register_control_flow_kernels(KernelRegistry& registry) { registry.add("If", if_kernel); }
 
 }  // namespace nfuse::backends::ref

@@ -3,10 +3,11 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_nn_util.h"
-#include "backends/ref/ref_quant_util.h"
 #include "backends/ref/ref_util.h"
+#include "kernels/quant_arithmetic.h"
 #include "ops/conv_geometry.h"
 
 namespace nfuse::backends::ref {
@@ -155,8 +156,10 @@ Status qlinear_conv(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Conv", conv);
-NFUSE_REF_KERNEL("ConvInteger", conv_integer);
-NFUSE_REF_KERNEL("QLinearConv", qlinear_conv);
+void register_conv_kernels(KernelRegistry& registry) {
+  registry.add("Conv", conv);
+  registry.add("ConvInteger", conv_integer);
+  registry.add("QLinearConv", qlinear_conv);
+}
 
 }  // namespace nfuse::backends::ref

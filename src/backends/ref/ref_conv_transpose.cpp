@@ -1,6 +1,7 @@
 // Reference ConvTranspose: scatters every input element through every kernel tap.
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_nn_util.h"
 #include "backends/ref/ref_util.h"
@@ -63,6 +64,6 @@ Status conv_transpose(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("ConvTranspose", conv_transpose);
+void register_conv_transpose_kernels(KernelRegistry& registry) { registry.add("ConvTranspose", conv_transpose); }
 
 }  // namespace nfuse::backends::ref

@@ -1,4 +1,5 @@
 // Reference kernel for CumSum: floats accumulate in double, integers wrap.
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_elementwise_util.h"
 #include "ops/op_helpers.h"
 
@@ -49,6 +50,6 @@ Status cumsum_kernel(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("CumSum", cumsum_kernel);
+void register_cumsum_kernels(KernelRegistry& registry) { registry.add("CumSum", cumsum_kernel); }
 
 }  // namespace nfuse::backends::ref

@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -47,6 +48,6 @@ Status det(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Det", det);
+void register_det_kernels(KernelRegistry& registry) { registry.add("Det", det); }
 
 }  // namespace nfuse::backends::ref

@@ -1,6 +1,7 @@
 // Reference Einsum: one loop over every combination of label values, in double.
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_nn_util.h"
 #include "backends/ref/ref_util.h"
@@ -70,6 +71,6 @@ Status einsum(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Einsum", einsum);
+void register_einsum_kernels(KernelRegistry& registry) { registry.add("Einsum", einsum); }
 
 }  // namespace nfuse::backends::ref

@@ -1,4 +1,5 @@
 // Expand (numpy broadcast to the output dims) and Tile (output index modulo input dims).
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
 
@@ -32,7 +33,9 @@ Status tile(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Expand", expand);
-NFUSE_REF_KERNEL("Tile", tile);
+void register_expand_tile_kernels(KernelRegistry& registry) {
+  registry.add("Expand", expand);
+  registry.add("Tile", tile);
+}
 
 }  // namespace nfuse::backends::ref

@@ -2,6 +2,7 @@
 // an out-of-range index is an error, never a read outside the input.
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
 
@@ -103,8 +104,10 @@ Status gather_nd(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Gather", gather);
-NFUSE_REF_KERNEL("GatherElements", gather_elements);
-NFUSE_REF_KERNEL("GatherND", gather_nd);
+void register_gather_kernels(KernelRegistry& registry) {
+  registry.add("Gather", gather);
+  registry.add("GatherElements", gather_elements);
+  registry.add("GatherND", gather_nd);
+}
 
 }  // namespace nfuse::backends::ref

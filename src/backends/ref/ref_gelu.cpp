@@ -2,6 +2,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_elementwise_util.h"
 
 namespace nfuse::backends::ref {
@@ -17,6 +18,6 @@ Status gelu(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Gelu", gelu);
+void register_gelu_kernels(KernelRegistry& registry) { registry.add("Gelu", gelu); }
 
 }  // namespace nfuse::backends::ref

@@ -1,6 +1,7 @@
 // Constant, ConstantOfShape, Range, EyeLike and OneHot.
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
 #include "ops/tensor_params.h"
@@ -88,10 +89,12 @@ Status one_hot(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Constant", constant);
-NFUSE_REF_KERNEL("ConstantOfShape", constant_of_shape);
-NFUSE_REF_KERNEL("Range", range);
-NFUSE_REF_KERNEL("EyeLike", eye_like);
-NFUSE_REF_KERNEL("OneHot", one_hot);
+void register_generators_kernels(KernelRegistry& registry) {
+  registry.add("Constant", constant);
+  registry.add("ConstantOfShape", constant_of_shape);
+  registry.add("Range", range);
+  registry.add("EyeLike", eye_like);
+  registry.add("OneHot", one_hot);
+}
 
 }  // namespace nfuse::backends::ref

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -144,6 +145,6 @@ Status grid_sample(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("GridSample", grid_sample);
+void register_grid_sample_kernels(KernelRegistry& registry) { registry.add("GridSample", grid_sample); }
 
 }  // namespace nfuse::backends::ref

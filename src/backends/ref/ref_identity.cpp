@@ -1,5 +1,6 @@
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -25,7 +26,9 @@ Status dropout(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Identity", identity);
-NFUSE_REF_KERNEL("Dropout", dropout);
+void register_identity_kernels(KernelRegistry& registry) {
+  registry.add("Identity", identity);
+  registry.add("Dropout", dropout);
+}
 
 }  // namespace nfuse::backends::ref

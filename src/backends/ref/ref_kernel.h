@@ -1,5 +1,6 @@
 // Reference kernels: plain scalar C++ for every op. Never fast, always right: they are the
-// oracle every optimized kernel is tested against. One registration per op type.
+// oracle every optimized kernel is tested against. One registration per op type
+// (builtin_kernels.h).
 #pragma once
 
 #include <functional>
@@ -65,7 +66,3 @@ Result<std::vector<ir::Tensor>> interpret_graph(
     const std::function<const ir::Tensor*(const std::string&)>& outer = {});
 
 }  // namespace nfuse::backends::ref
-
-#define NFUSE_REF_KERNEL(op_type, fn)                                                   \
-  [[maybe_unused]] static const bool NFUSE_CONCAT_(nfuse_ref_kernel_registered_, __COUNTER__) = \
-      ::nfuse::backends::ref::KernelRegistry::global().add(op_type, fn)

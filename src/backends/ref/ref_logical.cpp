@@ -1,6 +1,7 @@
 // Reference kernels for comparisons, boolean logic and Where.
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_elementwise_util.h"
 #include "ops/elementwise_util.h"
 
@@ -86,15 +87,17 @@ Status where_kernel(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Equal", compare_kernel<Cmp::kEqual>);
-NFUSE_REF_KERNEL("Less", compare_kernel<Cmp::kLess>);
-NFUSE_REF_KERNEL("Greater", compare_kernel<Cmp::kGreater>);
-NFUSE_REF_KERNEL("LessOrEqual", compare_kernel<Cmp::kLessOrEqual>);
-NFUSE_REF_KERNEL("GreaterOrEqual", compare_kernel<Cmp::kGreaterOrEqual>);
-NFUSE_REF_KERNEL("And", compare_kernel<Cmp::kAnd>);
-NFUSE_REF_KERNEL("Or", compare_kernel<Cmp::kOr>);
-NFUSE_REF_KERNEL("Xor", compare_kernel<Cmp::kXor>);
-NFUSE_REF_KERNEL("Not", not_kernel);
-NFUSE_REF_KERNEL("Where", where_kernel);
+void register_logical_kernels(KernelRegistry& registry) {
+  registry.add("Equal", compare_kernel<Cmp::kEqual>);
+  registry.add("Less", compare_kernel<Cmp::kLess>);
+  registry.add("Greater", compare_kernel<Cmp::kGreater>);
+  registry.add("LessOrEqual", compare_kernel<Cmp::kLessOrEqual>);
+  registry.add("GreaterOrEqual", compare_kernel<Cmp::kGreaterOrEqual>);
+  registry.add("And", compare_kernel<Cmp::kAnd>);
+  registry.add("Or", compare_kernel<Cmp::kOr>);
+  registry.add("Xor", compare_kernel<Cmp::kXor>);
+  registry.add("Not", not_kernel);
+  registry.add("Where", where_kernel);
+}
 
 }  // namespace nfuse::backends::ref

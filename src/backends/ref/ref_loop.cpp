@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "ops/subgraph_infer.h"
 
@@ -97,6 +98,6 @@ Status loop(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Loop", loop);
+void register_loop_kernels(KernelRegistry& registry) { registry.add("Loop", loop); }
 
 }  // namespace nfuse::backends::ref

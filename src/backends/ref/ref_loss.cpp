@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -110,7 +111,9 @@ Status softmax_cross_entropy_loss(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("NegativeLogLikelihoodLoss", nll_loss);
-NFUSE_REF_KERNEL("SoftmaxCrossEntropyLoss", softmax_cross_entropy_loss);
+void register_loss_kernels(KernelRegistry& registry) {
+  registry.add("NegativeLogLikelihoodLoss", nll_loss);
+  registry.add("SoftmaxCrossEntropyLoss", softmax_cross_entropy_loss);
+}
 
 }  // namespace nfuse::backends::ref

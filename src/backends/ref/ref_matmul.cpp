@@ -3,10 +3,11 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_nn_util.h"
-#include "backends/ref/ref_quant_util.h"
 #include "backends/ref/ref_util.h"
+#include "kernels/quant_arithmetic.h"
 #include "ops/matmul_geometry.h"
 
 namespace nfuse::backends::ref {
@@ -161,9 +162,11 @@ Status qlinear_matmul(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("MatMul", matmul);
-NFUSE_REF_KERNEL("Gemm", gemm);
-NFUSE_REF_KERNEL("MatMulInteger", matmul_integer);
-NFUSE_REF_KERNEL("QLinearMatMul", qlinear_matmul);
+void register_matmul_kernels(KernelRegistry& registry) {
+  registry.add("MatMul", matmul);
+  registry.add("Gemm", gemm);
+  registry.add("MatMulInteger", matmul_integer);
+  registry.add("QLinearMatMul", qlinear_matmul);
+}
 
 }  // namespace nfuse::backends::ref

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -66,6 +67,6 @@ Status matmul_nbits(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("MatMulNBits", matmul_nbits);
+void register_matmul_nbits_kernels(KernelRegistry& registry) { registry.add("MatMulNBits", matmul_nbits); }
 
 }  // namespace nfuse::backends::ref

@@ -2,6 +2,7 @@
 // the selected (batch, class, box) triples into the [num_selected, 3] output infer sized.
 #include <string>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "ops/non_max_suppression.h"
 
@@ -24,6 +25,8 @@ Status non_max_suppression_kernel(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("NonMaxSuppression", non_max_suppression_kernel);
+void register_non_max_suppression_kernels(KernelRegistry& registry) {
+  registry.add("NonMaxSuppression", non_max_suppression_kernel);
+}
 
 }  // namespace nfuse::backends::ref

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_nn_util.h"
 #include "backends/ref/ref_util.h"
@@ -245,11 +246,13 @@ Status lp_normalization(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("BatchNormalization", batch_normalization);
-NFUSE_REF_KERNEL("InstanceNormalization", instance_normalization);
-NFUSE_REF_KERNEL("LayerNormalization", layer_normalization);
-NFUSE_REF_KERNEL("MeanVarianceNormalization", mean_variance_normalization);
-NFUSE_REF_KERNEL("LRN", lrn);
-NFUSE_REF_KERNEL("LpNormalization", lp_normalization);
+void register_normalization_kernels(KernelRegistry& registry) {
+  registry.add("BatchNormalization", batch_normalization);
+  registry.add("InstanceNormalization", instance_normalization);
+  registry.add("LayerNormalization", layer_normalization);
+  registry.add("MeanVarianceNormalization", mean_variance_normalization);
+  registry.add("LRN", lrn);
+  registry.add("LpNormalization", lp_normalization);
+}
 
 }  // namespace nfuse::backends::ref

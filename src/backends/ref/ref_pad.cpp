@@ -1,6 +1,7 @@
 // Pad: every output element reads input element (o - pad_begin) per dim, mapped back into
 // range by the mode (constant: outside is the pad value; edge: clamp; reflect: mirror without
 // repeating the border, periodically as numpy does for pads wider than the dim).
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
 #include "ops/tensor_params.h"
@@ -70,6 +71,6 @@ Status pad(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Pad", pad);
+void register_pad_kernels(KernelRegistry& registry) { registry.add("Pad", pad); }
 
 }  // namespace nfuse::backends::ref

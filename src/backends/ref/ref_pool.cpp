@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_nn_util.h"
 #include "backends/ref/ref_util.h"
@@ -159,13 +160,6 @@ Status global_lp_pool(KernelArgs& a) { return global_pool(a, GlobalKind::kLp); }
 
 }  // namespace
 
-NFUSE_REF_KERNEL("MaxPool", max_pool);
-NFUSE_REF_KERNEL("AveragePool", average_pool);
-NFUSE_REF_KERNEL("LpPool", lp_pool);
-NFUSE_REF_KERNEL("GlobalAveragePool", global_average_pool);
-NFUSE_REF_KERNEL("GlobalMaxPool", global_max_pool);
-NFUSE_REF_KERNEL("GlobalLpPool", global_lp_pool);
-
 }  // namespace nfuse::backends::ref
 
 namespace nfuse::backends::ref {
@@ -203,6 +197,14 @@ Status max_unpool(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("MaxUnpool", max_unpool);
+void register_pool_kernels(KernelRegistry& registry) {
+  registry.add("MaxPool", max_pool);
+  registry.add("AveragePool", average_pool);
+  registry.add("LpPool", lp_pool);
+  registry.add("GlobalAveragePool", global_average_pool);
+  registry.add("GlobalMaxPool", global_max_pool);
+  registry.add("GlobalLpPool", global_lp_pool);
+  registry.add("MaxUnpool", max_unpool);
+}
 
 }  // namespace nfuse::backends::ref

@@ -1,14 +1,15 @@
 // Reference nfuse.QLinearConv16 and nfuse.QLinearMatMul16 (W8A16; definition in
 // src/ops/qlinear16.cpp): int64 accumulation of zero-point-centred products, then
-// ref_quant_util.h's requantize_value with 16-bit storage. Written out here (not shared with
+// kernels/quant_arithmetic.h's requantize_value with 16-bit storage. Written out here (not shared with
 // ref_conv.cpp / ref_matmul.cpp) so it is a plain loop nest that tests can trust on its own.
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_nn_util.h"
-#include "backends/ref/ref_quant_util.h"
 #include "backends/ref/ref_util.h"
+#include "kernels/quant_arithmetic.h"
 #include "ops/conv_geometry.h"
 #include "ops/matmul_geometry.h"
 
@@ -111,7 +112,9 @@ Status qlinear_matmul16(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("QLinearConv16", qlinear_conv16);
-NFUSE_REF_KERNEL("QLinearMatMul16", qlinear_matmul16);
+void register_qlinear16_kernels(KernelRegistry& registry) {
+  registry.add("QLinearConv16", qlinear_conv16);
+  registry.add("QLinearMatMul16", qlinear_matmul16);
+}
 
 }  // namespace nfuse::backends::ref

@@ -1,11 +1,12 @@
 // Reference QLinearAdd and QLinearMul (com.microsoft): per-tensor u8/i8 operands with numpy
-// broadcasting; the arithmetic is qlinear_add_value / qlinear_mul_value of ref_quant_util.h.
+// broadcasting; the arithmetic is qlinear_add_value / qlinear_mul_value of kernels/quant_arithmetic.h.
 #include <cstdint>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
-#include "backends/ref/ref_quant_util.h"
 #include "backends/ref/ref_util.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::backends::ref {
 namespace {
@@ -53,7 +54,9 @@ Status qlinear_binary(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("QLinearAdd", qlinear_binary<false>);
-NFUSE_REF_KERNEL("QLinearMul", qlinear_binary<true>);
+void register_qlinear_binary_kernels(KernelRegistry& registry) {
+  registry.add("QLinearAdd", qlinear_binary<false>);
+  registry.add("QLinearMul", qlinear_binary<true>);
+}
 
 }  // namespace nfuse::backends::ref

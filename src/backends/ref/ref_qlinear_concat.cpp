@@ -1,11 +1,12 @@
 // Reference QLinearConcat (com.microsoft): inputs Y_scale, Y_zp, then (X_i, scale_i, zp_i); each
-// element is requantized as quantize(dequantize(x)) (ref_quant_util.h) and placed as Concat does.
+// element is requantized as quantize(dequantize(x)) (kernels/quant_arithmetic.h) and placed as Concat does.
 #include <cstdint>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
-#include "backends/ref/ref_quant_util.h"
 #include "backends/ref/ref_util.h"
+#include "kernels/quant_arithmetic.h"
 #include "ops/op_helpers.h"
 
 namespace nfuse::backends::ref {
@@ -56,6 +57,6 @@ Status qlinear_concat(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("QLinearConcat", qlinear_concat);
+void register_qlinear_concat_kernels(KernelRegistry& registry) { registry.add("QLinearConcat", qlinear_concat); }
 
 }  // namespace nfuse::backends::ref

@@ -4,8 +4,9 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
-#include "backends/ref/ref_quant_util.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::backends::ref {
 namespace {
@@ -46,7 +47,9 @@ Status qlinear_leaky_relu(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("QLinearSigmoid", qlinear_sigmoid);
-NFUSE_REF_KERNEL("QLinearLeakyRelu", qlinear_leaky_relu);
+void register_qlinear_contrib_kernels(KernelRegistry& registry) {
+  registry.add("QLinearSigmoid", qlinear_sigmoid);
+  registry.add("QLinearLeakyRelu", qlinear_leaky_relu);
+}
 
 }  // namespace nfuse::backends::ref

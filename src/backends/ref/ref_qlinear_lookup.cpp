@@ -2,6 +2,7 @@
 // table[X[i] + 128] for s8 X.
 #include <cstdint>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -26,6 +27,6 @@ Status qlinear_lookup(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("QLinearLookup", qlinear_lookup);
+void register_qlinear_lookup_kernels(KernelRegistry& registry) { registry.add("QLinearLookup", qlinear_lookup); }
 
 }  // namespace nfuse::backends::ref

@@ -1,13 +1,14 @@
 // Reference QLinearGlobalAveragePool and QLinearAveragePool (com.microsoft): an exact integer sum
-// of (x - x_zp) over each window (int64), requantized by qlinear_average_value (ref_quant_util.h).
+// of (x - x_zp) over each window (int64), requantized by qlinear_average_value (kernels/quant_arithmetic.h).
 // channels_last = 1 inputs are viewed as NC... by index arithmetic; the output keeps the layout.
 #include <cstdint>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_nn_util.h"
-#include "backends/ref/ref_quant_util.h"
 #include "backends/ref/ref_util.h"
+#include "kernels/quant_arithmetic.h"
 #include "ops/conv_geometry.h"
 
 namespace nfuse::backends::ref {
@@ -113,7 +114,9 @@ Status qlinear_pool(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("QLinearGlobalAveragePool", qlinear_pool<true>);
-NFUSE_REF_KERNEL("QLinearAveragePool", qlinear_pool<false>);
+void register_qlinear_pool_kernels(KernelRegistry& registry) {
+  registry.add("QLinearGlobalAveragePool", qlinear_pool<true>);
+  registry.add("QLinearAveragePool", qlinear_pool<false>);
+}
 
 }  // namespace nfuse::backends::ref

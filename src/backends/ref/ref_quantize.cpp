@@ -1,14 +1,15 @@
 // Reference QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear. The arithmetic is the
-// definition in ref_quant_util.h (f32 division, round half to even, saturation).
+// definition in kernels/quant_arithmetic.h (f32 division, round half to even, saturation).
 #include <algorithm>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_nn_util.h"
-#include "backends/ref/ref_quant_util.h"
 #include "backends/ref/ref_util.h"
+#include "kernels/quant_arithmetic.h"
 #include "ops/op_helpers.h"
 
 namespace nfuse::backends::ref {
@@ -104,8 +105,10 @@ Status dynamic_quantize_linear(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("QuantizeLinear", quantize_linear);
-NFUSE_REF_KERNEL("DequantizeLinear", dequantize_linear);
-NFUSE_REF_KERNEL("DynamicQuantizeLinear", dynamic_quantize_linear);
+void register_quantize_kernels(KernelRegistry& registry) {
+  registry.add("QuantizeLinear", quantize_linear);
+  registry.add("DequantizeLinear", dequantize_linear);
+  registry.add("DynamicQuantizeLinear", dynamic_quantize_linear);
+}
 
 }  // namespace nfuse::backends::ref

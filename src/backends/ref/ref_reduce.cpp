@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_elementwise_util.h"
 #include "ops/elementwise_util.h"
 #include "ops/op_helpers.h"
@@ -208,17 +209,19 @@ Status arg_kernel(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("ReduceSum", reduce_kernel<Reduce::kSum>);
-NFUSE_REF_KERNEL("ReduceMean", reduce_kernel<Reduce::kMean>);
-NFUSE_REF_KERNEL("ReduceMax", reduce_kernel<Reduce::kMax>);
-NFUSE_REF_KERNEL("ReduceMin", reduce_kernel<Reduce::kMin>);
-NFUSE_REF_KERNEL("ReduceProd", reduce_kernel<Reduce::kProd>);
-NFUSE_REF_KERNEL("ReduceL1", reduce_kernel<Reduce::kL1>);
-NFUSE_REF_KERNEL("ReduceL2", reduce_kernel<Reduce::kL2>);
-NFUSE_REF_KERNEL("ReduceLogSum", reduce_kernel<Reduce::kLogSum>);
-NFUSE_REF_KERNEL("ReduceLogSumExp", reduce_kernel<Reduce::kLogSumExp>);
-NFUSE_REF_KERNEL("ReduceSumSquare", reduce_kernel<Reduce::kSumSquare>);
-NFUSE_REF_KERNEL("ArgMax", arg_kernel<true>);
-NFUSE_REF_KERNEL("ArgMin", arg_kernel<false>);
+void register_reduce_kernels(KernelRegistry& registry) {
+  registry.add("ReduceSum", reduce_kernel<Reduce::kSum>);
+  registry.add("ReduceMean", reduce_kernel<Reduce::kMean>);
+  registry.add("ReduceMax", reduce_kernel<Reduce::kMax>);
+  registry.add("ReduceMin", reduce_kernel<Reduce::kMin>);
+  registry.add("ReduceProd", reduce_kernel<Reduce::kProd>);
+  registry.add("ReduceL1", reduce_kernel<Reduce::kL1>);
+  registry.add("ReduceL2", reduce_kernel<Reduce::kL2>);
+  registry.add("ReduceLogSum", reduce_kernel<Reduce::kLogSum>);
+  registry.add("ReduceLogSumExp", reduce_kernel<Reduce::kLogSumExp>);
+  registry.add("ReduceSumSquare", reduce_kernel<Reduce::kSumSquare>);
+  registry.add("ArgMax", arg_kernel<true>);
+  registry.add("ArgMin", arg_kernel<false>);
+}
 
 }  // namespace nfuse::backends::ref

@@ -2,6 +2,7 @@
 // (a copy, or nothing when the planner gave both one buffer).
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -18,9 +19,11 @@ Status copy_data(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Reshape", copy_data);
-NFUSE_REF_KERNEL("Flatten", copy_data);
-NFUSE_REF_KERNEL("Squeeze", copy_data);
-NFUSE_REF_KERNEL("Unsqueeze", copy_data);
+void register_reshape_kernels(KernelRegistry& registry) {
+  registry.add("Reshape", copy_data);
+  registry.add("Flatten", copy_data);
+  registry.add("Squeeze", copy_data);
+  registry.add("Unsqueeze", copy_data);
+}
 
 }  // namespace nfuse::backends::ref

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_util.h"
 
@@ -222,7 +223,9 @@ Status upsample(KernelArgs& a) { return resize_impl(a, true, -1, 1, -1); }
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Resize", resize);
-NFUSE_REF_KERNEL("Upsample", upsample);
+void register_resize_kernels(KernelRegistry& registry) {
+  registry.add("Resize", resize);
+  registry.add("Upsample", upsample);
+}
 
 }  // namespace nfuse::backends::ref

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -276,8 +277,10 @@ Status lstm(KernelArgs& a) { return run_recurrence(a, 4, {"sigmoid", "tanh", "ta
 
 }  // namespace
 
-NFUSE_REF_KERNEL("RNN", rnn);
-NFUSE_REF_KERNEL("GRU", gru);
-NFUSE_REF_KERNEL("LSTM", lstm);
+void register_rnn_kernels(KernelRegistry& registry) {
+  registry.add("RNN", rnn);
+  registry.add("GRU", gru);
+  registry.add("LSTM", lstm);
+}
 
 }  // namespace nfuse::backends::ref

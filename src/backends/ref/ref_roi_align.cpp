@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -109,6 +110,6 @@ Status roi_align(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("RoiAlign", roi_align);
+void register_roi_align_kernels(KernelRegistry& registry) { registry.add("RoiAlign", roi_align); }
 
 }  // namespace nfuse::backends::ref

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -182,6 +183,6 @@ Status scan(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Scan", scan);
+void register_scan_kernels(KernelRegistry& registry) { registry.add("Scan", scan); }
 
 }  // namespace nfuse::backends::ref

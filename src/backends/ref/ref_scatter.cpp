@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
 
@@ -102,8 +103,10 @@ Status scatter_nd(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("ScatterElements", scatter_elements);
-NFUSE_REF_KERNEL("Scatter", scatter_elements);
-NFUSE_REF_KERNEL("ScatterND", scatter_nd);
+void register_scatter_kernels(KernelRegistry& registry) {
+  registry.add("ScatterElements", scatter_elements);
+  registry.add("Scatter", scatter_elements);
+  registry.add("ScatterND", scatter_nd);
+}
 
 }  // namespace nfuse::backends::ref

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
 
@@ -63,7 +64,9 @@ Status compress(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("NonZero", nonzero);
-NFUSE_REF_KERNEL("Compress", compress);
+void register_select_kernels(KernelRegistry& registry) {
+  registry.add("NonZero", nonzero);
+  registry.add("Compress", compress);
+}
 
 }  // namespace nfuse::backends::ref

@@ -1,6 +1,7 @@
 // Shape and Size: write the input's dims (a [start, end) range of them) or element count.
 #include <algorithm>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -27,7 +28,9 @@ Status size(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Shape", shape);
-NFUSE_REF_KERNEL("Size", size);
+void register_shape_ops_kernels(KernelRegistry& registry) {
+  registry.add("Shape", shape);
+  registry.add("Size", size);
+}
 
 }  // namespace nfuse::backends::ref

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "ops/signal.h"
 
@@ -161,11 +162,13 @@ Status stft(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("HannWindow", hann_window);
-NFUSE_REF_KERNEL("HammingWindow", hamming_window);
-NFUSE_REF_KERNEL("BlackmanWindow", blackman_window);
-NFUSE_REF_KERNEL("MelWeightMatrix", mel_weight_matrix);
-NFUSE_REF_KERNEL("DFT", dft_kernel);
-NFUSE_REF_KERNEL("STFT", stft);
+void register_signal_kernels(KernelRegistry& registry) {
+  registry.add("HannWindow", hann_window);
+  registry.add("HammingWindow", hamming_window);
+  registry.add("BlackmanWindow", blackman_window);
+  registry.add("MelWeightMatrix", mel_weight_matrix);
+  registry.add("DFT", dft_kernel);
+  registry.add("STFT", stft);
+}
 
 }  // namespace nfuse::backends::ref

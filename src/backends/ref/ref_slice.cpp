@@ -1,4 +1,5 @@
 // Slice: output element j along a sliced axis reads input element start + j * step.
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
 #include "ops/tensor_params.h"
@@ -39,6 +40,6 @@ Status slice(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Slice", slice);
+void register_slice_kernels(KernelRegistry& registry) { registry.add("Slice", slice); }
 
 }  // namespace nfuse::backends::ref

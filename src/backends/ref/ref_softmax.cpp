@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_elementwise_util.h"
 #include "ops/elementwise_util.h"
 
@@ -56,8 +57,10 @@ Status softmax_kernel(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Softmax", softmax_kernel<Kind::kSoftmax>);
-NFUSE_REF_KERNEL("LogSoftmax", softmax_kernel<Kind::kLogSoftmax>);
-NFUSE_REF_KERNEL("Hardmax", softmax_kernel<Kind::kHardmax>);
+void register_softmax_kernels(KernelRegistry& registry) {
+  registry.add("Softmax", softmax_kernel<Kind::kSoftmax>);
+  registry.add("LogSoftmax", softmax_kernel<Kind::kLogSoftmax>);
+  registry.add("Hardmax", softmax_kernel<Kind::kHardmax>);
+}
 
 }  // namespace nfuse::backends::ref

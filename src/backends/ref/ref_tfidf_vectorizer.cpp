@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -67,6 +68,6 @@ Status tfidf_vectorizer(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("TfIdfVectorizer", tfidf_vectorizer);
+void register_tfidf_vectorizer_kernels(KernelRegistry& registry) { registry.add("TfIdfVectorizer", tfidf_vectorizer); }
 
 }  // namespace nfuse::backends::ref

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_util.h"
 
@@ -63,6 +64,6 @@ Status topk(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("TopK", topk);
+void register_topk_kernels(KernelRegistry& registry) { registry.add("TopK", topk); }
 
 }  // namespace nfuse::backends::ref

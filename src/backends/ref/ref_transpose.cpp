@@ -1,4 +1,5 @@
 // Transpose, DepthToSpace and SpaceToDepth: each is one permutation of a reshaped view.
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
 
@@ -39,8 +40,10 @@ Status space_to_depth(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Transpose", transpose);
-NFUSE_REF_KERNEL("DepthToSpace", depth_to_space);
-NFUSE_REF_KERNEL("SpaceToDepth", space_to_depth);
+void register_transpose_kernels(KernelRegistry& registry) {
+  registry.add("Transpose", transpose);
+  registry.add("DepthToSpace", depth_to_space);
+  registry.add("SpaceToDepth", space_to_depth);
+}
 
 }  // namespace nfuse::backends::ref

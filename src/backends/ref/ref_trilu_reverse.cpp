@@ -1,6 +1,7 @@
 // Trilu and ReverseSequence.
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
 
@@ -65,7 +66,9 @@ Status reverse_sequence(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Trilu", trilu);
-NFUSE_REF_KERNEL("ReverseSequence", reverse_sequence);
+void register_trilu_reverse_kernels(KernelRegistry& registry) {
+  registry.add("Trilu", trilu);
+  registry.add("ReverseSequence", reverse_sequence);
+}
 
 }  // namespace nfuse::backends::ref

@@ -1,6 +1,7 @@
 // Reference kernels for element-wise unary math.
 #include <cmath>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_elementwise_util.h"
 
 namespace nfuse::backends::ref {
@@ -111,29 +112,31 @@ Status isinf_kernel(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Sqrt", math_kernel<MathOp::kSqrt>);
-NFUSE_REF_KERNEL("Exp", math_kernel<MathOp::kExp>);
-NFUSE_REF_KERNEL("Log", math_kernel<MathOp::kLog>);
-NFUSE_REF_KERNEL("Reciprocal", math_kernel<MathOp::kReciprocal>);
-NFUSE_REF_KERNEL("Floor", math_kernel<MathOp::kFloor>);
-NFUSE_REF_KERNEL("Ceil", math_kernel<MathOp::kCeil>);
-NFUSE_REF_KERNEL("Round", math_kernel<MathOp::kRound>);
-NFUSE_REF_KERNEL("Sin", math_kernel<MathOp::kSin>);
-NFUSE_REF_KERNEL("Cos", math_kernel<MathOp::kCos>);
-NFUSE_REF_KERNEL("Tan", math_kernel<MathOp::kTan>);
-NFUSE_REF_KERNEL("Asin", math_kernel<MathOp::kAsin>);
-NFUSE_REF_KERNEL("Acos", math_kernel<MathOp::kAcos>);
-NFUSE_REF_KERNEL("Atan", math_kernel<MathOp::kAtan>);
-NFUSE_REF_KERNEL("Sinh", math_kernel<MathOp::kSinh>);
-NFUSE_REF_KERNEL("Cosh", math_kernel<MathOp::kCosh>);
-NFUSE_REF_KERNEL("Asinh", math_kernel<MathOp::kAsinh>);
-NFUSE_REF_KERNEL("Acosh", math_kernel<MathOp::kAcosh>);
-NFUSE_REF_KERNEL("Atanh", math_kernel<MathOp::kAtanh>);
-NFUSE_REF_KERNEL("Erf", erf_kernel);
-NFUSE_REF_KERNEL("Abs", abs_kernel);
-NFUSE_REF_KERNEL("Neg", neg_kernel);
-NFUSE_REF_KERNEL("Sign", sign_kernel);
-NFUSE_REF_KERNEL("IsNaN", isnan_kernel);
-NFUSE_REF_KERNEL("IsInf", isinf_kernel);
+void register_unary_kernels(KernelRegistry& registry) {
+  registry.add("Sqrt", math_kernel<MathOp::kSqrt>);
+  registry.add("Exp", math_kernel<MathOp::kExp>);
+  registry.add("Log", math_kernel<MathOp::kLog>);
+  registry.add("Reciprocal", math_kernel<MathOp::kReciprocal>);
+  registry.add("Floor", math_kernel<MathOp::kFloor>);
+  registry.add("Ceil", math_kernel<MathOp::kCeil>);
+  registry.add("Round", math_kernel<MathOp::kRound>);
+  registry.add("Sin", math_kernel<MathOp::kSin>);
+  registry.add("Cos", math_kernel<MathOp::kCos>);
+  registry.add("Tan", math_kernel<MathOp::kTan>);
+  registry.add("Asin", math_kernel<MathOp::kAsin>);
+  registry.add("Acos", math_kernel<MathOp::kAcos>);
+  registry.add("Atan", math_kernel<MathOp::kAtan>);
+  registry.add("Sinh", math_kernel<MathOp::kSinh>);
+  registry.add("Cosh", math_kernel<MathOp::kCosh>);
+  registry.add("Asinh", math_kernel<MathOp::kAsinh>);
+  registry.add("Acosh", math_kernel<MathOp::kAcosh>);
+  registry.add("Atanh", math_kernel<MathOp::kAtanh>);
+  registry.add("Erf", erf_kernel);
+  registry.add("Abs", abs_kernel);
+  registry.add("Neg", neg_kernel);
+  registry.add("Sign", sign_kernel);
+  registry.add("IsNaN", isnan_kernel);
+  registry.add("IsInf", isinf_kernel);
+}
 
 }  // namespace nfuse::backends::ref

@@ -1,6 +1,7 @@
 // Unique: runs compute_unique and copies the selected slices.
 #include <cstring>
 
+#include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "ops/unique_util.h"
 
@@ -44,6 +45,6 @@ Status unique(KernelArgs& a) {
 
 }  // namespace
 
-NFUSE_REF_KERNEL("Unique", unique);
+void register_unique_kernels(KernelRegistry& registry) { registry.add("Unique", unique); }
 
 }  // namespace nfuse::backends::ref

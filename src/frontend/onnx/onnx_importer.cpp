@@ -13,8 +13,8 @@
 #include <unordered_map>
 
 #include "frontend/onnx/onnx_tensor.h"
+#include "ir/infer_shapes.h"
 #include "ir/op_registry.h"
-#include "passes/infer_shapes.h"
 
 namespace nfuse::frontend::onnx {
 namespace {
@@ -307,7 +307,7 @@ Result<std::unique_ptr<ir::Graph>> import_model(std::unique_ptr<::onnx::ModelPro
                         "importing ONNX model");
   model.reset();
   if (options.verify) {
-    NFUSE_RETURN_IF_ERROR(passes::infer_shapes(*graph), "importing ONNX model");
+    NFUSE_RETURN_IF_ERROR(ir::infer_shapes(*graph), "importing ONNX model");
     NFUSE_RETURN_IF_ERROR(graph->verify(), "importing ONNX model");
   }
   return graph;

@@ -1,4 +1,4 @@
-// QuantizeLinear's per-tensor arithmetic, f32 -> 8-bit (u8 or s8), exactly as ref_quant_util.h's
+// QuantizeLinear's per-tensor arithmetic, f32 -> 8-bit (u8 or s8), exactly as kernels/quant_arithmetic.h's
 // quantize_value:
 //
 //   v = x / scale (an f32 division, as the reference: a multiply by the reciprocal would round

@@ -1,6 +1,6 @@
 // Sum of a row of 8-bit integers into an int64: the reduction under QLinearGlobalAveragePool on
 // the cpu backend (backends/cpu/cpu_qlinear_pool.cpp), whose arithmetic (an exact integer sum,
-// then one requantization) is defined in backends/ref/ref_quant_util.h. Integer sums are exact,
+// then one requantization) is defined in kernels/quant_arithmetic.h. Integer sums are exact,
 // so every variant returns the same value.
 //
 // Microkernels (hot code: no allocation, no checks):

@@ -1,6 +1,6 @@
 // Quantized 8-bit element-wise Add and Mul over flat arrays: the kernels under the com.microsoft
 // QLinearAdd / QLinearMul ops on the cpu backend (backends/cpu/cpu_qlinear_binary.cpp). The
-// arithmetic is the one backends/ref/ref_quant_util.h defines, bit for bit on every ISA:
+// arithmetic is the one kernels/quant_arithmetic.h defines, bit for bit on every ISA:
 //
 //   add: y = sat(round_half_even(fma(f32(a - a_zp), a_mult, f32(b - b_zp) * b_mult)) + y_zp)
 //   mul: y = sat(round_half_even(f32((a - a_zp) * (b - b_zp)) * a_mult) + y_zp)

@@ -4,7 +4,7 @@
 //   acc[i][j] = bias[j] + sum_k (A[i][k] - a_zp) * B[k][j]                  (exact, in int64)
 //   C[i][j]   = clamp(saturate(round_half_even(f32(acc[i][j]) * multiplier[j]) + c_zp), qmin, qmax)
 //
-// exactly requantize_value<int16_t / uint16_t>() of src/backends/ref/ref_quant_util.h followed by
+// exactly requantize_value<int16_t / uint16_t>() of src/kernels/quant_arithmetic.h followed by
 // a clamp in the quantized domain. Every microkernel of the family gives bit-identical output.
 //
 // Operands and types

@@ -5,7 +5,7 @@
 //   C[i][j]   = clamp(saturate(round_half_even(f32(acc[i][j]) * multiplier[j]) + c_zp), qmin, qmax)
 //
 // for i in [0, M), j in [0, N). This is exactly requantize_value() of
-// src/backends/ref/ref_quant_util.h (the definition of nfuse's integer arithmetic) followed by
+// src/kernels/quant_arithmetic.h (the definition of nfuse's integer arithmetic) followed by
 // a clamp in the quantized domain (fused ReLU / ReLU6 / Clip: qmin = quantize(lo), qmax =
 // quantize(hi)). Every microkernel of the family gives bit-identical output: see "Exactness".
 //

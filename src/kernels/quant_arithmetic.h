@@ -51,7 +51,9 @@
 #include <cstdint>
 #include <limits>
 
-namespace nfuse::backends::ref {
+// In namespace nfuse itself: the kernels, the reference kernels, the optimized backends and the
+// quantizer (src/quant) all call these unqualified.
+namespace nfuse {
 
 template <typename Q>
 inline Q saturate_to(double v) {
@@ -99,4 +101,4 @@ inline Q qlinear_average_value(int64_t acc, int64_t count, float m, int64_t y_zp
   return quantize_value<Q>(v, 1.0f, y_zp);
 }
 
-}  // namespace nfuse::backends::ref
+}  // namespace nfuse

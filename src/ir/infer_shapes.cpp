@@ -1,8 +1,8 @@
-#include "passes/infer_shapes.h"
+#include "ir/infer_shapes.h"
 
 #include "ir/op_registry.h"
 
-namespace nfuse::passes {
+namespace nfuse::ir {
 namespace {
 
 // Combines a declared and an inferred type; fails on contradictions.
@@ -38,8 +38,10 @@ void type_loop_body_inputs(const ir::Node& loop, ir::Graph& body) {
   auto& ins = body.inputs();
   for (size_t i = 0; i < ins.size(); ++i) {
     if (ins[i]->type.dtype != ir::DType::kUndefined) continue;
-    if (i == 0) ins[i]->type = {ir::DType::kI64, ir::Shape(std::vector<ir::Dim>{})};
-    else if (i == 1) ins[i]->type = {ir::DType::kBool, ir::Shape(std::vector<ir::Dim>{})};
+    if (i == 0)
+      ins[i]->type = {ir::DType::kI64, ir::Shape(std::vector<ir::Dim>{})};
+    else if (i == 1)
+      ins[i]->type = {ir::DType::kBool, ir::Shape(std::vector<ir::Dim>{})};
     else if (loop.has_input(static_cast<int>(i)))
       ins[i]->type = {loop.input(static_cast<int>(i))->type.dtype, ir::Shape::unknown_rank()};
   }
@@ -70,4 +72,4 @@ Status infer_shapes(ir::Graph& graph) {
   return ok_status();
 }
 
-}  // namespace nfuse::passes
+}  // namespace nfuse::ir

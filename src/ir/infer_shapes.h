@@ -5,11 +5,11 @@
 #include "ir/graph.h"
 #include "nfuse/status.h"
 
-namespace nfuse::passes {
+namespace nfuse::ir {
 
 // Runs each op's inference in topological order (subgraphs first). Declared types are kept
 // where they are more precise; a declared static dim that contradicts an inferred static dim,
 // or a dtype conflict, is kInvalidModel naming the node and the value.
 Status infer_shapes(ir::Graph& graph);
 
-}  // namespace nfuse::passes
+}  // namespace nfuse::ir

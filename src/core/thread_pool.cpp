@@ -1,10 +1,10 @@
-#include "backends/cpu/cpu_thread_pool.h"
+#include "core/thread_pool.h"
 
 #include <pthreadpool.h>
 
 #include <atomic>
 
-namespace nfuse::backends::cpu {
+namespace nfuse {
 namespace {
 
 struct Shared {
@@ -47,4 +47,4 @@ void ThreadPool::parallel_for(size_t count, TaskFn fn) {
   pthreadpool_parallelize_1d(pool_, drain, &s, workers, 0);
 }
 
-}  // namespace nfuse::backends::cpu
+}  // namespace nfuse

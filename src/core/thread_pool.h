@@ -1,4 +1,4 @@
-// The cpu backend's intra-op thread pool: a thin wrapper over pthreadpool (Debian
+// The intra-op thread pool of the cpu and fusion backends and of the plan: a thin wrapper over pthreadpool (Debian
 // libpthreadpool-dev, the pool XNNPACK uses) that hands every task a worker index, so kernels
 // can use per-thread scratch sized at prepare time without locks.
 #pragma once
@@ -10,7 +10,7 @@
 
 struct pthreadpool;
 
-namespace nfuse::backends::cpu {
+namespace nfuse {
 
 // A non-owning reference to a callable `void(size_t task, size_t worker)`: no allocation.
 class TaskFn {
@@ -56,4 +56,4 @@ inline std::shared_ptr<ThreadPool> pool_for(const std::shared_ptr<ThreadPool>& s
   return shared ? shared : std::make_shared<ThreadPool>(threads);
 }
 
-}  // namespace nfuse::backends::cpu
+}  // namespace nfuse

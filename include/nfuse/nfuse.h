@@ -136,7 +136,8 @@ typedef enum nfuse_log_level {
 } nfuse_log_level;
 typedef void (*nfuse_log_fn)(void* user_data, nfuse_log_level level, const char* message);
 
-/* A runtime: the backend registry and the log sink its sessions share. */
+/* A runtime: the backend registry, the log sink and the intra-op worker threads its sessions
+ * share (one set of workers per thread count; sessions that run at once take turns on them). */
 NFUSE_API nfuse_status* nfuse_runtime_create(nfuse_runtime** out);
 NFUSE_API void nfuse_runtime_release(nfuse_runtime* runtime);
 /* Messages at `min_level` or above go to `fn` (NULL: discarded, the default). What sessions log:

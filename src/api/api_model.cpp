@@ -1,4 +1,5 @@
-// C API: runtimes (backend registry, log sink) and models (ONNX from a file or from memory).
+// C API: runtimes (backend registry, log sink, shared workers) and models (ONNX from a file or from memory).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -10,6 +11,14 @@
 void nfuse_runtime::log(nfuse_log_level level, const std::string& message) {
   std::lock_guard<std::mutex> lock(log_mutex);
   if (log_fn && level >= log_level) log_fn(log_user, level, message.c_str());
+}
+
+std::shared_ptr<nfuse::ThreadPool> nfuse_runtime::workers(int threads) {
+  threads = std::max(1, threads);
+  std::lock_guard<std::mutex> lock(workers_mutex_);
+  std::shared_ptr<nfuse::ThreadPool>& pool = workers_[threads];
+  if (!pool) pool = std::make_shared<nfuse::ThreadPool>(threads);
+  return pool;
 }
 
 namespace nfuse::api {

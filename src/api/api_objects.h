@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/run_profile.h"
+#include "core/thread_pool.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "nfuse/nfuse.h"
@@ -34,6 +35,13 @@ struct nfuse_runtime {
   std::vector<std::string> backend_names;
 
   void log(nfuse_log_level level, const std::string& message);
+  // The intra-op workers of this thread count that every session of this runtime runs on
+  // (created on first use; sessions keep them alive past the runtime's release).
+  std::shared_ptr<nfuse::ThreadPool> workers(int threads);
+
+ private:
+  std::mutex workers_mutex_;
+  std::map<int, std::shared_ptr<nfuse::ThreadPool>> workers_;
 };
 
 // The model's serialized bytes are kept so every session imports its own graph; the graph parsed

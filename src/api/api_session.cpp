@@ -276,6 +276,7 @@ nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* mo
       NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
       so = options->options;
     }
+    so.workers = runtime->workers(so.threads);
     NFUSE_ASSIGN_OR_RETURN(auto graph, api::take_graph(*model));
     auto s = std::make_unique<nfuse_session>();
     s->runtime = runtime;

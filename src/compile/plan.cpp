@@ -271,7 +271,9 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   cc.graph = &graph;
   cc.threads = options.threads;
   cc.tile_rows = options.tile_rows;
-  cc.pool = std::make_shared<ThreadPool>(options.threads);
+  const size_t threads = static_cast<size_t>(std::max(1, options.threads));
+  cc.pool = options.workers && options.workers->threads() == threads ? options.workers
+                                                                     : std::make_shared<ThreadPool>(options.threads);
   Plan* p = plan.get();
   cc.type_of = p->view(graph);
   cc.slot_of = [p](const ir::Value* v) { return p->slot_of.at(v); };

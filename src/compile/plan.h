@@ -52,6 +52,10 @@ struct PlanOptions {
   int threads = 1;
   partition::PartitionOptions partition;
   int tile_rows = 0;            // fusion strips; 0: the cost model's choice
+  // The intra-op workers every partition runs on: a runtime's, shared by its sessions (one set
+  // of workers per thread count, so sessions that take turns do not keep idle pools spinning on
+  // the same cores). Null, or one of another size: the plan makes its own.
+  std::shared_ptr<ThreadPool> workers;
 };
 
 // Specialises `graph` to `input_dims` (one entry per graph input, by name), propagates shapes

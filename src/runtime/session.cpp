@@ -67,6 +67,7 @@ compile::PlanOptions Session::plan_options() const {
   po.threads = options_.threads;
   po.partition = options_.partition;
   po.tile_rows = options_.tile_rows;
+  po.workers = options_.workers;
   return po;
 }
 

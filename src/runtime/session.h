@@ -28,6 +28,9 @@ struct SessionOptions {
   partition::PartitionOptions partition;
   // Output rows per strip of the fusion backend's groups; 0: its cost model chooses.
   int tile_rows = 0;
+  // Intra-op workers of `threads` shared with other sessions (a runtime's); null: each plan
+  // makes its own.
+  std::shared_ptr<ThreadPool> workers;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, ir::Tensor>>;

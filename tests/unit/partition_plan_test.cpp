@@ -106,6 +106,45 @@ TEST(PartitionPlan, RealFusionBackendPartitionsMatchRefOnOneThreadPool) {
   }
 }
 
+// Sessions given one set of workers (a runtime's) run every partition of every plan on them and
+// still match ref; workers of another thread count are not used (the plan makes its own).
+TEST(PartitionPlan, SessionsShareTheWorkersTheyAreGiven) {
+  auto workers = std::make_shared<ThreadPool>(2);
+  auto pools_of = [](const compile::Plan& plan) {
+    std::set<const ThreadPool*> pools;
+    for (const auto& step : plan.steps)
+      if (const ThreadPool* p = step.compiled->intra_op_pool()) pools.insert(p);  // ref has none
+    return pools;
+  };
+  for (const char* backend : {"cpu", "auto"}) {
+    runtime::SessionOptions o;
+    o.backend = backend;
+    o.threads = 2;
+    o.workers = workers;
+    if (std::string(backend) == "auto") expect_matches_ref(small_cnn(17, 13), o, seeded_input({1, 3, 17, 13}, 10), 1);
+    auto a = runtime::Session::create(load(small_cnn(17, 13)), o);
+    auto b = runtime::Session::create(load(small_cnn(9, 11)), o);
+    ASSERT_TRUE(a.ok() && b.ok());
+    auto pa = (*a)->prepare({{"x", {1, 3, 17, 13}}});
+    auto pb = (*b)->prepare({{"x", {1, 3, 9, 11}}});
+    ASSERT_TRUE(pa.ok() && pb.ok());
+    EXPECT_EQ(pools_of(**pa), std::set<const ThreadPool*>{workers.get()}) << backend;
+    EXPECT_EQ(pools_of(**pb), std::set<const ThreadPool*>{workers.get()}) << backend;
+  }
+  runtime::SessionOptions one;
+  one.backend = "cpu";
+  one.threads = 1;
+  one.workers = workers;  // two workers, one thread asked for: not these
+  auto c = runtime::Session::create(load(small_cnn(17, 13)), one);
+  ASSERT_TRUE(c.ok());
+  auto pc = (*c)->prepare({{"x", {1, 3, 17, 13}}});
+  ASSERT_TRUE(pc.ok());
+  for (const ThreadPool* p : pools_of(**pc)) {
+    EXPECT_NE(p, workers.get());
+    EXPECT_EQ(p->threads(), 1u);
+  }
+}
+
 // A Reshape / Flatten on a backend that copies nothing into an output already holding its input
 // (cpu, ref) gets one arena buffer for both, live as long as either: r1 and its reshape share one,
 // r3 and its reshape another, which must outlive r3 (Neg's output must not take it before the Add

@@ -49,6 +49,7 @@ lib=$(readlink -f "$full/libnfuse.so")
 file "$lib" 2>/dev/null || true
 aarch64-linux-gnu-gcc -std=c99 -Wall -Wextra -Werror -pedantic -I"$root/include" "$root/examples/c/run_model.c" \
   -o "$full/run_model" -L"$full" -lnfuse -Wl,-rpath-link,"$sysroot/usr/lib/aarch64-linux-gnu" \
+  -Wl,-rpath-link,"$sysroot/lib/aarch64-linux-gnu" \
   -Wl,-rpath-link,/usr/aarch64-linux-gnu/lib
 guest_path="$full:$sysroot/usr/lib/aarch64-linux-gnu:$sysroot/lib/aarch64-linux-gnu"
 out=$full/run_model_out

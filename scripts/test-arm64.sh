@@ -56,21 +56,7 @@ out=$full/run_model_out
 rm -rf "$out" && mkdir -p "$out"
 qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH="$guest_path" "$full/run_model" \
   "$models/mobilenet_v2.onnx" "input=$models/mobilenet_v2.input.npy" "$out"
-/usr/bin/python3 - "$out" "$models/mobilenet_v2.golden.npy" <<'PYEOF'
-import sys, glob
-import numpy as np
-outs = glob.glob(sys.argv[1] + "/*.npy")
-assert len(outs) == 1, outs
-got, want = np.load(outs[0]), np.load(sys.argv[2])
-assert got.shape == want.shape, (got.shape, want.shape)
-# The zoo's tolerances (tests/support/tolerances.h): cosine >= 0.99999, max error 1e-4 of the scale.
-g, w = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
-cos = float(g @ w / (np.linalg.norm(g) * np.linalg.norm(w)))
-err = float(np.abs(g - w).max())
-tol = 1e-4 * max(1.0, float(np.abs(w).max()))
-assert cos >= 0.99999 and err <= tol, f"arm64 run_model: cosine {cos}, max |nfuse - PyTorch| = {err} (tol {tol})"
-print(f"arm64 run_model on mobilenet_v2: cosine {cos:.7f}, max |nfuse - PyTorch| = {err:.2e} (tol {tol:.1e})")
-PYEOF
+/usr/bin/python3 "$root/tests/support/check_run_model_output.py" "$out" "$models/mobilenet_v2.golden.npy" "arm64 run_model on mobilenet_v2"
 # Errors reach the caller as a message and a non-zero exit, on arm64 too.
 if qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH="$guest_path" "$full/run_model" \
     "$models/mobilenet_v2.onnx" "$out" 2>"$out/err.txt"; then

@@ -43,20 +43,7 @@ check_run_model() {  # BINARY
   local out=$work/out_$(basename "$(dirname "$1")")
   rm -rf "$out" && mkdir -p "$out"
   "$1" "$models/mobilenet_v2.onnx" "input=$models/mobilenet_v2.input.npy" "$out" >/dev/null
-  "$py" - "$out" "$models/mobilenet_v2.golden.npy" <<'PYEOF'
-import sys, glob
-import numpy as np
-outs = glob.glob(sys.argv[1] + "/*.npy")
-assert len(outs) == 1, outs
-got, want = np.load(outs[0]), np.load(sys.argv[2])
-assert got.shape == want.shape, (got.shape, want.shape)
-# The zoo's tolerances (tests/support/tolerances.h): cosine >= 0.99999, max error 1e-4 of the scale.
-g, w = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
-cos = float(g @ w / (np.linalg.norm(g) * np.linalg.norm(w)))
-err = float(np.abs(g - w).max())
-tol = 1e-4 * max(1.0, float(np.abs(w).max()))
-assert cos >= 0.99999 and err <= tol, f"run_model: cosine {cos}, max |nfuse - PyTorch| = {err} (tol {tol})"
-PYEOF
+  "$py" "$src/tests/support/check_run_model_output.py" "$out" "$models/mobilenet_v2.golden.npy" "run_model" >/dev/null
   # Errors reach the caller as a message and a non-zero exit.
   if "$1" "$models/mobilenet_v2.onnx" "$out" 2>"$work/err.txt"; then
     echo "run_model without its input succeeded"; return 1

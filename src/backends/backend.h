@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/device_profile.h"
 #include "backends/run_profile.h"
 #include "core/thread_pool.h"
 #include "ir/graph.h"
@@ -175,6 +176,10 @@ struct BackendTraits {
   // Runs any op and shape on optimized kernels: the fallback of a named backend that takes only
   // some ops, and a backend that needs no partitioner when named alone.
   bool is_general_fallback = false;
+  // Runs chains of ops depth-first: tensors produced and consumed inside one of its partitions
+  // stay in L2 (fusion). The cost model charges them at L2 bandwidth, and the partitioner
+  // clusters chains that graph order interleaves so that one partition runs them.
+  bool keeps_intermediates_on_chip = false;
   // Position in the default preference order of `auto` (higher first); 0: not in it.
   int auto_priority = 0;
 };
@@ -188,13 +193,27 @@ class Backend {
   virtual BackendTraits traits() const = 0;
   // Whether (and how) this backend can run `node` with the plan's types; never fails.
   virtual Support supports(const ir::Node& node, const PlanView& plan) const = 0;
+  // The cost model's roofline numbers for this backend, given the host CPU's (`host`: measured
+  // by `nfuse device-profile`, or the built-in defaults). A device profile file that lists the
+  // backend overrides them. Default: the host's numbers, for a backend running on its cores.
+  virtual BackendProfile cost_profile(const BackendProfile& host) const {
+    BackendProfile p = host;
+    p.backend = std::string(name());
+    return p;
+  }
+  // The fraction of `node`'s multiply-adds this backend's kernels perform (the cpu backend's
+  // Winograd layers do fewer); the cost model scales the node's flops by it. Default: all.
+  virtual double mac_fraction(const ir::Node& node, const PlanView& plan) const {
+    (void)node;
+    (void)plan;
+    return 1.0;
+  }
   // Puts the partition's nodes into the order this backend will execute them (a topological
   // order of the same nodes); the plan derives tensor lifetimes from it, so it is called before
   // the arena is planned. The fusion backend makes each fused group's members consecutive.
-  virtual void reorder(Partition& partition, const ir::Graph& graph, const PlanView& type_of) const {
+  virtual void reorder(Partition& partition, const PlanView& plan) const {
     (void)partition;
-    (void)graph;
-    (void)type_of;
+    (void)plan;
   }
   // Nodes of `partition` this backend can run but would run no faster than the fallback, each
   // with the reason (the fusion backend: groups with nothing to keep in cache). The partitioner
@@ -203,11 +222,9 @@ class Backend {
     const ir::Node* node = nullptr;
     std::string reason;
   };
-  virtual std::vector<Refusal> refuse(const Partition& partition, const ir::Graph& graph,
-                                      const PlanView& type_of) const {
+  virtual std::vector<Refusal> refuse(const Partition& partition, const PlanView& plan) const {
     (void)partition;
-    (void)graph;
-    (void)type_of;
+    (void)plan;
     return {};
   }
   // Whether this backend's Reshape, Flatten, Squeeze and Unsqueeze accept an output that already

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "backends/backend.h"
 #include "kernels/cpu_features.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
 #include "kernels/f32-gemm/f32_gemm.h"
@@ -18,9 +19,9 @@ namespace {
 
 constexpr int kFormatVersion = 1;
 
-// The built-in cpu numbers: measured on the development machine (AMD EPYC, AVX-512) with
+// The built-in host numbers: measured on the development machine (AMD EPYC, AVX-512) with
 // `nfuse device-profile` and rounded; the partitioner only needs their ratios right.
-BackendProfile default_cpu() {
+BackendProfile default_host() {
   BackendProfile p;
   p.backend = "cpu";
   p.gflops_f32 = 100.0;
@@ -35,44 +36,32 @@ BackendProfile default_cpu() {
   // the default boundary is set well above the single-thread figure.
   p.step_us = 0.05;
   p.boundary_us = 1.0;
-  p.winograd_3x3 = true;
   return p;
 }
 
-// ref runs scalar loops: ~20x below the vector kernels, whatever the op.
-BackendProfile derive_ref(const BackendProfile& cpu) {
-  BackendProfile p = cpu;
-  p.backend = "ref";
-  p.gflops_f32 = cpu.gflops_f32 / 20.0;
-  p.gflops_f32_depthwise = cpu.gflops_f32_depthwise / 20.0;
-  p.gflops_int8 = cpu.gflops_int8 / 20.0;
-  p.winograd_3x3 = false;
+// The host entry is the general fallback's (the backend that runs on the host's cores).
+BackendProfile host_entry_name(BackendProfile p) {
+  const std::string fallback = BackendRegistry::global().general_fallback();
+  if (!fallback.empty()) p.backend = fallback;
   return p;
 }
 
-// fusion uses the same microkernels as cpu (Winograd for the same 3x3 layers, im2col + GEMM for
-// the other dense convs) but keeps a group's intermediates in L2.
-BackendProfile derive_fusion(const BackendProfile& cpu) {
-  BackendProfile p = cpu;
-  p.backend = "fusion";
-  p.keeps_intermediates_on_chip = true;
-  return p;
+// Every registered backend's numbers derived from the host's, in registry order.
+std::vector<BackendProfile> derive_all(const BackendProfile& host) {
+  std::vector<BackendProfile> out;
+  for (const std::string& name : BackendRegistry::global().names()) {
+    auto backend = BackendRegistry::global().create(name);
+    if (backend.ok()) out.push_back((*backend)->cost_profile(host));
+  }
+  return out;
 }
 
 nlohmann::json to_json(const BackendProfile& p) {
-  return {{"backend", p.backend},
-          {"gflops_f32", p.gflops_f32},
-          {"gflops_f32_depthwise", p.gflops_f32_depthwise},
-          {"gflops_int8", p.gflops_int8},
-          {"dram_gbps", p.dram_gbps},
-          {"l2_gbps", p.l2_gbps},
-          {"l2_bytes", p.l2_bytes},
-          {"l3_bytes", p.l3_bytes},
-          {"step_us", p.step_us},
-          {"boundary_us", p.boundary_us},
-          {"host_shared", p.host_shared},
-          {"keeps_intermediates_on_chip", p.keeps_intermediates_on_chip},
-          {"winograd_3x3", p.winograd_3x3}};
+  return {
+      {"backend", p.backend},         {"gflops_f32", p.gflops_f32},  {"gflops_f32_depthwise", p.gflops_f32_depthwise},
+      {"gflops_int8", p.gflops_int8}, {"dram_gbps", p.dram_gbps},    {"l2_gbps", p.l2_gbps},
+      {"l2_bytes", p.l2_bytes},       {"l3_bytes", p.l3_bytes},      {"step_us", p.step_us},
+      {"boundary_us", p.boundary_us}, {"host_shared", p.host_shared}};
 }
 
 // Reads one field of backends[i]; the error names file, entry and field.
@@ -132,8 +121,8 @@ Result<BackendProfile> parse_backend(const std::string& path, const nlohmann::js
   NFUSE_RETURN_IF_ERROR_PLAIN(r.number("step_us", &p.step_us, false));
   NFUSE_RETURN_IF_ERROR_PLAIN(r.number("boundary_us", &p.boundary_us, false));
   NFUSE_RETURN_IF_ERROR_PLAIN(r.boolean("host_shared", &p.host_shared));
-  NFUSE_RETURN_IF_ERROR_PLAIN(r.boolean("keeps_intermediates_on_chip", &p.keeps_intermediates_on_chip));
-  NFUSE_RETURN_IF_ERROR_PLAIN(r.boolean("winograd_3x3", &p.winograd_3x3));
+  // Fields of how a backend executes (keeps_intermediates_on_chip, winograd_3x3) that files of
+  // earlier versions carry are its traits and cost rules now: ignored here.
   return p;
 }
 
@@ -219,16 +208,20 @@ double measure_read_gbps(size_t bytes, double budget_s) {
 
 }  // namespace
 
+BackendProfile DeviceProfile::host() const {
+  const std::string fallback = BackendRegistry::global().general_fallback();
+  for (const BackendProfile& p : backends)
+    if (!fallback.empty() && p.backend == fallback) return p;
+  return host_entry_name(default_host());
+}
+
 BackendProfile DeviceProfile::for_backend(const std::string& name) const {
   for (const BackendProfile& p : backends)
     if (p.backend == name) return p;
-  for (const BackendProfile& p : backends)
-    if (p.backend == "cpu") {
-      BackendProfile q = p;
-      q.backend = name;
-      return q;
-    }
-  BackendProfile q = default_cpu();
+  const BackendProfile h = host();
+  auto backend = BackendRegistry::global().create(name);
+  if (backend.ok()) return (*backend)->cost_profile(h);
+  BackendProfile q = h;
   q.backend = name;
   return q;
 }
@@ -236,8 +229,7 @@ BackendProfile DeviceProfile::for_backend(const std::string& name) const {
 DeviceProfile default_device_profile() {
   DeviceProfile d;
   d.source = "built-in defaults";
-  const BackendProfile cpu = default_cpu();
-  d.backends = {cpu, derive_fusion(cpu), derive_ref(cpu)};
+  d.backends = derive_all(host_entry_name(default_host()));
   return d;
 }
 
@@ -287,7 +279,7 @@ DeviceProfile measure_device_profile(const std::function<double(const std::strin
   auto note = [&](std::string what, double value, std::string unit) {
     if (log) log->push_back({std::move(what), value, std::move(unit)});
   };
-  BackendProfile cpu = default_cpu();
+  BackendProfile cpu = host_entry_name(default_host());
   const kernels::CpuFeatures& f = kernels::cpu_features();
   cpu.l2_bytes = static_cast<int64_t>(f.l2_bytes);
   // cpu_features gives each core's share of L3; the profile records the whole cache.
@@ -306,16 +298,15 @@ DeviceProfile measure_device_profile(const std::function<double(const std::strin
   note("read 256 KiB (L2)", cpu.l2_gbps, "GB/s");
   DeviceProfile d;
   d.source = "measured";
-  BackendProfile ref = derive_ref(cpu), fusion = derive_fusion(cpu);
+  d.backends = derive_all(cpu);
   if (step_us) {
-    for (BackendProfile* p : {&cpu, &ref, &fusion}) {
-      const double us = step_us(p->backend);
+    for (BackendProfile& p : d.backends) {
+      const double us = step_us(p.backend);
       if (us < 0.0) continue;
-      p->step_us = us;
-      note("per-node dispatch (" + p->backend + ")", us, "us");
+      p.step_us = us;
+      note("per-node dispatch (" + p.backend + ")", us, "us");
     }
   }
-  d.backends = {cpu, fusion, ref};
   return d;
 }
 

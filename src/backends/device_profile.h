@@ -29,24 +29,26 @@ struct BackendProfile {
   // Host memory is shared with the CPU: a boundary costs only boundary_us, no copy. A device
   // backend with its own memory sets false and is charged bytes / dram_gbps on top.
   bool host_shared = true;
-  // Runs chains of ops depth-first: tensors produced and consumed inside one of its partitions
-  // stay in L2 (the fusion backend). Others write every tensor out.
-  bool keeps_intermediates_on_chip = false;
-  // Runs 3x3 stride-1 dense convolutions as Winograd F(4,3) when channels allow (cpu).
-  bool winograd_3x3 = false;
 };
 
+// The host CPU's numbers and, per backend, the numbers the cost model uses. Each backend derives
+// its own from the host's (Backend::cost_profile: ref's scalar loops are slower, cpu and fusion
+// run on the host's cores), so no rule about a backend is written outside its folder.
 struct DeviceProfile {
   std::string source;  // the file it came from, or "built-in defaults" / "measured"
+  // The host CPU: the entry of the registered general-fallback backend (cpu) when the list has
+  // one, else the built-in defaults.
   std::vector<BackendProfile> backends;
 
-  // The named backend's numbers; a backend the profile does not list gets the "cpu" entry
-  // (renamed), so that a new backend is costed like the CPU until it is profiled.
+  // The named backend's numbers: its entry when listed; else, for a registered backend, its
+  // cost_profile of the host's numbers; else the host's (renamed), so that a backend is costed
+  // like the CPU until it is profiled.
   BackendProfile for_backend(const std::string& name) const;
+  BackendProfile host() const;
 };
 
 // The defaults: this development machine (one AMD EPYC core: ~100 GFLOP/s FP32, ~15 GB/s DRAM,
-// ~66 GB/s L2, 512 KiB L2) for cpu and fusion; ref is scalar, ~20x slower in compute.
+// ~66 GB/s L2, 512 KiB L2) as the host, and an entry per registered backend derived from it.
 DeviceProfile default_device_profile();
 
 // Reads a profile written by save_device_profile. kInvalidArgument naming the file and the
@@ -64,11 +66,12 @@ struct ProfileMeasurement {
   std::string unit;  // "GFLOP/s"
 };
 
-// Measures the cpu numbers with nfuse's own kernels (f32 GEMM and depthwise for compute, a
+// Measures the host's numbers with nfuse's own kernels (f32 GEMM and depthwise for compute, a
 // 64 MiB stream for DRAM, a 256 KiB stream for L2, cache sizes from cpuinfo), in well under
-// 10 s; ref and fusion entries are derived from them. `step_us(backend)` measures one node's
-// dispatch cost by running a tiny graph (the runtime does that; returns < 0 when the backend is
-// not available); it may be empty, then the defaults' overheads stay.
+// 10 s; every registered backend's entry is derived from them (Backend::cost_profile).
+// `step_us(backend)` measures one node's dispatch cost by running a tiny graph (the runtime
+// does that; returns < 0 when the backend is not available); it may be empty, then the
+// defaults' overheads stay.
 DeviceProfile measure_device_profile(const std::function<double(const std::string&)>& step_us,
                                      std::vector<ProfileMeasurement>* log);
 

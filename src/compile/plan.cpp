@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "backends/device_profile.h"
-#include "backends/ref/ref_kernel.h"
+#include "backends/ref/interpreter.h"
 #include "core/thread_pool.h"
 #include "ir/op_registry.h"
 #include "ops/op_helpers.h"
@@ -309,7 +309,7 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   int next_step = 0;
   for (Step& step : plan->steps) {
     NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(step.partition.backend));
-    backend->reorder(step.partition, graph, cc.type_of);
+    backend->reorder(step.partition, cc.type_of);
     const backends::Partition& part = step.partition;
     execution_order.insert(execution_order.end(), part.nodes.begin(), part.nodes.end());
     for (const ir::Node* n : part.nodes) views.push_back(backend->aliases_reshapes() && ops::reorders_no_elements(*n));

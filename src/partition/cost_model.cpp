@@ -5,22 +5,6 @@
 #include "partition/node_macs.h"
 
 namespace nfuse::partition {
-namespace {
-
-// Winograd F(4,3) computes a 4x4 output tile with 36 multiplies instead of 144 (4x), less its
-// transforms: ~2.25x fewer multiplies overall at the channel counts where the cpu backend uses it.
-constexpr double kWinogradSpeedup = 2.25;
-// The cpu backend's thresholds (cpu_conv.cpp: kWinogradMinChannels, kWinogradMinTiles).
-constexpr int64_t kWinogradMinChannels = 16;
-constexpr int64_t kWinogradMinTiles = 32;
-
-bool all_ones(const ir::Node& node, const char* attr) {
-  for (int64_t v : node.attrs.get_ints(attr, {1, 1}))
-    if (v != 1) return false;
-  return true;
-}
-
-}  // namespace
 
 CostModel::CostModel(backends::DeviceProfile profile, backends::PlanView type_of,
                      std::function<bool(const ir::Value*)> is_constant, int threads)
@@ -29,10 +13,25 @@ CostModel::CostModel(backends::DeviceProfile profile, backends::PlanView type_of
       is_constant_(std::move(is_constant)),
       threads_(std::max(1, threads)) {}
 
-const backends::BackendProfile& CostModel::backend_profile(const std::string& backend) const {
+const CostModel::Costed& CostModel::costed(const std::string& backend) const {
   auto it = by_name_.find(backend);
-  if (it == by_name_.end()) it = by_name_.emplace(backend, profile_.for_backend(backend)).first;
-  return it->second;
+  if (it != by_name_.end()) return it->second;
+  Costed c;
+  c.profile = profile_.for_backend(backend);
+  auto instance = backends::BackendRegistry::global().create(backend);
+  if (instance.ok()) {
+    c.backend = std::move(*instance);
+    c.traits = c.backend->traits();
+  }
+  return by_name_.emplace(backend, std::move(c)).first->second;
+}
+
+const backends::BackendProfile& CostModel::backend_profile(const std::string& backend) const {
+  return costed(backend).profile;
+}
+
+const backends::BackendTraits& CostModel::backend_traits(const std::string& backend) const {
+  return costed(backend).traits;
 }
 
 int64_t CostModel::bytes_of(const ir::Value* v) const {
@@ -41,20 +40,6 @@ int64_t CostModel::bytes_of(const ir::Value* v) const {
   auto n = t.shape.static_numel();
   if (!n || t.dtype == ir::DType::kUndefined) return 0;
   return *n * static_cast<int64_t>(ir::dtype_size(t.dtype));
-}
-
-bool CostModel::runs_as_winograd(const ir::Node& node, const backends::BackendProfile& p) const {
-  if (!p.winograd_3x3 || node.op_type != "Conv" || !node.input(1)) return false;
-  if (node.attrs.get_int("group", 1) != 1 || !all_ones(node, "strides") || !all_ones(node, "dilations")) return false;
-  const ir::Shape& w = type_of_(node.input(1)).shape;
-  if (!w.is_static() || w.rank() != 4 || w[2].value != 3 || w[3].value != 3) return false;
-  if (w[0].value < kWinogradMinChannels || w[1].value < kWinogradMinChannels) return false;
-  const ir::Shape& x = type_of_(node.input(0)).shape;
-  if (x.is_static() && x.rank() == 4) {
-    const int64_t tiles = ((x[2].value + 3) / 4) * ((x[3].value + 3) / 4);
-    if (tiles < kWinogradMinTiles) return false;
-  }
-  return true;
 }
 
 double CostModel::peak_gflops(const ir::Node& node, const backends::BackendProfile& p) const {
@@ -82,10 +67,11 @@ constexpr double kOverlapLoss = 0.5;
 }  // namespace
 
 NodeEstimate CostModel::estimate(const ir::Node& node, const std::string& backend, const OnChip& on_chip) const {
-  const backends::BackendProfile& p = backend_profile(backend);
+  const Costed& c = costed(backend);
+  const backends::BackendProfile& p = c.profile;
   NodeEstimate e;
   e.flops = node_flops(node, type_of_);
-  if (runs_as_winograd(node, p)) e.flops /= kWinogradSpeedup;
+  if (c.backend) e.flops *= c.backend->mac_fraction(node, type_of_);
   const double threads = static_cast<double>(threads_);
   // GFLOP/s = 1e3 flops per microsecond.
   e.compute_us = e.flops / (std::max(peak_gflops(node, p), 1e-6) * threads * 1e3);

@@ -4,16 +4,16 @@
 //   compute = flops / peak, memory = sum over tensors of bytes / bandwidth(where it lives)
 //   (the two overlap only partly: cost_model.cpp, kOverlapLoss)
 //
-// * flops: partition::node_flops at the plan's shapes. Peak is the backend's f32, f32-depthwise
-//   or int8 figure (by the node's input dtype), times the intra-op threads. A backend whose
-//   profile says winograd_3x3 (cpu) does 3x3 stride-1 dense convolutions with >= 16 input and
-//   output channels and >= 32 4x4 tiles in 2.25x fewer multiplies (Winograd F(4,3), the same rule
-//   as the cpu backend's use_winograd); others (fusion: im2col + GEMM) pay every MAC.
+// * flops: partition::node_flops at the plan's shapes, times the fraction of them the backend's
+//   kernels perform (Backend::mac_fraction: the cpu and fusion backends' Winograd layers do
+//   2.25x fewer multiplies, by the rule that picks Winograd in their kernels). Peak is the
+//   backend's f32, f32-depthwise or int8 figure (by the node's input dtype), times the intra-op
+//   threads. Each backend derives its figures from the host's (Backend::cost_profile).
 // * bytes: every non-constant input and output tensor (weights and plan-time constants are not
 //   charged: they are read once per run whatever the placement, so they cancel between choices).
 //   Where a tensor lives decides its bandwidth, by a deliberately simple rule:
 //     - on chip (the caller says so: a tensor produced and consumed inside one partition of a
-//       backend that keeps intermediates on chip, i.e. fusion): L2 bandwidth;
+//       backend whose traits say it keeps intermediates on chip, i.e. fusion): L2 bandwidth;
 //     - otherwise, a tensor of at most L2 bytes (per core, times threads) is taken to be still in
 //       L2 when its consumer runs (it was just written): L2 bandwidth; a larger one goes through
 //       DRAM. L3 is not modelled: it would only narrow the gap between the two.
@@ -24,6 +24,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "backends/backend.h"
@@ -61,17 +62,26 @@ class CostModel {
   bool is_constant(const ir::Value* v) const { return is_constant_(v); }
   const backends::DeviceProfile& profile() const { return profile_; }
   const backends::BackendProfile& backend_profile(const std::string& backend) const;
+  // The registered backend's traits; none for a name the registry does not know.
+  const backends::BackendTraits& backend_traits(const std::string& backend) const;
   int threads() const { return threads_; }
 
  private:
+  // What the model knows of one backend, looked up once: its numbers, its traits, and an
+  // instance to ask its cost rules (null for a name the registry does not know).
+  struct Costed {
+    backends::BackendProfile profile;
+    backends::BackendTraits traits;
+    std::unique_ptr<backends::Backend> backend;
+  };
+  const Costed& costed(const std::string& backend) const;
   double peak_gflops(const ir::Node& node, const backends::BackendProfile& p) const;
-  bool runs_as_winograd(const ir::Node& node, const backends::BackendProfile& p) const;
 
   backends::DeviceProfile profile_;
   backends::PlanView type_of_;
   std::function<bool(const ir::Value*)> is_constant_;
   int threads_ = 1;
-  mutable std::map<std::string, backends::BackendProfile> by_name_;  // for_backend, looked up once
+  mutable std::map<std::string, Costed> by_name_;
 };
 
 }  // namespace nfuse::partition

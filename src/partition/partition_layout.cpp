@@ -24,7 +24,7 @@ class OnChipRule {
   bool on_chip(const ir::Value* v, int node) const {
     const std::string& backend = assign_[static_cast<size_t>(node)];
     if (!v || v->is_graph_output || !v->producer) return false;
-    if (!cost_.backend_profile(backend).keeps_intermediates_on_chip) return false;
+    if (!cost_.backend_traits(backend).keeps_intermediates_on_chip) return false;
     const int p = index_.position(v->producer);
     if (p < 0 || run(p) != run(node)) return false;
     for (const ir::Node* c : v->consumers) {

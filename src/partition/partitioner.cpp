@@ -248,7 +248,7 @@ void Partitioner::apply_backend_refusals() {
       backends::Partition part;
       part.backend = run.backend;
       for (int i = run.begin; i < run.end; ++i) part.nodes.push_back(req_.nodes[static_cast<size_t>(i)]);
-      for (const backends::Backend::Refusal& r : (*b)->refuse(part, *req_.graph, req_.type_of)) {
+      for (const backends::Backend::Refusal& r : (*b)->refuse(part, req_.type_of)) {
         const int i = index_.position(r.node);
         if (i < 0 || !movable(i, fallback_for(i))) continue;
         refused_[static_cast<size_t>(i)] = r.reason;
@@ -344,7 +344,7 @@ std::vector<std::string> default_prefer() { return backends::BackendRegistry::gl
 std::vector<const ir::Node*> cluster_chains(const PartitionRequest& req, BackendPool& pool) {
   const std::string first = preferred_backends(req).front();
   auto backend = pool.get(first);
-  if (!backend.ok() || !req.profile.for_backend(first).keeps_intermediates_on_chip) return req.nodes;
+  if (!backend.ok() || !(*backend)->traits().keeps_intermediates_on_chip) return req.nodes;
   std::set<const ir::Node*> in_plan(req.nodes.begin(), req.nodes.end());
   auto supported = [&](const ir::Node* n) { return (*backend)->supports(*n, req.type_of).ok(); };
   std::set<const ir::Node*> deferred;

@@ -15,7 +15,7 @@
 namespace nfuse::passes {
 
 // Runs one node on concrete inputs (nullptr for omitted optional inputs) and returns its
-// outputs. src/passes may not include backends, so the runtime passes backends::ref::evaluate_node.
+// outputs. src/passes may not include backends, so the runtime passes backends::ref::node_evaluator().
 using NodeEvaluator = std::function<Result<std::vector<ir::Tensor>>(const ir::Node&,
                                                                     const std::vector<const ir::Tensor*>&)>;
 

@@ -21,7 +21,7 @@ namespace nfuse::passes {
 using PassFn = std::function<Status(ir::Graph&, PassLog&)>;
 
 struct OptimizeOptions {
-  // Runs nodes for fold_constants (the runtime passes backends::ref::evaluate_node). Without
+  // Runs nodes for fold_constants (the runtime passes backends::ref::node_evaluator()). Without
   // one, only shape-like values (Shape, Size of static shapes) fold.
   NodeEvaluator evaluator;
   // fold_constants' size cap (see FoldConstantsOptions).

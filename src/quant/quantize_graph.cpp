@@ -4,7 +4,7 @@
 #include <map>
 #include <new>
 
-#include "backends/ref/ref_kernel.h"
+#include "backends/ref/interpreter.h"
 #include "frontend/onnx/opset_convert.h"
 #include "passes/pass_manager.h"
 #include "quant/observer.h"
@@ -97,9 +97,7 @@ Result<std::unique_ptr<ir::Graph>> with_outputs(const ir::Graph& g, const std::v
 
 Status optimize_without_fusions(ir::Graph& g) {
   passes::OptimizeOptions po;
-  po.evaluator = [](const ir::Node& n, const std::vector<const ir::Tensor*>& in) {
-    return backends::ref::evaluate_node(n, in);
-  };
+  po.evaluator = backends::ref::node_evaluator();
   // The passes whose results are not standard ONNX (as `nfuse export --optimize --no-fusions`).
   po.disabled = passes::nonstandard_pass_names();
   try {

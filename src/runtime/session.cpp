@@ -1,6 +1,6 @@
 #include "runtime/session.h"
 
-#include "backends/ref/ref_kernel.h"
+#include "backends/ref/interpreter.h"
 #include "partition/partition_report.h"
 #include "runtime/arena_memory.h"
 
@@ -26,9 +26,7 @@ Result<std::unique_ptr<Session>> Session::create(std::unique_ptr<ir::Graph> grap
   passes::PassReport report;
   if (options.optimize || !options.outputs.empty()) {
     passes::OptimizeOptions po;
-    po.evaluator = [](const ir::Node& n, const std::vector<const ir::Tensor*>& in) {
-      return backends::ref::evaluate_node(n, in);
-    };
+    po.evaluator = backends::ref::node_evaluator();
     po.outputs = options.outputs;
     if (!options.optimize) {  // only the output filter
       for (const std::string& name : passes::pass_names())

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "backends/ref/ref_kernel.h"
+#include "backends/ref/interpreter.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "passes/pass_manager.h"
 #include "runtime/npy.h"
@@ -41,9 +41,7 @@ TEST(PassesZoo, OptimizedModelsMatchPyTorch) {
     ASSERT_TRUE(graph.ok()) << name << ": " << graph.status().to_string();
     const size_t nodes_before = (*graph)->nodes().size();
     passes::OptimizeOptions options;
-    options.evaluator = [](const ir::Node& n, const std::vector<const ir::Tensor*>& in) {
-      return backends::ref::evaluate_node(n, in);
-    };
+    options.evaluator = backends::ref::node_evaluator();
     options.verify_each = true;
     auto report = passes::optimize(**graph, options);
     ASSERT_TRUE(report.ok()) << name << ": " << report.status().to_string();

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/ref/ref_kernel.h"
+#include "backends/ref/interpreter.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 

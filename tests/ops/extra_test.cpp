@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/interpreter.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"

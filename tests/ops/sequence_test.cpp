@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/ref/interpreter.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "backends/ref/ref_kernel.h"
+#include "backends/ref/interpreter.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 #include "runtime/session.h"

@@ -1,6 +1,7 @@
 // fuse_matmul_bias: MatMul(X, W) + b -> MatMul [nfuse.bias], then a residual Add and an
 // activation on top of it; outputs compared before and after on ref, and the fused graph on cpu.
 #include "passes/fuse_matmul_bias.h"
+#include "backends/ref/interpreter.h"
 
 #include "ops/fused_epilogue.h"
 #include "passes/fuse_activation.h"

@@ -1,4 +1,5 @@
 #include "passes/fuse_qdq_conv.h"
+#include "backends/ref/interpreter.h"
 
 #include <cstring>
 

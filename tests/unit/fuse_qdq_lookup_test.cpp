@@ -4,6 +4,7 @@
 // (x8-lut kernels, threaded on large tensors) against the unfused graph on ref, and the pass in
 // the default pipeline of a Session.
 #include "passes/fuse_qdq_lookup.h"
+#include "backends/ref/interpreter.h"
 
 #include <cstring>
 #include <functional>

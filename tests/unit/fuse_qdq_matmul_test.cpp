@@ -1,4 +1,5 @@
 #include "passes/fuse_qdq_matmul.h"
+#include "backends/ref/interpreter.h"
 
 #include "pass_test_util.h"
 

@@ -14,8 +14,11 @@ namespace {
 // MaxPool; says why not in the partitioner's categories. Runs them on the cpu backend.
 class FakeNpu final : public backends::Backend {
  public:
-  std::string_view name() const override { return kFake; }
-  backends::BackendTraits traits() const override { return {}; }
+  explicit FakeNpu(bool keeps_on_chip) : keeps_on_chip_(keeps_on_chip) {}
+  std::string_view name() const override { return keeps_on_chip_ ? kFakeChain : kFake; }
+  backends::BackendTraits traits() const override {
+    return backends::BackendTraits{.keeps_intermediates_on_chip = keeps_on_chip_};
+  }
   backends::Support supports(const ir::Node& node, const backends::PlanView& plan) const override {
     using backends::Support;
     using backends::SupportReason;
@@ -38,10 +41,15 @@ class FakeNpu final : public backends::Backend {
     p.backend = "cpu";
     return cpu->compile(p, ctx);
   }
+
+ private:
+  bool keeps_on_chip_;
 };
 
-std::unique_ptr<backends::Backend> make_fake() { return std::make_unique<FakeNpu>(); }
+std::unique_ptr<backends::Backend> make_fake() { return std::make_unique<FakeNpu>(false); }
+std::unique_ptr<backends::Backend> make_fake_chain() { return std::make_unique<FakeNpu>(true); }
 NFUSE_REGISTER_BACKEND(kFake, make_fake);
+NFUSE_REGISTER_BACKEND(kFakeChain, make_fake_chain);
 
 const std::map<std::string, std::vector<int64_t>> kDims = {{"x", {1, 3, 16, 16}}};
 
@@ -230,12 +238,6 @@ TEST(PartitionPasses, NodeComputingSlowerThereIsPeeledOff) {
   for (const char* n : {"relu3x3", "expand", "relu1", "project"}) EXPECT_EQ(placement(*r, n).backend, kFake) << placements(*r);
 }
 
-// Makes the fake backend one that keeps intermediates on chip (as fusion does): chain clustering.
-void keep_fake_intermediates_on_chip(backends::DeviceProfile& profile) {
-  for (backends::BackendProfile& p : profile.backends)
-    if (p.backend == kFake) p.keeps_intermediates_on_chip = true;
-}
-
 // Graph order conv1, sig, relu1, add interleaves a Sigmoid (cpu) with the fake's chain. For a
 // backend that keeps intermediates on chip the chain's links move next to each other, so one
 // partition runs them; otherwise graph order stands and the chain is cut in two.
@@ -257,10 +259,10 @@ TEST(PartitionPasses, ChainsInterleavedWithOtherBranchesBecomeContiguous) {
   ASSERT_TRUE(graph_order.ok()) << graph_order.status().to_string();
   EXPECT_EQ(placements(*graph_order), "conv1:fake_npu sig:cpu relu1:fake_npu add:fake_npu ");
   EXPECT_EQ(graph_order->partitions.size(), 3u);
-  keep_fake_intermediates_on_chip(profile);
-  auto clustered = place(*g, dims, kFake, o, profile);
+  o.prefer = {kFakeChain};
+  auto clustered = place(*g, dims, kFakeChain, o, profile);
   ASSERT_TRUE(clustered.ok()) << clustered.status().to_string();
-  EXPECT_EQ(placements(*clustered), "sig:cpu conv1:fake_npu relu1:fake_npu add:fake_npu ");
+  EXPECT_EQ(placements(*clustered), "sig:cpu conv1:fake_chain_npu relu1:fake_chain_npu add:fake_chain_npu ");
   EXPECT_EQ(clustered->partitions.size(), 2u);
 }
 
@@ -279,13 +281,11 @@ TEST(PartitionPasses, SideInputsLandBesideTheirReader) {
   auto g = load(b);
   const std::map<std::string, std::vector<int64_t>> dims = {{"x", {1, 8, 16, 16}}};
   partition::PartitionOptions o;
-  o.prefer = {kFake};
+  o.prefer = {kFakeChain};
   o.pins["conv_t"] = "cpu";
-  backends::DeviceProfile profile = test_profile(2.0, 0.0);
-  keep_fake_intermediates_on_chip(profile);
-  auto r = place(*g, dims, kFake, o, profile);
+  auto r = place(*g, dims, kFakeChain, o, test_profile(2.0, 0.0));
   ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ(placements(*r), "conv_t:cpu relu_side:fake_npu add1:fake_npu add2:fake_npu ");
+  EXPECT_EQ(placements(*r), "conv_t:cpu relu_side:fake_chain_npu add1:fake_chain_npu add2:fake_chain_npu ");
   EXPECT_EQ(r->partitions.size(), 2u);
 }
 
@@ -305,12 +305,10 @@ TEST(PartitionPasses, SmallOperandsComeBeforeTheChainTheirReaderContinues) {
   auto g = load(b);
   const std::map<std::string, std::vector<int64_t>> dims = {{"x", {1, 8, 16, 16}}, {"s", {1, 8, 1, 1}}};
   partition::PartitionOptions o;
-  o.prefer = {kFake};
-  backends::DeviceProfile profile = test_profile(2.0, 0.0);
-  keep_fake_intermediates_on_chip(profile);
-  auto r = place(*g, dims, kFake, o, profile);
+  o.prefer = {kFakeChain};
+  auto r = place(*g, dims, kFakeChain, o, test_profile(2.0, 0.0));
   ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ(placements(*r), "relu_scale:fake_npu conv1:fake_npu add:fake_npu ");
+  EXPECT_EQ(placements(*r), "relu_scale:fake_chain_npu conv1:fake_chain_npu add:fake_chain_npu ");
 }
 
 TEST(PartitionPasses, RequireFullOffloadListsEveryNodeOffThePreferredBackend) {

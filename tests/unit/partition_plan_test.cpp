@@ -266,15 +266,17 @@ OnnxBuilder relu_chain() {
 
 TEST(PartitionPlan, NewInputShapeGetsANewPlanAndPlacement) {
   backends::DeviceProfile d = test_profile(0.5, 1.0);
-  d.backends.back().keeps_intermediates_on_chip = true;
-  d.backends.back().l2_gbps = d.for_backend("cpu").l2_gbps;
-  d.backends.back().dram_gbps = d.for_backend("cpu").dram_gbps;
+  for (backends::BackendProfile& p : d.backends) {
+    if (p.backend != kFakeChain) continue;
+    p.l2_gbps = d.host().l2_gbps;
+    p.dram_gbps = d.host().dram_gbps;
+  }
   const std::string profile = temp_path("on_chip_fake.json");
   ASSERT_TRUE(backends::save_device_profile(d, profile).ok());
   runtime::SessionOptions o;
   o.backend = "auto";
   o.optimize = false;
-  o.partition.prefer = {kFake, "cpu"};
+  o.partition.prefer = {kFakeChain, "cpu"};
   o.partition.device_profile = profile;
   auto s = runtime::Session::create(load(relu_chain()), o);
   ASSERT_TRUE(s.ok()) << s.status().to_string();
@@ -286,7 +288,8 @@ TEST(PartitionPlan, NewInputShapeGetsANewPlanAndPlacement) {
   ASSERT_TRUE(large.ok()) << large.status().to_string();
   EXPECT_NE(*small, *large);
   EXPECT_EQ(placements(*(*small)->partition_report), "relu0:cpu relu1:cpu relu2:cpu relu3:cpu ");
-  EXPECT_EQ(placements(*(*large)->partition_report), "relu0:fake_npu relu1:fake_npu relu2:fake_npu relu3:fake_npu ");
+  EXPECT_EQ(placements(*(*large)->partition_report),
+            "relu0:fake_chain_npu relu1:fake_chain_npu relu2:fake_chain_npu relu3:fake_chain_npu ");
   EXPECT_EQ(*(*s)->prepare({{"x", {1, 16, 32, 32}}}), *small);  // cached
   auto out = (*s)->run({{"x", seeded_input({1, 16, 256, 256}, 3)}});
   ASSERT_TRUE(out.ok()) << out.status().to_string();
@@ -302,9 +305,15 @@ TEST(DeviceProfile, SavesLoadsAndNamesTheBadField) {
   EXPECT_EQ(back->source, path);
   ASSERT_EQ(back->backends.size(), d.backends.size());
   EXPECT_EQ(back->for_backend(kFake).gflops_f32, d.for_backend(kFake).gflops_f32);
-  EXPECT_EQ(back->for_backend("fusion").keeps_intermediates_on_chip, true);
-  EXPECT_EQ(back->for_backend("cpu").winograd_3x3, true);
-  EXPECT_EQ(back->for_backend("new_backend").gflops_f32, d.for_backend("cpu").gflops_f32);
+  EXPECT_EQ(back->host().gflops_f32, d.for_backend("cpu").gflops_f32);
+  // Unlisted: a registered backend derives its numbers from the host's (ref: scalar, 20x below
+  // in compute); an unknown name is costed like the host.
+  backends::DeviceProfile host_only = *back;
+  std::erase_if(host_only.backends, [](const backends::BackendProfile& p) { return p.backend != "cpu"; });
+  EXPECT_DOUBLE_EQ(host_only.for_backend("ref").gflops_f32 * 20.0, host_only.host().gflops_f32);
+  EXPECT_DOUBLE_EQ(host_only.for_backend("ref").dram_gbps, host_only.host().dram_gbps);
+  EXPECT_EQ(host_only.for_backend("new_backend").gflops_f32, d.for_backend("cpu").gflops_f32);
+  EXPECT_EQ(host_only.for_backend("new_backend").backend, "new_backend");
 
   std::ofstream(path) << R"({"version": 1, "backends": [{"backend": "cpu", "gflops_f32": "fast"}]})";
   auto bad = backends::load_device_profile(path);

@@ -24,6 +24,8 @@ using testing::OnnxBuilder;
 using testing::set_ints_attr;
 constexpr int kF = ::onnx::TensorProto::FLOAT;
 inline const char* const kFake = "fake_npu";
+// The same fake with the trait that it keeps intermediates on chip (as fusion does).
+inline const char* const kFakeChain = "fake_chain_npu";
 
 inline void random_init(OnnxBuilder& b, const std::string& name, std::vector<int64_t> dims, uint32_t seed) {
   int64_t n = 1;
@@ -80,20 +82,23 @@ inline OnnxBuilder small_cnn(int64_t h = 16, int64_t w = 16) {
   return b;
 }
 
-// The built-in profile plus a fake_npu entry: like cpu, `speedup` times its compute and L2
-// bandwidth, with the given boundary cost.
+// The built-in profile with fake_npu and fake_chain_npu entries: like cpu, `speedup` times its
+// compute and bandwidths, with the given boundary cost.
 inline backends::DeviceProfile test_profile(double speedup, double boundary_us) {
   backends::DeviceProfile d = backends::default_device_profile();
-  backends::BackendProfile fake = d.for_backend("cpu");
-  fake.backend = kFake;
-  fake.winograd_3x3 = false;
-  fake.gflops_f32 *= speedup;
-  fake.gflops_f32_depthwise *= speedup;
-  fake.l2_gbps *= speedup;
-  fake.dram_gbps *= speedup;
-  fake.boundary_us = boundary_us;
+  std::erase_if(d.backends,
+                [](const backends::BackendProfile& p) { return p.backend == kFake || p.backend == kFakeChain; });
   for (backends::BackendProfile& p : d.backends) p.boundary_us = boundary_us;
-  d.backends.push_back(fake);
+  for (const char* name : {kFake, kFakeChain}) {
+    backends::BackendProfile fake = d.host();
+    fake.backend = name;
+    fake.gflops_f32 *= speedup;
+    fake.gflops_f32_depthwise *= speedup;
+    fake.l2_gbps *= speedup;
+    fake.dram_gbps *= speedup;
+    fake.boundary_us = boundary_us;
+    d.backends.push_back(fake);
+  }
   d.source = "test";
   return d;
 }

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/ref/ref_kernel.h"
+#include "backends/ref/interpreter.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "passes/pass_manager.h"
 #include "runtime/session.h"
@@ -96,9 +96,7 @@ inline std::unique_ptr<ir::Graph> load(const OnnxBuilder& b) {
   return g.ok() ? std::move(*g) : nullptr;
 }
 
-inline passes::NodeEvaluator ref_evaluator() {
-  return [](const ir::Node& n, const std::vector<const ir::Tensor*>& in) { return backends::ref::evaluate_node(n, in); };
-}
+inline passes::NodeEvaluator ref_evaluator() { return backends::ref::node_evaluator(); }
 
 // Seeded inputs for every graph input (symbolic dims become 2).
 inline std::vector<ir::Tensor> random_inputs(const ir::Graph& g, uint32_t seed) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/interpreter.h"
 #include "pass_test_util.h"
 
 namespace nfuse::passes_test {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <new>
 
-#include "backends/ref/ref_kernel.h"
+#include "backends/ref/interpreter.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "frontend/onnx/onnx_exporter.h"
@@ -18,9 +18,7 @@ int cmd_export(const ExportArgs& args) {
   if (!graph.ok()) return report(graph.status());
   if (args.optimize) {
     passes::OptimizeOptions po;
-    po.evaluator = [](const ir::Node& n, const std::vector<const ir::Tensor*>& in) {
-      return backends::ref::evaluate_node(n, in);
-    };
+    po.evaluator = backends::ref::node_evaluator();
     if (args.no_fusions) {
       // The passes whose results are not standard ONNX.
       po.disabled = passes::nonstandard_pass_names();

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "backends/backend.h"
+#include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_op.h"
 #include "backends/cpu/cpu_qlinear_ops.h"
-#include "backends/ref/ref_fused_epilogue.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/op_registry.h"
 
@@ -30,18 +30,13 @@ bool is_f32(const ir::Value* v) { return v && v->type.dtype == ir::DType::kF32; 
 
 namespace {
 
-// Runs a node on its reference kernel (the same path as the ref backend) plus the fused epilogue.
+// Runs a node on its reference kernel, by the same path as the ref backend.
 class RefOp final : public CpuOp {
  public:
   RefOp(const ir::Node& node, ref::KernelFn fn) : node_(node), fn_(fn) {}
   Status run(const OpTensors& t, RunContext&) override {
-    static const ref::SubgraphRunner runner = [](const ir::Graph& g,
-                                                 const std::function<const ir::Tensor*(const std::string&)>& outer) {
-      return ref::interpret_graph(g, {}, outer);
-    };
-    ref::KernelArgs args{node_, t.inputs, t.outputs, t.implicit_inputs, &runner};
-    NFUSE_RETURN_IF_ERROR_PLAIN(fn_(args));
-    return ref::apply_fused_epilogue(args);
+    ref::KernelArgs args{node_, t.inputs, t.outputs, t.implicit_inputs, nullptr};
+    return ref::run_reference_kernel(fn_, args);
   }
 
  private:
@@ -221,6 +216,9 @@ class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
   BackendTraits traits() const override { return BackendTraits{.is_general_fallback = true, .auto_priority = 1}; }
+  double mac_fraction(const ir::Node& node, const PlanView& plan) const override {
+    return cpu_mac_fraction(node, plan);
+  }
   // LayoutOp's copy and the ref kernel it falls back to both skip it when input and output share memory.
   bool aliases_reshapes() const override { return true; }
 

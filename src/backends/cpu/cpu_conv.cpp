@@ -221,7 +221,7 @@ class GemmConv final : public CpuOp {
 // (linear in channels) with 4x fewer multiplies (quadratic in channels), so it wins once both
 // channel counts are large enough and the map has enough 4x4 tiles to fill the GEMM's columns.
 // Thresholds from `nfuse bench --profile` on the zoo's 3x3 layers (bench/RESULTS.md).
-bool use_winograd(const ir::Node& node, const ir::Tensor& w) {
+bool use_winograd(const ir::Node& node, const ir::Shape& w, const ir::Shape& x) {
   const ConvAlgorithm forced = forced_conv_algorithm();
   if (forced == ConvAlgorithm::kIm2colGemm) return false;
   const bool ones = [&] {
@@ -230,16 +230,25 @@ bool use_winograd(const ir::Node& node, const ir::Tensor& w) {
         if (v != 1) return false;
     return true;
   }();
-  if (w.rank() != 4 || w.dim(2) != 3 || w.dim(3) != 3 || node.attrs.get_int("group", 1) != 1 || !ones) return false;
+  if (!w.is_static() || w.rank() != 4 || w[2].value != 3 || w[3].value != 3) return false;
+  if (node.attrs.get_int("group", 1) != 1 || !ones) return false;
   if (forced == ConvAlgorithm::kWinograd) return true;
-  const int64_t ci = w.dim(1), co = w.dim(0);
+  const int64_t ci = w[1].value, co = w[0].value;
   if (ci < kWinogradMinChannels || co < kWinogradMinChannels) return false;
-  const ir::Shape& xs = node.input(0)->type.shape;
-  if (xs.rank_known() && xs.rank() == 4 && xs[2].is_static() && xs[3].is_static()) {
-    const int64_t tiles = ((xs[2].value + 3) / 4) * ((xs[3].value + 3) / 4);
+  if (x.rank_known() && x.rank() == 4 && x[2].is_static() && x[3].is_static()) {
+    const int64_t tiles = ((x[2].value + 3) / 4) * ((x[3].value + 3) / 4);
     if (tiles < kWinogradMinTiles) return false;
   }
   return true;
+}
+
+bool use_winograd(const ir::Node& node, const ir::Tensor& w) {
+  return use_winograd(node, ir::Shape::from_dims(w.dims()), node.input(0)->type.shape);
+}
+
+double cpu_mac_fraction(const ir::Node& node, const backends::PlanView& plan) {
+  if (node.op_type != "Conv" || !node.input(0) || !node.input(1)) return 1.0;
+  return use_winograd(node, plan(node.input(1)).shape, plan(node.input(0)).shape) ? kWinogradMacFraction : 1.0;
 }
 
 namespace {

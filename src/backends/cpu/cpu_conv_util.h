@@ -83,6 +83,13 @@ bool winograd_eligible(const Conv2dGeometry& g);
 // Whether the cpu backend runs Conv `node` with weights `w` by Winograd (also asked by the
 // fusion backend, so that both run a 3x3 layer the same way).
 bool use_winograd(const ir::Node& node, const ir::Tensor& w);
+// The same rule on the plan's shapes (weights `w`, input `x`), for the cost model.
+bool use_winograd(const ir::Node& node, const ir::Shape& w, const ir::Shape& x);
+// Winograd F(4,3) computes a 4x4 output tile with 36 multiplies instead of 144, less its
+// transforms: ~2.25x fewer multiplies overall at the channel counts where use_winograd says yes.
+inline constexpr double kWinogradMacFraction = 1.0 / 2.25;
+// The fraction of a node's multiply-adds the cpu kernels perform (Backend::mac_fraction).
+double cpu_mac_fraction(const ir::Node& node, const backends::PlanView& plan);
 Result<std::unique_ptr<CpuOp>> make_winograd_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
                                                   Epilogue epilogue);
 

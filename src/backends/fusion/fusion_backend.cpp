@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "backends/backend.h"
+#include "backends/cpu/cpu_conv_util.h"
 #include "backends/fusion/fused_group.h"
 #include "backends/fusion/group_former.h"
 #include "backends/fusion/strip_layer_impl.h"
@@ -65,7 +66,13 @@ class FusionPartition final : public CompiledPartition {
 class FusionBackend final : public Backend {
  public:
   std::string_view name() const override { return "fusion"; }
-  BackendTraits traits() const override { return BackendTraits{.auto_priority = 2}; }
+  BackendTraits traits() const override {
+    return BackendTraits{.keeps_intermediates_on_chip = true, .auto_priority = 2};
+  }
+  // A group's 3x3 layers run the cpu backend's Winograd kernels in strips (strip_conv.cpp).
+  double mac_fraction(const ir::Node& node, const PlanView& plan) const override {
+    return cpu::cpu_mac_fraction(node, plan);
+  }
 
   Support supports(const ir::Node& node, const PlanView& plan) const override {
     Rejection why = member_rejection(node, plan);
@@ -75,7 +82,7 @@ class FusionBackend final : public Backend {
   // A group of one stage (a lone Conv, or a Conv and the element-wise members that follow it)
   // keeps no rows between strips: it would run the cpu backend's kernels over the same tensors,
   // only split into more calls.
-  std::vector<Refusal> refuse(const Partition& partition, const ir::Graph&, const PlanView& type_of) const override {
+  std::vector<Refusal> refuse(const Partition& partition, const PlanView& type_of) const override {
     std::vector<Refusal> out;
     for (const GroupPlan& g : form_groups(partition.nodes, type_of)) {
       size_t stages = 0;
@@ -129,7 +136,7 @@ class FusionBackend final : public Backend {
     return out;
   }
 
-  void reorder(Partition& partition, const ir::Graph&, const PlanView& type_of) const override {
+  void reorder(Partition& partition, const PlanView& type_of) const override {
     std::vector<const ir::Node*> order;
     std::vector<int> steps;
     int group = 0;

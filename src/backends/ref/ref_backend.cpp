@@ -1,6 +1,5 @@
 // The `ref` backend: runs every node with its reference kernel, one after the other.
 #include "backends/backend.h"
-#include "backends/ref/ref_fused_epilogue.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/op_registry.h"
 
@@ -17,20 +16,14 @@ struct CompiledStep {
   bool kernel_allocates = false;  // OpSchema::kernel_allocates_outputs
 };
 
-Result<std::vector<ir::Tensor>> run_subgraph(
-    const ir::Graph& graph, const std::function<const ir::Tensor*(const std::string&)>& outer) {
-  return interpret_graph(graph, {}, outer);
-}
-
 class RefPartition final : public CompiledPartition {
  public:
   explicit RefPartition(std::vector<CompiledStep> steps) : steps_(std::move(steps)) {}
 
   Status run(ExecContext& ctx) override {
-    static const SubgraphRunner runner = run_subgraph;
     for (const CompiledStep& s : steps_) {
       ScopedNodeTimer timer(ctx.profile, s.node, "ref", false);
-      KernelArgs args{*s.node, {}, {}, {}, &runner};
+      KernelArgs args{*s.node, {}, {}, {}, nullptr};
       args.inputs.reserve(s.input_slots.size());
       for (int slot : s.input_slots) args.inputs.push_back(slot < 0 ? nullptr : &ctx.slot(slot));
       for (int slot : s.implicit_slots) args.implicit_inputs.push_back(&ctx.slot(slot));
@@ -53,8 +46,7 @@ class RefPartition final : public CompiledPartition {
           poison(*args.outputs[i]);
         }
       }
-      NFUSE_RETURN_IF_ERROR_PLAIN(s.fn(args));
-      NFUSE_RETURN_IF_ERROR_PLAIN(apply_fused_epilogue(args));  // nfuse.activation / nfuse.residual
+      NFUSE_RETURN_IF_ERROR_PLAIN(run_reference_kernel(s.fn, args));
     }
     return ok_status();
   }
@@ -68,6 +60,17 @@ class RefBackend final : public Backend {
   std::string_view name() const override { return "ref"; }
   BackendTraits traits() const override { return BackendTraits{.is_reference = true}; }
   bool aliases_reshapes() const override { return true; }  // ref_reshape.cpp skips the copy
+
+  // Scalar loops: ~20x below the host's vector kernels in compute, whatever the op; the same
+  // memory and dispatch costs.
+  BackendProfile cost_profile(const BackendProfile& host) const override {
+    constexpr double kScalarSlowdown = 20.0;
+    BackendProfile p = Backend::cost_profile(host);
+    p.gflops_f32 /= kScalarSlowdown;
+    p.gflops_f32_depthwise /= kScalarSlowdown;
+    p.gflops_int8 /= kScalarSlowdown;
+    return p;
+  }
 
   Support supports(const ir::Node& node, const PlanView&) const override {
     if (!KernelRegistry::global().find(node.op_type)) {

@@ -1,6 +1,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "backends/ref/interpreter.h"
 #include "backends/ref/ref_fused_epilogue.h"
 #include "backends/ref/ref_kernel.h"
 #include "ir/op_registry.h"
@@ -32,9 +33,27 @@ std::vector<std::string> KernelRegistry::op_types() const {
   return out;
 }
 
-static Result<std::vector<ir::Tensor>> run_subgraph_impl(
-    const ir::Graph& graph, const std::function<const ir::Tensor*(const std::string&)>& outer) {
+namespace {
+
+Result<std::vector<ir::Tensor>> run_subgraph(const ir::Graph& graph,
+                                             const std::function<const ir::Tensor*(const std::string&)>& outer) {
   return interpret_graph(graph, {}, outer);
+}
+
+}  // namespace
+
+Status run_reference_kernel(KernelFn fn, KernelArgs& args) {
+  static const SubgraphRunner runner = run_subgraph;
+  if (!args.run_subgraph) args.run_subgraph = &runner;
+  NFUSE_RETURN_IF_ERROR_PLAIN(fn(args));
+  return apply_fused_epilogue(args);
+}
+
+const NodeEvaluatorFn& node_evaluator() {
+  static const NodeEvaluatorFn evaluator = [](const ir::Node& node, const std::vector<const ir::Tensor*>& inputs) {
+    return evaluate_node(node, inputs);
+  };
+  return evaluator;
 }
 
 Result<std::vector<ir::Tensor>> evaluate_node(const ir::Node& node,
@@ -57,11 +76,9 @@ Result<std::vector<ir::Tensor>> evaluate_node(const ir::Node& node,
     NFUSE_ASSIGN_OR_RETURN(outs[i], ir::Tensor::try_allocate(types[i].dtype, *dims));
     poison(outs[i]);
   }
-  static const SubgraphRunner runner = run_subgraph_impl;
-  KernelArgs args{node, inputs, {}, implicit_inputs, &runner};
+  KernelArgs args{node, inputs, {}, implicit_inputs, nullptr};
   for (auto& t : outs) args.outputs.push_back(&t);
-  NFUSE_RETURN_IF_ERROR_PLAIN(fn(args));
-  NFUSE_RETURN_IF_ERROR_PLAIN(apply_fused_epilogue(args));  // nfuse.activation / nfuse.residual
+  NFUSE_RETURN_IF_ERROR_PLAIN(run_reference_kernel(fn, args));
   return outs;
 }
 

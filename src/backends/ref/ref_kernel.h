@@ -53,16 +53,10 @@ class KernelRegistry {
   std::unordered_map<std::string, KernelFn> kernels_;
 };
 
-// Evaluates one node on ref kernels: infers output shapes from the actual inputs, allocates
-// and runs. Used by the interpreter, constant folding and shape propagation.
-Result<std::vector<ir::Tensor>> evaluate_node(const ir::Node& node,
-                                              const std::vector<const ir::Tensor*>& inputs,
-                                              const std::vector<const ir::Tensor*>& implicit_inputs = {});
-
-// Runs a whole graph with plain heap allocation (subgraphs, tests). `outer` resolves
-// outer-scope references; it may be empty for a top-level graph.
-Result<std::vector<ir::Tensor>> interpret_graph(
-    const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
-    const std::function<const ir::Tensor*(const std::string&)>& outer = {});
+// The one way a node runs on its reference kernel (the interpreter, the ref backend's steps and
+// the cpu backend's fallbacks): `fn` (the node's kernel) into args' outputs, then the fused
+// epilogue (nfuse.activation / nfuse.residual). Subgraphs (If, Loop, Scan bodies) run through
+// the interpreter unless args.run_subgraph says otherwise.
+Status run_reference_kernel(KernelFn fn, KernelArgs& args);
 
 }  // namespace nfuse::backends::ref

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/ref/builtin_kernels.h"
+#include "backends/ref/interpreter.h"
 #include "backends/ref/ref_kernel.h"
 #include "ops/subgraph_infer.h"
 

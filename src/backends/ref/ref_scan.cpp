@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/ref/builtin_kernels.h"
+#include "backends/ref/interpreter.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {

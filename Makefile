@@ -71,6 +71,7 @@ bench: build models
 	bash bench/compare_fusion.sh $(BUILD)
 	bash bench/backend_table.sh $(BUILD)
 	bash bench/api_overhead.sh $(BUILD)
+	bash bench/node_overhead.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(BUILD)-arm64

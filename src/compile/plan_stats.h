@@ -11,11 +11,25 @@
 
 namespace nfuse::compile {
 
+struct ParameterCount {
+  int64_t elements = 0;
+  int64_t bytes = 0;
+};
+
 struct PlanStats {
   std::map<std::string, int> op_histogram;  // every node of the graph, by op type
-  int64_t parameters = 0;                   // elements of floating-point constants (weights)
+  // Constants that nodes read (weights, biases, quantization parameters, shape operands), of
+  // every dtype, in the graph and its subgraphs; by dtype name.
+  int64_t parameters = 0;
   int64_t parameter_bytes = 0;
-  int64_t macs = 0;                         // multiply-accumulates of Conv/ConvTranspose/Gemm/MatMul/RNNs
+  std::map<std::string, ParameterCount> parameters_by_dtype;
+  // Multiply-accumulates of Conv/ConvTranspose/Gemm/MatMul/RNNs and their integer and quantized
+  // forms, subgraphs included: an If counts its larger branch, a Loop its body times a constant
+  // trip count, a Scan its body times a static scan length.
+  int64_t macs = 0;
+  // True when a count is a lower bound: a Loop's trip count or a Scan's length is not known at
+  // plan time (the body counted once), or a MAC op's shapes are not static.
+  bool macs_lower_bound = false;
   size_t arena_bytes = 0;                   // planned peak of the intermediate-tensor arena
   size_t arena_naive_bytes = 0;             // what one buffer per tensor would need
   int runtime_nodes = 0;                    // nodes executed per run

@@ -77,6 +77,8 @@ class Graph {
   std::string name;
   std::unordered_map<std::string, int> opsets;  // domain -> opset version
   Graph* parent = nullptr;                      // enclosing graph of a subgraph
+  // What the importer did that the file did not say (nodes it sorted), for `inspect -v`.
+  std::vector<std::string> import_notes;
 
   // Creates a value; the name must be unique in this graph (kInvalidModel otherwise).
   Result<Value*> add_value(const std::string& name, TensorType type = {});

@@ -13,26 +13,49 @@ int64_t numel_of(const ir::TensorType* t) {
   return n ? *n : 0;
 }
 
+enum class MacKind { kNone, kConv, kConvTranspose, kMatMul, kRecurrent };
+
+// What kind of MAC op `n` is, and which input holds its weights (or second operand).
+MacKind mac_kind(const ir::Node& n, int* weight_input) {
+  *weight_input = 1;
+  const std::string& op = n.op_type;
+  if (op == "Conv" || op == "ConvInteger") return MacKind::kConv;
+  if (op == "QLinearConv" || op == "QLinearConv16") return *weight_input = 3, MacKind::kConv;
+  if (op == "ConvTranspose") return MacKind::kConvTranspose;
+  if (op == "MatMul" || op == "Gemm" || op == "MatMulInteger") return MacKind::kMatMul;
+  if (op == "QLinearMatMul" || op == "QLinearMatMul16") return *weight_input = 3, MacKind::kMatMul;
+  if (op == "LSTM" || op == "GRU" || op == "RNN") return MacKind::kRecurrent;
+  return MacKind::kNone;
+}
+
 }  // namespace
 
+bool is_mac_op(const ir::Node& node) {
+  int weight_input = 0;
+  return mac_kind(node, &weight_input) != MacKind::kNone;
+}
+
 int64_t node_macs(const ir::Node& n, const backends::PlanView& type_of) {
+  int weight_input = 1;
+  const MacKind kind = mac_kind(n, &weight_input);
+  if (kind == MacKind::kNone) return 0;
   const ir::TensorType* in = type_or_null(type_of, n.input(0));
-  const ir::TensorType* w = type_or_null(type_of, n.input(1));
+  const ir::TensorType* w = type_or_null(type_of, n.input(weight_input));
   const ir::TensorType* out = n.outputs.empty() ? nullptr : type_or_null(type_of, n.output(0));
   if (!in || !out) return 0;
-  if (n.op_type == "Conv" && w && w->shape.is_static() && w->shape.rank() >= 2) {
+  if (kind == MacKind::kConv && w && w->shape.is_static() && w->shape.rank() >= 2) {
     // Each output element takes Cin/group * prod(kernel) MACs; W is [Cout, Cin/group, k...].
     int64_t per_output = 1;
     for (int i = 1; i < w->shape.rank(); ++i) per_output *= w->shape[i].value;
     return numel_of(out) * per_output;
   }
-  if (n.op_type == "ConvTranspose" && w && w->shape.is_static() && w->shape.rank() >= 2) {
+  if (kind == MacKind::kConvTranspose && w && w->shape.is_static() && w->shape.rank() >= 2) {
     // Each input element scatters into Cout/group * prod(kernel) outputs; W is [Cin, Cout/group, k...].
     int64_t per_input = 1;
     for (int i = 1; i < w->shape.rank(); ++i) per_input *= w->shape[i].value;
     return numel_of(in) * per_input;
   }
-  if ((n.op_type == "MatMul" || n.op_type == "Gemm") && w && w->shape.is_static() && w->shape.rank() >= 1) {
+  if (kind == MacKind::kMatMul && w && w->shape.is_static() && w->shape.rank() >= 1) {
     // out = [.., M, N]; K is the reduced dim of the first operand.
     const ir::TensorType* a = in;
     if (!a->shape.is_static() || a->shape.rank() == 0) return 0;
@@ -40,7 +63,7 @@ int64_t node_macs(const ir::Node& n, const backends::PlanView& type_of) {
     if (n.op_type == "Gemm" && n.attrs.get_int("transA", 0)) k = a->shape[0].value;
     return numel_of(out) * k;
   }
-  if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") {
+  if (kind == MacKind::kRecurrent) {
     // W [dirs, gates*H, I], R [dirs, gates*H, H]: every step multiplies x by W and h by R.
     const ir::TensorType* r = type_or_null(type_of, n.input(2));
     if (!w || !r || !in->shape.is_static() || !w->shape.is_static() || !r->shape.is_static()) return 0;

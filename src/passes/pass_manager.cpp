@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "passes/compute_f16_in_f32.h"
 #include "passes/eliminate_dead_code.h"
 #include "passes/factor_residual_scale.h"
 #include "passes/fold_batch_norm.h"
+#include "passes/fold_constant_if.h"
 #include "passes/fold_conv_add_bias.h"
 #include "passes/fold_conv_mul_scale.h"
 #include "passes/fuse_activation.h"
@@ -18,6 +20,7 @@
 #include "passes/fuse_qdq_pool.h"
 #include "passes/fuse_qdq_resize.h"
 #include "passes/fuse_residual_add.h"
+#include "passes/lift_1d_to_2d.h"
 #include "passes/pool_before_pointwise_conv.h"
 #include "passes/recognize_gelu.h"
 #include "passes/recognize_layer_norm.h"
@@ -89,10 +92,12 @@ const std::vector<PassEntry>& pass_table() {
        [](const OptimizeOptions& o, const FoldConstantsOptions&) -> PassFn {
          return [outputs = o.outputs](ir::Graph& g, PassLog& l) { return eliminate_dead_code(g, outputs, l); };
        }},
+      {"compute_f16_in_f32", 1, true, [](const auto&, const auto&) { return plain(compute_f16_in_f32); }},
       {"fold_constants", 1, true,
        [](const OptimizeOptions&, const FoldConstantsOptions& fold) -> PassFn {
          return [fold](ir::Graph& g, PassLog& l) { return fold_constants(g, fold, l); };
        }},
+      {"fold_constant_if", 1, true, [](const auto&, const auto&) { return plain(fold_constant_if); }},
       {"remove_identity", 1, true, [](const auto&, const auto&) { return plain(remove_identity); }},
       {"recognize_layer_norm", 1, true, [](const auto&, const auto&) { return plain(recognize_layer_norm); }},
       {"recognize_gelu", 1, false, [](const auto&, const auto&) { return plain(recognize_gelu); }},
@@ -129,6 +134,7 @@ const std::vector<PassEntry>& pass_table() {
       {"fuse_residual_add", 2, false, [](const auto&, const auto&) { return plain(fuse_residual_add); }},
       {"fuse_activation", 2, false, [](const auto&, const auto&) { return plain(fuse_activation); }},
       {"fuse_affine", 2, false, [](const auto&, const auto&) { return plain(fuse_affine); }},
+      {"lift_1d_to_2d", 2, false, [](const auto&, const auto&) { return plain(lift_1d_to_2d); }},
   };
   return table;
 }

@@ -58,8 +58,11 @@ std::vector<Row> by_node(const backends::RunProfile& p) {
 
 nlohmann::json profile_summary_json(const backends::RunProfile& profile) {
   const double runs = profile.runs ? static_cast<double>(profile.runs) : 1.0;
-  double total_us = 0.0;
-  for (const backends::NodeTiming& t : profile.nodes) total_us += t.us;
+  double total_us = 0.0, reference_us = 0.0;
+  for (const backends::NodeTiming& t : profile.nodes) {
+    total_us += t.us;
+    if (t.reference) reference_us += t.us;
+  }
   nlohmann::json types = nlohmann::json::array();
   for (const Row& r : by_op_type(profile)) {
     types.push_back({{"op_type", r.key},
@@ -75,7 +78,14 @@ nlohmann::json profile_summary_json(const backends::RunProfile& profile) {
                      {"reference_kernel", r.reference},
                      {"ms_per_run", r.us / runs / 1000.0}});
   }
-  return {{"runs", profile.runs}, {"ms_in_nodes", total_us / runs / 1000.0}, {"op_types", types}, {"nodes", nodes}};
+  // The share of node time an optimized backend spent on reference kernels (its fallbacks): what
+  // `nfuse bench --json` reports as ref_time_share. The ref backend's own kernels do not count.
+  const double share = total_us > 0.0 ? reference_us / total_us : 0.0;
+  return {{"runs", profile.runs},
+          {"ms_in_nodes", total_us / runs / 1000.0},
+          {"ref_time_share", share},
+          {"op_types", types},
+          {"nodes", nodes}};
 }
 
 }  // namespace nfuse::runtime

@@ -6,6 +6,7 @@
 // +-inf, NaN, subnormals, overflow).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -26,12 +27,13 @@ constexpr float kGuard = -7.75e33f;
 constexpr size_t kGuardCount = 17;
 constexpr size_t kMaxLen = 67;
 constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr F32BinaryOp kOps[] = {F32BinaryOp::kAdd, F32BinaryOp::kSub, F32BinaryOp::kMul, F32BinaryOp::kDiv};
+constexpr F32BinaryOp kOps[] = {F32BinaryOp::kAdd, F32BinaryOp::kSub, F32BinaryOp::kMul,
+                                F32BinaryOp::kDiv, F32BinaryOp::kMax, F32BinaryOp::kMin};
 
 using test::available_isas;
 
 const char* op_name(F32BinaryOp op) {
-  static const char* kNames[] = {"add", "sub", "mul", "div"};
+  static const char* kNames[] = {"add", "sub", "mul", "div", "max", "min"};
   return kNames[static_cast<size_t>(op)];
 }
 
@@ -42,6 +44,10 @@ float expected(F32BinaryOp op, float a, float b) {
     case F32BinaryOp::kSub: return static_cast<float>(x - y);
     case F32BinaryOp::kMul: return static_cast<float>(x * y);
     case F32BinaryOp::kDiv: return static_cast<float>(x / y);
+    // The reference kernel's rule (ref_binary.cpp): NaN in, NaN out; else std::max / std::min,
+    // which return the first operand on ties (+0 vs -0 included).
+    case F32BinaryOp::kMax: return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::max(a, b);
+    case F32BinaryOp::kMin: return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::min(a, b);
   }
   return 0.0f;
 }

@@ -21,6 +21,7 @@ class OnnxBuilder {
                           const std::string& name = "");
   std::string bytes() const;
   ::onnx::ModelProto& model() { return model_; }
+  const ::onnx::ModelProto& model() const { return model_; }
 
  private:
   ::onnx::ModelProto model_;

@@ -141,7 +141,7 @@ TEST(CpuElementwise, BinaryBroadcasts) {
   std::mt19937 rng(cpu_test::kSeed + 12);
   const std::vector<std::vector<int64_t>> shapes_b = {{2, 17, 5, 7}, {1, 17, 1, 1}, {17, 1, 1}, {1},
                                                       {7},           {5, 7},        {2, 1, 1, 1}, {1, 1, 5, 1}};
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
     for (const auto& sb : shapes_b) {
       for (bool swap : {false, true}) {
         OneNode n;
@@ -160,6 +160,22 @@ TEST(CpuElementwise, BinaryBroadcasts) {
   outer.inputs.push_back({random_tensor({5, 1}, rng), false});
   outer.inputs.push_back({random_tensor({1, 6}, rng), false});
   cpu_test::expect_matches_ref(outer, 1, "Mul outer product");
+  // Max / Min: NaN operands give NaN, ties keep the first operand (+0 vs -0), as ref does; a
+  // variadic Max of three inputs runs on the reference kernel.
+  for (const char* op : {"Max", "Min"}) {
+    OneNode special;
+    special.op = op;
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    special.inputs.push_back(
+        {ir::Tensor::from_vector(std::vector<float>{nan, 1.0f, 0.0f, -0.0f, inf, -inf, 2.0f, nan}, {8}), false});
+    special.inputs.push_back(
+        {ir::Tensor::from_vector(std::vector<float>{1.0f, nan, -0.0f, 0.0f, -inf, inf, 2.0f, nan}, {8}), false});
+    cpu_test::expect_matches_ref(special, 1, std::string(op) + " special values");
+    OneNode three;
+    three.op = op;
+    for (int k = 0; k < 3; ++k) three.inputs.push_back({random_tensor({2, 3, 4}, rng), false});
+    cpu_test::expect_matches_ref(three, 1, std::string(op) + " of three");
+  }
 }
 
 TEST(CpuElementwise, Unary) {

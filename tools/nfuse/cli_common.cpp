@@ -39,6 +39,25 @@ Result<std::map<std::string, std::vector<int64_t>>> parse_shapes(const std::vect
   return out;
 }
 
+std::vector<AssumedInput> assumed_inputs(const ir::Graph& graph,
+                                         const std::map<std::string, std::vector<int64_t>>& overrides) {
+  std::vector<AssumedInput> out;
+  for (const ir::Value* in : graph.inputs()) {
+    if (overrides.count(in->name) || in->type.shape.is_static()) continue;
+    AssumedInput a{in->name, {}, {}};
+    for (const ir::Dim& d : in->type.shape.dims()) {
+      a.dims.push_back(d.is_static() ? d.value : -1);
+      a.symbols.push_back(d.is_static() ? "" : d.symbol);
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Status with_assumed(const Status& status, const std::vector<AssumedInput>& assumed) {
+  return status.ok() ? status : Status(status.code(), with_assumed_dims(status.message(), assumed));
+}
+
 int report(const Status& status) {
   std::fprintf(stderr, "nfuse: error: %s\n", status.to_string().c_str());
   return status.code() == StatusCode::kInvalidArgument ? 2 : 1;

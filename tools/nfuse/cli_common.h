@@ -25,6 +25,12 @@ Result<runtime::SessionOptions> session_options(const CommonArgs& args);
 Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args);
 // parse_shape_flags as a Status (kInvalidArgument).
 Result<std::map<std::string, std::vector<int64_t>>> parse_shapes(const std::vector<std::string>& flags);
+// The graph's inputs that `overrides` (the --shape flags) does not name and whose dims are not
+// all static: Session::default_input_dims sets those dims to 1.
+std::vector<AssumedInput> assumed_inputs(const ir::Graph& graph,
+                                         const std::map<std::string, std::vector<int64_t>>& overrides);
+// `status` with the assumed dims named (with_assumed_dims), for a failed plan or run.
+Status with_assumed(const Status& status, const std::vector<AssumedInput>& assumed);
 // Prints "nfuse: error: <status>" to stderr and returns the exit code for it.
 int report(const Status& status);
 

@@ -60,4 +60,32 @@ double peak_rss_mb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+std::string assumed_dims_note(const std::vector<AssumedInput>& assumed) {
+  std::string dims, flags;
+  for (const AssumedInput& in : assumed) {
+    std::string flag = in.input + "=";
+    for (size_t i = 0; i < in.dims.size(); ++i) {
+      const std::string symbol = i < in.symbols.size() ? in.symbols[i] : "";
+      if (in.dims[i] >= 0) {
+        flag += (i ? "x" : "") + std::to_string(in.dims[i]);
+        continue;
+      }
+      std::string upper;
+      for (char c : symbol.empty() ? std::string("N") : symbol)
+        upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      flag += (i ? "x" : "") + upper;
+      dims += std::string(dims.empty() ? "" : ", ") + (symbol.empty() ? "an unnamed dim" : "'" + symbol + "'") +
+              " (input '" + in.input + "' dim " + std::to_string(i) + ")";
+    }
+    flags += (flags.empty() ? "--shape " : " --shape ") + flag;
+  }
+  if (dims.empty()) return "";
+  return "symbolic dims set to 1: " + dims + "; pass " + flags + " to choose them";
+}
+
+std::string with_assumed_dims(const std::string& message, const std::vector<AssumedInput>& assumed) {
+  const std::string note = assumed_dims_note(assumed);
+  return note.empty() ? message : message + " (" + note + ")";
+}
+
 }  // namespace nfuse::cli

@@ -69,7 +69,7 @@ int cmd_bench(const BenchArgs& args) {
   const double session_rss = peak_rss_mb();
   for (int i = 0; i < args.warmup; ++i) {
     auto out = s.session.run(s.feeds);
-    if (!out.ok()) return report_api(out.status());
+    if (!out.ok()) return report_run_failure(out.status(), s);
   }
   auto run_options = RunOptions::create();
   if (!run_options.ok()) return report_api(run_options.status());
@@ -82,7 +82,7 @@ int cmd_bench(const BenchArgs& args) {
     const auto t0 = std::chrono::steady_clock::now();
     auto out = s.session.run(s.feeds, &*run_options);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    if (!out.ok()) return report_api(out.status());
+    if (!out.ok()) return report_run_failure(out.status(), s);
   }
   auto traffic = parse(s.session.traffic());
   if (!traffic.ok()) return report_api(traffic.status());
@@ -108,7 +108,10 @@ int cmd_bench(const BenchArgs& args) {
                         {"baseline_rss_mb", baseline_rss},
                         {"session_peak_rss_mb", session_rss},
                         {"final_rss_mb", current_rss_mb()}};
-    if (args.profile) j["profile"] = profile;
+    if (args.profile) {
+      j["profile"] = profile;
+      j["ref_time_share"] = profile.value("ref_time_share", 0.0);
+    }
     j["arena_bytes_fused"] = traffic->at("arena_bytes_fused");
     j["arena_bytes_layerwise"] = traffic->at("arena_bytes_layerwise");
     if (args.traffic) j["fused_groups"] = traffic->at("fused_groups");

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "cli_flags.h"
 #include "commands.h"
 #include "compile/plan_stats.h"
 
@@ -37,9 +38,10 @@ int cmd_inspect(const InspectArgs& inspect) {
   if (!shapes.ok()) return report(shapes.status());
   auto session = open_session(args);
   if (!session.ok()) return report(session.status());
-  auto plan = (*session)->prepare((*session)->default_input_dims(*shapes));
-  if (!plan.ok()) return report(plan.status());
   const ir::Graph& g = (*session)->graph();
+  const std::vector<AssumedInput> assumed = assumed_inputs(g, *shapes);
+  auto plan = (*session)->prepare((*session)->default_input_dims(*shapes));
+  if (!plan.ok()) return report(with_assumed(plan.status(), assumed));
   const compile::PlanStats st = compile::compute_stats(g, **plan);
   if (args.json) {
     nlohmann::json j;
@@ -51,7 +53,12 @@ int cmd_inspect(const InspectArgs& inspect) {
     j["nodes"] = g.nodes().size();
     j["parameters"] = st.parameters;
     j["parameter_bytes"] = st.parameter_bytes;
+    for (const auto& [dtype, c] : st.parameters_by_dtype)
+      j["parameters_by_dtype"][dtype] = {{"elements", c.elements}, {"bytes", c.bytes}};
     j["macs"] = st.macs;
+    j["macs_lower_bound"] = st.macs_lower_bound;
+    j["assumed_dims"] = assumed_dims_note(assumed);
+    j["import_notes"] = g.import_notes;
     j["arena_bytes"] = st.arena_bytes;
     j["arena_naive_bytes"] = st.arena_naive_bytes;
     j["runtime_nodes"] = st.runtime_nodes;
@@ -75,6 +82,7 @@ int cmd_inspect(const InspectArgs& inspect) {
   };
   print_values("inputs", g.inputs());
   print_values("outputs", g.outputs());
+  if (!assumed.empty()) std::printf("assumed     %s\n", assumed_dims_note(assumed).c_str());
   std::printf("nodes       %zu (%d run per inference, %d folded at plan time)\n", g.nodes().size(), st.runtime_nodes,
               st.folded_nodes);
   if (args.backend != "ref") {
@@ -82,15 +90,27 @@ int cmd_inspect(const InspectArgs& inspect) {
                 st.runtime_nodes - static_cast<int>(st.reference_nodes.size()), st.reference_nodes.size());
   }
   for (const std::string& label : st.reference_nodes) std::printf("            reference: %s\n", label.c_str());
-  std::printf("parameters  %lld (%s)\n", static_cast<long long>(st.parameters), human_bytes(static_cast<double>(st.parameter_bytes)).c_str());
-  std::printf("MACs        %.3f G\n", static_cast<double>(st.macs) / 1e9);
+  std::string by_dtype;
+  for (const auto& [dtype, c] : st.parameters_by_dtype) {
+    by_dtype += (by_dtype.empty() ? "" : ", ") + dtype + " " + std::to_string(c.elements) + " (" +
+                human_bytes(static_cast<double>(c.bytes)) + ")";
+  }
+  std::printf("parameters  %lld (%s)%s%s\n", static_cast<long long>(st.parameters),
+              human_bytes(static_cast<double>(st.parameter_bytes)).c_str(), by_dtype.empty() ? "" : ": ",
+              by_dtype.c_str());
+  const double macs = static_cast<double>(st.macs);
+  const bool giga = macs >= 1e8;  // 0.1 G and up in G, smaller models in M
+  std::printf("MACs        %s%.3f %s%s\n", st.macs_lower_bound ? ">= " : "", macs / (giga ? 1e9 : 1e6),
+              giga ? "G" : "M", st.macs_lower_bound ? " (a loop count or a shape is not known at plan time)" : "");
   std::printf("arena       %s planned peak (%s without reuse)\n", human_bytes(static_cast<double>(st.arena_bytes)).c_str(),
               human_bytes(static_cast<double>(st.arena_naive_bytes)).c_str());
   const auto changes = (*session)->pass_report().lines();
   std::printf("passes      %s%zu changes%s\n", args.no_optimize ? "off; " : "", changes.size(),
               inspect.passes || changes.empty() ? "" : " (--passes lists them)");
-  if (inspect.passes)
+  if (inspect.passes) {
+    for (const std::string& line : g.import_notes) std::printf("            import: %s\n", line.c_str());
     for (const std::string& line : changes) std::printf("            %s\n", line.c_str());
+  }
   std::printf("ops        ");
   int col = 0;
   for (const auto& [op, count] : st.op_histogram) {

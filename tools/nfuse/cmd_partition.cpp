@@ -21,7 +21,7 @@ int cmd_partition(const PartitionArgs& args) {
   auto session = runtime::Session::create(std::move(*graph), *options);
   if (!session.ok()) return report(session.status());
   auto plan = (*session)->prepare((*session)->default_input_dims(*shapes));
-  if (!plan.ok()) return report(plan.status());
+  if (!plan.ok()) return report(with_assumed(plan.status(), assumed_inputs((*session)->graph(), *shapes)));
   const partition::PartitionResult* result = (*plan)->partition_report.get();
   if (!result) return report(internal_error("the plan has no partition report"));
   const std::string json = partition::partition_report_json(*result, args.common.model);

@@ -17,7 +17,7 @@ int cmd_run(const RunArgs& args) {
   const auto t0 = std::chrono::steady_clock::now();
   auto outputs = s.session.run(s.feeds);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (!outputs.ok()) return report_api(outputs.status());
+  if (!outputs.ok()) return report_run_failure(outputs.status(), s);
   if (!args.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(args.output_dir, ec);
@@ -37,6 +37,7 @@ int cmd_run(const RunArgs& args) {
     std::printf("input    %-24s %s %s%s\n", s.inputs[i].name.c_str(), nfuse_dtype_name(t.dtype()),
                 dims_text(t.dims()).c_str(), s.input_seeded[i] ? "  (seeded)" : "");
   }
+  if (!s.assumed.empty()) std::printf("assumed  %s\n", assumed_dims_note(s.assumed).c_str());
   bool all_finite = true;
   for (size_t i = 0; i < outputs->size(); ++i) {
     const Tensor& t = (*outputs)[i];

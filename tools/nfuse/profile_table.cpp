@@ -8,7 +8,8 @@ namespace nfuse::cli {
 
 void print_profile(const nlohmann::json& profile, size_t top_nodes) {
   const double total = profile.value("ms_in_nodes", 0.0);
-  std::printf("\nprofile  mean per run over %zu runs, %.3f ms in nodes\n", profile.value("runs", size_t{0}), total);
+  std::printf("\nprofile  mean per run over %zu runs, %.3f ms in nodes, %.1f%% of it on reference kernels\n",
+              profile.value("runs", size_t{0}), total, 100.0 * profile.value("ref_time_share", 0.0));
   std::printf("  %-34s %6s %10s %7s\n", "op type", "nodes", "ms/run", "%");
   auto share = [total](double ms) { return total > 0 ? 100.0 * ms / total : 0.0; };
   for (const nlohmann::json& r : profile.at("op_types")) {

@@ -89,7 +89,11 @@ Status make_inputs(const std::map<std::string, std::string>& files,
       std::vector<int64_t> dims = in.dims;
       for (int64_t& d : dims) d = d < 0 ? 1 : d;
       auto sh = shapes.find(in.name);
-      if (sh != shapes.end()) dims = sh->second;
+      if (sh != shapes.end()) {
+        dims = sh->second;
+      } else if (dims != in.dims) {
+        s->assumed.push_back({in.name, in.dims, in.symbols});
+      }
       t = Tensor::create(in.dtype, dims);
       if (t.ok()) fill_seeded(*t, rng);
     }
@@ -136,6 +140,10 @@ Status open_api_session(const CommonArgs& args, const std::vector<std::string>& 
 int report_api(const Status& status) {
   std::fprintf(stderr, "nfuse: error: %s\n", status.to_string().c_str());
   return status.code() == NFUSE_INVALID_ARGUMENT ? 2 : 1;
+}
+
+int report_run_failure(const Status& status, const ApiSession& s) {
+  return report_api(Status(status.code(), with_assumed_dims(status.message(), s.assumed)));
 }
 
 double element_as_double(const Tensor& t, size_t i) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli_flags.h"
 #include "commands.h"
 
 namespace nfuse::cli {
@@ -22,6 +23,7 @@ struct ApiSession {
   std::vector<Tensor> input_tensors;  // in input order
   std::vector<bool> input_seeded;     // true where no --input file was given
   std::vector<std::pair<std::string, const Tensor*>> feeds;
+  std::vector<AssumedInput> assumed;  // seeded inputs whose symbolic dims were set to 1
 };
 
 // Opens the model as the common flags say and makes its inputs: each --input NAME=FILE.npy, the
@@ -30,6 +32,8 @@ struct ApiSession {
 Status open_api_session(const CommonArgs& args, const std::vector<std::string>& input_flags, ApiSession* out);
 // Prints "nfuse: error: <status>" to stderr; exit code 2 for invalid arguments, else 1.
 int report_api(const Status& status);
+// report_api for a failed run: the message also names the symbolic dims that were set to 1.
+int report_run_failure(const Status& status, const ApiSession& s);
 // Element i of a tensor as a double (0 for dtypes without a numeric reading).
 double element_as_double(const Tensor& t, size_t i);
 

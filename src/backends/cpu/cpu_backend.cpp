@@ -156,6 +156,8 @@ const std::map<std::pair<std::string, std::string>, OpFactory>& optimized_ops() 
       {{"", "Sub"}, make_elementwise},
       {{"", "Mul"}, make_elementwise},
       {{"", "Div"}, make_elementwise},
+      {{"", "Max"}, make_elementwise},
+      {{"", "Min"}, make_elementwise},
       {{"", "Relu"}, make_elementwise},
       {{"", "Tanh"}, make_elementwise},
       {{"", "Sigmoid"}, make_elementwise},

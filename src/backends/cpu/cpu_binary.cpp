@@ -1,6 +1,6 @@
-// Add, Sub, Mul, Div on f32 with the broadcasts that occur in CNNs as fast paths: same shape,
-// one operand a scalar, and one operand varying along a contiguous run of axes only (per-channel
-// [1,C,1,1] scales and biases, [N] row biases). Other broadcasts run on the reference kernel.
+// Add, Sub, Mul, Div, and two-input Max and Min, on f32 with the broadcasts that occur in CNNs as fast paths: same
+// shape, one operand a scalar, and one operand varying along a contiguous run of axes only (per-channel [1,C,1,1]
+// scales and biases, [N] row biases). Other broadcasts run on the reference kernel.
 #include <algorithm>
 
 #include "backends/cpu/cpu_op.h"
@@ -116,8 +116,9 @@ class BinaryOp final : public CpuOp {
 }  // namespace
 
 Result<std::unique_ptr<CpuOp>> make_elementwise(const ir::Node& node, const CompileContext&) {
-  static const std::pair<const char*, F32BinaryOp> kOps[] = {
-      {"Add", F32BinaryOp::kAdd}, {"Sub", F32BinaryOp::kSub}, {"Mul", F32BinaryOp::kMul}, {"Div", F32BinaryOp::kDiv}};
+  static const std::pair<const char*, F32BinaryOp> kOps[] = {{"Add", F32BinaryOp::kAdd}, {"Sub", F32BinaryOp::kSub},
+                                                             {"Mul", F32BinaryOp::kMul}, {"Div", F32BinaryOp::kDiv},
+                                                             {"Max", F32BinaryOp::kMax}, {"Min", F32BinaryOp::kMin}};
   auto it = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return node.op_type == o.first; });
   if (it == std::end(kOps)) return make_unary(node);
   if (node.num_inputs() != 2 || !is_f32(node.input(0)) || !is_f32(node.input(1))) {

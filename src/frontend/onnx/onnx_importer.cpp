@@ -10,6 +10,9 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <queue>
+#include <set>
 #include <unordered_map>
 
 #include "frontend/onnx/onnx_tensor.h"
@@ -235,6 +238,118 @@ Status Importer::convert_node(NodeProto& np, Scope& scope) {
   return ok_status();
 }
 
+// Every name `np` reads: its inputs and, through its subgraph attributes, the outer-scope names
+// their nodes read (a name defined inside a subgraph is produced by no node of this graph, so it
+// adds no edge).
+void collect_reads(const NodeProto& np, std::vector<const std::string*>& out) {
+  for (const std::string& in : np.input())
+    if (!in.empty()) out.push_back(&in);
+  for (const AttributeProto& a : np.attribute()) {
+    if (a.type() == AttributeProto::GRAPH) {
+      for (const NodeProto& n : a.g().node()) collect_reads(n, out);
+    } else if (a.type() == AttributeProto::GRAPHS) {
+      for (const GraphProto& g : a.graphs())
+        for (const NodeProto& n : g.node()) collect_reads(n, out);
+    }
+  }
+}
+
+std::string proto_label(const NodeProto& np, int index) {
+  return "'" + (np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name()) + "' (" + np.op_type() +
+         ")";
+}
+
+// The order to convert gp's nodes in. ONNX requires nodes in topological order, but exporters
+// do not always write them so (FP16 converters append the Casts of the graph inputs after the
+// nodes that read them); ONNX Runtime sorts, and so do we: a stable topological sort that keeps
+// file order wherever it is already valid. A true cycle is an error naming its nodes and
+// tensors; a name no node produces is left for convert_node to report. `note` says what moved.
+Result<std::vector<int>> topological_node_order(const GraphProto& gp, const std::string& graph_name,
+                                                std::string* note) {
+  const int n = gp.node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const std::string& out : gp.node(i).output())
+      if (!out.empty()) producer.emplace(out, i);  // a second producer is convert_node's error
+  // preds[i]: (producer, tensor) pairs node i waits for.
+  std::vector<std::vector<std::pair<int, const std::string*>>> preds(static_cast<size_t>(n));
+  std::vector<std::vector<int>> succs(static_cast<size_t>(n));
+  bool sorted = true;
+  for (int i = 0; i < n; ++i) {
+    std::vector<const std::string*> reads;
+    collect_reads(gp.node(i), reads);
+    std::set<int> seen;
+    for (const std::string* r : reads) {
+      auto it = producer.find(*r);
+      if (it == producer.end() || !seen.insert(it->second).second) continue;
+      preds[static_cast<size_t>(i)].emplace_back(it->second, r);
+      succs[static_cast<size_t>(it->second)].push_back(i);
+      if (it->second >= i) sorted = false;
+    }
+  }
+  std::vector<int> order;
+  order.reserve(static_cast<size_t>(n));
+  if (sorted) {
+    for (int i = 0; i < n; ++i) order.push_back(i);
+    return order;
+  }
+  std::vector<size_t> waiting(static_cast<size_t>(n));
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i) {
+    waiting[static_cast<size_t>(i)] = preds[static_cast<size_t>(i)].size();
+    if (waiting[static_cast<size_t>(i)] == 0) ready.push(i);
+  }
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int s : succs[static_cast<size_t>(i)])
+      if (--waiting[static_cast<size_t>(s)] == 0) ready.push(s);
+  }
+  if (static_cast<int>(order.size()) < n) {
+    // Walk back through unfinished producers from an unfinished node until one repeats: a cycle.
+    std::vector<bool> done(static_cast<size_t>(n), false);
+    for (int i : order) done[static_cast<size_t>(i)] = true;
+    int at = 0;
+    while (done[static_cast<size_t>(at)]) ++at;
+    std::vector<int> path;
+    std::vector<const std::string*> via;
+    std::vector<int> position(static_cast<size_t>(n), -1);
+    while (position[static_cast<size_t>(at)] < 0) {
+      position[static_cast<size_t>(at)] = static_cast<int>(path.size());
+      path.push_back(at);
+      for (const auto& [p, name] : preds[static_cast<size_t>(at)]) {
+        if (done[static_cast<size_t>(p)]) continue;
+        via.push_back(name);
+        at = p;
+        break;
+      }
+    }
+    // path[k] reads via[k] from path[k + 1]; the last one reads from path[start].
+    const size_t start = static_cast<size_t>(position[static_cast<size_t>(at)]);
+    std::string cycle = proto_label(gp.node(path[start]), path[start]);
+    for (size_t k = start; k < path.size(); ++k) {
+      const int from = k + 1 < path.size() ? path[k + 1] : path[start];
+      cycle += std::string(k == start ? "" : ", which") + " reads '" + *via[k] + "' from " +
+               proto_label(gp.node(from), from);
+    }
+    return invalid_model("graph '" + graph_name + "': the nodes form a cycle: " + cycle);
+  }
+  int moved = 0;
+  for (int k = 0; k < n; ++k)
+    if (order[static_cast<size_t>(k)] != k) ++moved;
+  // The note names the first node listed before a producer of what it reads.
+  for (int i = 0; i < n; ++i)
+    for (const auto& [p, name] : preds[static_cast<size_t>(i)])
+      if (p >= i) {
+        *note = "graph '" + graph_name + "': nodes are not in topological order (" + proto_label(gp.node(i), i) +
+                " reads '" + *name + "', produced by " + proto_label(gp.node(p), p) + " later in the file); imported " +
+                "in topological order (" + std::to_string(moved) + " of " + std::to_string(n) + " nodes moved)";
+        return order;
+      }
+  return order;
+}
+
 Status Importer::convert_graph(GraphProto& gp, ir::Graph& g, Scope* parent, std::vector<std::string>* captured) {
   Scope scope{&g, parent, {}, {}};
   if (g.name.empty()) g.name = gp.name();
@@ -258,7 +373,14 @@ Status Importer::convert_graph(GraphProto& gp, ir::Graph& g, Scope* parent, std:
     scope.names[in.name()] = v;
     g.inputs().push_back(v);
   }
-  for (NodeProto& np : *gp.mutable_node()) NFUSE_RETURN_IF_ERROR_PLAIN(convert_node(np, scope));
+  std::string order_note;
+  NFUSE_ASSIGN_OR_RETURN(std::vector<int> order, topological_node_order(gp, g.name, &order_note));
+  if (!order_note.empty()) {
+    ir::Graph* top = &g;
+    while (top->parent) top = top->parent;
+    top->import_notes.push_back(order_note);
+  }
+  for (int i : order) NFUSE_RETURN_IF_ERROR_PLAIN(convert_node(*gp.mutable_node(i), scope));
   // Declared types of intermediates and outputs: recorded now, checked against inference later.
   auto apply_declared = [&](const ::onnx::ValueInfoProto& vi, bool is_output) -> Status {
     ir::Value* v = scope.resolve(vi.name());

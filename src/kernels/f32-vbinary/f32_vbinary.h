@@ -1,11 +1,14 @@
-// FP32 element-wise Add / Sub / Mul / Div over flat arrays: the kernels under the cpu backend's
+// FP32 element-wise Add / Sub / Mul / Div / Max / Min over flat arrays: the kernels under the cpu backend's
 // binary ops (same shape, per-channel and scalar broadcasts) and the fusion backend's
 // element-wise members, which apply them to rows still in L2 where the ISA's vector width, not
 // memory, sets the pace.
 //
 //   f32_v<op>:   y[i] = a[i] op b[i]
 //   f32_v<op>c:  y[i] = a[i] op b        (b one value)
-//   f32_vr<op>c: y[i] = b op a[i]        (Sub and Div only; Add and Mul commute)
+//   f32_vr<op>c: y[i] = b op a[i]        (Add and Mul commute; Max and Min do too, except for
+//                                         which zero of +0 / -0 they return)
+// Max and Min are those of the reference kernels: NaN when either operand is NaN (as numpy and
+// ONNX Runtime), otherwise std::max(a, b) / std::min(a, b) (the first operand on ties).
 //   f32_vaffine: y[i] = x[i] * s + t     (one multiply, one add, each rounded: no FMA, so every
 //                                         ISA gives the bits of a Mul followed by an Add)
 //
@@ -23,8 +26,8 @@
 
 namespace nfuse::kernels {
 
-enum class F32BinaryOp { kAdd = 0, kSub = 1, kMul = 2, kDiv = 3 };
-inline constexpr size_t kF32BinaryOps = 4;
+enum class F32BinaryOp { kAdd = 0, kSub = 1, kMul = 2, kDiv = 3, kMax = 4, kMin = 5 };
+inline constexpr size_t kF32BinaryOps = 6;
 
 using F32VbinaryFn = void (*)(const float* a, const float* b, float* y, size_t n);
 using F32VbinarycFn = void (*)(const float* a, float b, float* y, size_t n);

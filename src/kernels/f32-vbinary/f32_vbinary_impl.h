@@ -12,7 +12,11 @@ inline float apply(float a, float b) {
   if constexpr (Op == F32BinaryOp::kAdd) return a + b;
   if constexpr (Op == F32BinaryOp::kSub) return a - b;
   if constexpr (Op == F32BinaryOp::kMul) return a * b;
-  return a / b;
+  if constexpr (Op == F32BinaryOp::kDiv) return a / b;
+  // Compare-and-select forms the compilers vectorise (vcmpps + blend); a NaN operand yields NaN.
+  const bool nan = a != a || b != b;
+  if constexpr (Op == F32BinaryOp::kMax) return nan ? a + b : (a < b ? b : a);
+  return nan ? a + b : (b < a ? b : a);
 }
 
 // __restrict is not used: y may alias a or b exactly (in place), which the loops allow since
@@ -42,9 +46,9 @@ inline void vaffine(const float* x, float s, float t, float* y, size_t n) {
 inline const F32VbinaryConfig& config() {
   using O = F32BinaryOp;
   static constexpr F32VbinaryConfig kConfig{
-      {vop<O::kAdd>, vop<O::kSub>, vop<O::kMul>, vop<O::kDiv>},
-      {vopc<O::kAdd>, vopc<O::kSub>, vopc<O::kMul>, vopc<O::kDiv>},
-      {vopc<O::kAdd>, vropc<O::kSub>, vopc<O::kMul>, vropc<O::kDiv>},
+      {vop<O::kAdd>, vop<O::kSub>, vop<O::kMul>, vop<O::kDiv>, vop<O::kMax>, vop<O::kMin>},
+      {vopc<O::kAdd>, vopc<O::kSub>, vopc<O::kMul>, vopc<O::kDiv>, vopc<O::kMax>, vopc<O::kMin>},
+      {vopc<O::kAdd>, vropc<O::kSub>, vopc<O::kMul>, vropc<O::kDiv>, vropc<O::kMax>, vropc<O::kMin>},
       vaffine};
   return kConfig;
 }

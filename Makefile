@@ -66,6 +66,7 @@ demo: build
 	$(PY) scripts/demo_summary.py $(BUILD)/demo-out/sigmoid_0.tmp_0.npy $(MODELS)/demo_text_960.npy $(BUILD)/demo-out/text_map.png
 
 bench: build models
+	$(PY) scripts/make_demo_image.py $(MODELS)/demo_text_960.npy
 	bash bench/compare_ort.sh $(BUILD)
 	bash bench/compare_int8.sh $(BUILD)
 	bash bench/compare_fusion.sh $(BUILD)

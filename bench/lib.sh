@@ -19,3 +19,13 @@ ensure_ort() {
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 # The value of "KEY": in a one-line JSON object on stdin.
 json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
+
+# The `--shape` flag a zoo model needs for `nfuse bench` (the PaddleOCR models have symbolic
+# spatial dims; the rest are static): prints nothing or the two words.
+zoo_shape_flags() {
+  case "$(basename "$1")" in
+    ocr_det.onnx) echo "--shape x=1x3x960x960" ;;
+    ocr_rec.onnx) echo "--shape x=1x3x48x320" ;;
+    ocr_cls.onnx) echo "--shape x=1x3x48x192" ;;
+  esac
+}

@@ -5,6 +5,7 @@
 # optimized kernels. Median of RUNS (10) after WARMUP (2): shares, not speeds, are the point.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$ROOT/bench/lib.sh"
 BUILD="${1:-$ROOT/build}"
 BACKEND="${2:-cpu}"
 NFUSE="$BUILD/nfuse"
@@ -13,12 +14,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for m in "$MODELS"/*.onnx "$MODELS"/ocr/*.onnx; do
   [ -f "$m" ] || continue
-  shape=()
-  case "$(basename "$m")" in
-    ocr_det.onnx) shape=(--shape x=1x3x960x960) ;;
-    ocr_rec.onnx) shape=(--shape x=1x3x48x320) ;;
-    ocr_cls.onnx) shape=(--shape x=1x3x48x192) ;;
-  esac
+  read -r -a shape <<< "$(zoo_shape_flags "$m")"
   "$NFUSE" bench "$m" "${shape[@]}" --backend "$BACKEND" --warmup "${WARMUP:-2}" --runs "${RUNS:-10}" --profile --json >> "$out"
 done
 /usr/bin/python3 - "$out" "$BACKEND" <<'PY'

@@ -3,18 +3,14 @@
 # line each (median of 50 runs after 10 warm-ups), then a table. Peer comparisons against ONNX
 # Runtime come with the `cpu` backend (bench/compare_ort.sh).
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 nfuse=$1 models=$2 backend=${3:-ref} threads=${4:-1}
 runs=${RUNS:-50} warmup=${WARMUP:-10}
 out=$(mktemp)
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u +%Y-%m-%d)"
 for m in "$models"/*.onnx "$models"/ocr/*.onnx; do
   [ -f "$m" ] || continue
-  shape=()
-  case "$(basename "$m")" in
-    ocr_det.onnx) shape=(--shape x=1x3x960x960) ;;
-    ocr_rec.onnx) shape=(--shape x=1x3x48x320) ;;
-    ocr_cls.onnx) shape=(--shape x=1x3x48x192) ;;
-  esac
+  read -r -a shape <<< "$(zoo_shape_flags "$m")"
   "$nfuse" bench "$m" "${shape[@]}" --backend "$backend" --threads "$threads" --warmup "$warmup" --runs "$runs" --json | tee -a "$out"
 done
 /usr/bin/python3 - "$out" <<'PY'

@@ -3,7 +3,6 @@
 // folds through fold_constants first, so the whole network leaves the If and runs on cpu kernels.
 #include "passes/fold_constant_if.h"
 
-#include "compile/plan_stats.h"
 #include "pass_test_util.h"
 
 namespace nfuse::passes_test {
@@ -107,25 +106,11 @@ TEST(FoldConstantIf, AnInputConditionStays) {
 }
 
 TEST(FoldConstantIf, AShapeCheckFoldsAndTheNetworkRunsOnCpuKernels) {
-  const OnnxBuilder b = wrapped(false, true);
-  auto g = load(b);
-  ASSERT_TRUE(g);
-  const std::vector<ir::Tensor> inputs = random_inputs(*g, kSeed);
-  auto expected = backends::ref::interpret_graph(*g, inputs);
-  ASSERT_TRUE(expected.ok()) << expected.status().to_string();
-  runtime::SessionOptions o;
-  o.backend = "cpu";
-  auto session = runtime::Session::create(std::move(g), o);
-  ASSERT_TRUE(session.ok()) << session.status().to_string();
-  EXPECT_EQ((*session)->pass_report().num_changes("fold_constant_if"), 1u);
-  EXPECT_EQ(count_ops((*session)->graph(), "If"), 0);
-  auto plan = (*session)->prepare({{"x", {1, 4, 8, 8}}});
-  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
-  const compile::PlanStats stats = compile::compute_stats((*session)->graph(), **plan);
-  EXPECT_TRUE(stats.reference_nodes.empty()) << stats.reference_nodes.front();
-  auto got = (*session)->run({{"x", inputs[0]}});
-  ASSERT_TRUE(got.ok()) << got.status().to_string();
-  expect_close(*expected, *got, "shape-checked wrapper on cpu");
+  const PipelineRun r = run_pipeline_against_ref(wrapped(false, true), "cpu", "shape-checked wrapper");
+  ASSERT_TRUE(r.session);
+  EXPECT_EQ(r.session->pass_report().num_changes("fold_constant_if"), 1u);
+  EXPECT_EQ(count_ops(r.session->graph(), "If"), 0);
+  EXPECT_TRUE(r.reference_nodes.empty()) << r.reference_nodes.front();
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 // on the cpu backend they then run on its optimized kernels (no reference node), matching ref.
 #include "passes/lift_1d_to_2d.h"
 
-#include "compile/plan_stats.h"
 #include "pass_test_util.h"
 
 namespace nfuse::passes_test {
@@ -59,34 +58,13 @@ TEST_P(Lift1dTo2d, SameResultsAs1dAndOptimizedKernelsOnCpu) {
   EXPECT_EQ(count_ops(*after, "Squeeze"), 1);
 
   // The default pipeline on cpu: the activation fuses into the conv first, then the layer is
-  // lifted and runs on an optimized kernel; the session matches the ref backend.
-  auto g = load(b);
-  ASSERT_TRUE(g);
-  const std::vector<ir::Tensor> inputs = random_inputs(*g, kSeed);
-  auto expected = backends::ref::interpret_graph(*g, inputs);
-  ASSERT_TRUE(expected.ok()) << expected.status().to_string();
-  runtime::SessionOptions o;
-  o.backend = "cpu";
-  auto session = runtime::Session::create(std::move(g), o);
-  ASSERT_TRUE(session.ok()) << session.status().to_string();
-  EXPECT_GE((*session)->pass_report().num_changes("lift_1d_to_2d"), 1u) << c.name;
-  auto plan = (*session)->prepare({{"x", inputs[0].dims()}});
-  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
-  const compile::PlanStats stats = compile::compute_stats((*session)->graph(), **plan);
-  EXPECT_TRUE(stats.reference_nodes.empty()) << c.name << ": " << stats.reference_nodes.front();
-  auto got = (*session)->run({{"x", inputs[0]}});
-  ASSERT_TRUE(got.ok()) << got.status().to_string();
-  expect_close(*expected, *got, std::string(c.name) + " (cpu)");
+  // lifted and runs on an optimized kernel; the session matches the ref interpreter.
+  const PipelineRun r = run_pipeline_against_ref(b, "cpu", c.name);
+  ASSERT_TRUE(r.session);
+  EXPECT_GE(r.session->pass_report().num_changes("lift_1d_to_2d"), 1u) << c.name;
+  EXPECT_TRUE(r.reference_nodes.empty()) << c.name << ": " << r.reference_nodes.front();
   // Under auto the fusion backend may take the lifted 1 x L layers: same results.
-  for (const char* backend : {"fusion", "auto"}) {
-    runtime::SessionOptions other;
-    other.backend = backend;
-    auto s = runtime::Session::create(load(b), other);
-    ASSERT_TRUE(s.ok()) << s.status().to_string();
-    auto r = (*s)->run({{"x", inputs[0]}});
-    ASSERT_TRUE(r.ok()) << backend << ": " << r.status().to_string();
-    expect_close(*expected, *r, std::string(c.name) + " (" + backend + ")");
-  }
+  for (const char* backend : {"fusion", "auto"}) EXPECT_TRUE(run_pipeline_against_ref(b, backend, c.name).session);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -112,22 +90,11 @@ TEST(Lift1dTo2dResidual, AFusedResidualOperandIsLiftedToo) {
   b.node("Add", {"c", "x"}, {"y"}, "residual");
   b.node("Relu", {"y"}, {"z"}, "act");
   out(b, "z");
-  auto g = load(b);
-  ASSERT_TRUE(g);
-  const std::vector<ir::Tensor> inputs = random_inputs(*g, kSeed);
-  auto expected = backends::ref::interpret_graph(*g, inputs);
-  ASSERT_TRUE(expected.ok());
   for (const char* backend : {"ref", "cpu"}) {
-    auto copy = load(b);
-    runtime::SessionOptions o;
-    o.backend = backend;
-    auto session = runtime::Session::create(std::move(copy), o);
-    ASSERT_TRUE(session.ok()) << session.status().to_string();
-    EXPECT_EQ((*session)->pass_report().num_changes("fuse_residual_add"), 1u);
-    EXPECT_EQ((*session)->pass_report().num_changes("lift_1d_to_2d"), 1u);
-    auto got = (*session)->run({{"x", inputs[0]}});
-    ASSERT_TRUE(got.ok()) << got.status().to_string();
-    expect_close(*expected, *got, std::string("residual on ") + backend);
+    const PipelineRun r = run_pipeline_against_ref(b, backend, "residual");
+    ASSERT_TRUE(r.session);
+    EXPECT_EQ(r.session->pass_report().num_changes("fuse_residual_add"), 1u);
+    EXPECT_EQ(r.session->pass_report().num_changes("lift_1d_to_2d"), 1u);
   }
 }
 

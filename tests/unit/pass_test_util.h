@@ -7,12 +7,14 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backends/ref/interpreter.h"
+#include "compile/plan_stats.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "passes/pass_manager.h"
 #include "runtime/session.h"
@@ -137,6 +139,45 @@ inline const ir::Node* find_op(const ir::Graph& g, const std::string& op) {
   for (const auto& node : g.nodes())
     if (node->op_type == op) return node.get();
   return nullptr;
+}
+
+// The model through the default pipeline on `backend`, run on seeded inputs and compared with the
+// ref interpreter on the graph as imported (a mismatch fails the test). The session is returned
+// for the caller's checks of the pass report and graph (null after a failure already reported),
+// with the nodes the plan runs on reference kernels.
+struct PipelineRun {
+  std::unique_ptr<runtime::Session> session;
+  std::vector<std::string> reference_nodes;
+};
+inline PipelineRun run_pipeline_against_ref(const OnnxBuilder& b, const std::string& backend, const std::string& what) {
+  PipelineRun result;
+  auto g = load(b);
+  if (!g) return result;
+  const std::vector<ir::Tensor> inputs = random_inputs(*g, kSeed);
+  auto expected = backends::ref::interpret_graph(*g, inputs);
+  EXPECT_TRUE(expected.ok()) << what << ": " << expected.status().to_string();
+  if (!expected.ok()) return result;
+  runtime::NamedTensors named;
+  std::map<std::string, std::vector<int64_t>> dims;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    named.push_back({g->inputs()[i]->name, inputs[i]});
+    dims[g->inputs()[i]->name] = inputs[i].dims();
+  }
+  runtime::SessionOptions o;
+  o.backend = backend;
+  auto session = runtime::Session::create(std::move(g), o);
+  EXPECT_TRUE(session.ok()) << what << ": " << session.status().to_string();
+  if (!session.ok()) return result;
+  auto plan = (*session)->prepare(dims);
+  EXPECT_TRUE(plan.ok()) << what << ": " << plan.status().to_string();
+  if (!plan.ok()) return result;
+  result.reference_nodes = compile::compute_stats((*session)->graph(), **plan).reference_nodes;
+  auto got = (*session)->run(named);
+  EXPECT_TRUE(got.ok()) << what << " on " << backend << ": " << got.status().to_string();
+  if (!got.ok()) return result;
+  expect_close(*expected, *got, what + " (" + backend + ")");
+  result.session = std::move(*session);
+  return result;
 }
 
 // Loads the model twice, runs `pass` on one copy, checks it verifies, and compares both on the

@@ -33,6 +33,7 @@ asan: deps $(ASAN_BUILD)/build.ninja
 
 models: deps
 	$(PY) scripts/models.py $(MODELS)
+	$(PY) scripts/suite_models.py $(MODELS)/suite
 	bash scripts/fetch_ocr_models.sh $(MODELS)
 	$(PY) scripts/make_demo_image.py $(MODELS)
 	$(PY) scripts/make_calib_images.py $(MODELS)
@@ -68,6 +69,7 @@ demo: build
 bench: build models
 	$(PY) scripts/make_demo_image.py $(MODELS)/demo_text_960.npy
 	bash bench/compare_ort.sh $(BUILD)
+	bash bench/suite_table.sh $(BUILD)
 	bash bench/compare_int8.sh $(BUILD)
 	bash bench/compare_fusion.sh $(BUILD)
 	bash bench/backend_table.sh $(BUILD)

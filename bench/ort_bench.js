@@ -19,15 +19,16 @@ const ort = require('onnxruntime-node');
 const fs = require('fs');
 const path = require('path');
 
-function readNpy(p) {  // little-endian float32, C order: what nfuse and models.py write
+function readNpy(p) {  // little-endian float32 or float16, C order: what nfuse and the model scripts write
   const b = fs.readFileSync(p);
   const hl = b[6] === 1 ? b.readUInt16LE(8) : b.readUInt32LE(8);
   const off = b[6] === 1 ? 10 : 12;
   const h = b.toString('latin1', off, off + hl);
-  if (!h.includes("'<f4'")) throw new Error(p + ': not float32');
+  const half = h.includes("'<f2'");
+  if (!half && !h.includes("'<f4'")) throw new Error(p + ': not float32 or float16');
   const shape = h.match(/'shape': \(([^)]*)\)/)[1].split(',').map(s => s.trim()).filter(s => s).map(Number);
-  const data = new Float32Array(b.buffer.slice(b.byteOffset + off + hl, b.byteOffset + b.length));
-  return { shape, data };
+  const bytes = b.buffer.slice(b.byteOffset + off + hl, b.byteOffset + b.length);
+  return { shape, type: half ? 'float16' : 'float32', data: half ? new Uint16Array(bytes) : new Float32Array(bytes) };
 }
 
 (async () => {
@@ -38,7 +39,7 @@ function readNpy(p) {  // little-endian float32, C order: what nfuse and models.
   });
   const sessionRss = maxRssMb();
   const inp = readNpy(inputFile);
-  const feeds = { [inputName]: new ort.Tensor('float32', inp.data, inp.shape) };
+  const feeds = { [inputName]: new ort.Tensor(inp.type, inp.data, inp.shape) };
   let out;
   for (let i = 0; i < Number(warmup); i++) out = await session.run(feeds);
   const times = [];

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ref_kernel_audit.sh [BUILD_DIR] [BACKEND]: for every zoo model, `nfuse bench --profile` on
+# ref_kernel_audit.sh [BUILD_DIR] [BACKEND]: for every zoo and suite model (scripts/models.py,
+# the OCR models, scripts/suite_models.py on its own inputs), `nfuse bench --profile` on
 # BACKEND (cpu unless given), the share of node time spent on reference kernels
 # (ref_time_share) and the op types still on them, with their share: what is left to move onto
 # optimized kernels. Median of RUNS (10) after WARMUP (2): shares, not speeds, are the point.
@@ -16,6 +17,11 @@ for m in "$MODELS"/*.onnx "$MODELS"/ocr/*.onnx; do
   [ -f "$m" ] || continue
   read -r -a shape <<< "$(zoo_shape_flags "$m")"
   "$NFUSE" bench "$m" "${shape[@]}" --backend "$BACKEND" --warmup "${WARMUP:-2}" --runs "${RUNS:-10}" --profile --json >> "$out"
+done
+for m in "$MODELS"/suite/*.onnx; do
+  [ -f "$m" ] || continue
+  "$NFUSE" bench "$m" --input "input=${m%.onnx}.input.npy" --backend "$BACKEND" --warmup "${WARMUP:-2}" \
+    --runs "${RUNS:-10}" --profile --json >> "$out"
 done
 /usr/bin/python3 - "$out" "$BACKEND" <<'PY'
 import json, os, sys

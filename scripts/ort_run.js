@@ -3,13 +3,13 @@
 // Usage: NODE_PATH=.cache/ort/node_modules node scripts/ort_run.js MODEL.onnx OUT_DIR NAME=IN.npy...
 //        [--opt=all|basic|extended|disabled] (default all)
 // Writes OUT_DIR/out_<i>.npy for the i-th model output (session.outputNames order) and prints one
-// JSON line {"outputs": [names...]}. .npy dtypes: <f4 <f8 |i1 |u1 <i2 <u2 <i4 <u4 <i8 |b1, C order.
+// JSON line {"outputs": [names...]}. .npy dtypes: <f4 <f2 <f8 |i1 |u1 <i2 <u2 <i4 <u4 <i8 |b1, C order.
 const ort = require('onnxruntime-node');
 const fs = require('fs');
 const path = require('path');
 
 const kTypes = {  // npy descr -> [ort type, TypedArray]
-  '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array], '|i1': ['int8', Int8Array],
+  '<f4': ['float32', Float32Array], '<f2': ['float16', Uint16Array], '<f8': ['float64', Float64Array], '|i1': ['int8', Int8Array],
   '|u1': ['uint8', Uint8Array], '<i2': ['int16', Int16Array], '<u2': ['uint16', Uint16Array],
   '<i4': ['int32', Int32Array], '<u4': ['uint32', Uint32Array], '<i8': ['int64', BigInt64Array],
   '|b1': ['bool', Uint8Array],

@@ -14,6 +14,7 @@
 
 #include "backends/device_profile.h"
 #include "backends/run_profile.h"
+#include "backends/subgraph_runner.h"
 #include "core/thread_pool.h"
 #include "ir/graph.h"
 #include "nfuse/status.h"
@@ -121,6 +122,9 @@ struct CompileContext {
   // partition, the idle pools' workers kept spinning on the cores the running one needed: the
   // OCR detector under `auto` at 2 threads ran 2x slower than at 1. Null: the backend makes its own.
   std::shared_ptr<ThreadPool> pool;
+  // Runs the bodies of If, Loop and Scan nodes compiled on the plan's backends (one plan per
+  // body and shape signature). Null: the reference interpreter runs them.
+  std::shared_ptr<const SubgraphRunner> run_subgraph;
 };
 
 // Bytes one run moves to and from the arena (graph inputs, outputs and intermediates; constants

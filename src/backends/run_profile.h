@@ -28,17 +28,23 @@ struct RunProfile {
   }
 };
 
-// Times one node into `profile` (when not null) for as long as it lives.
+// Times one node into `profile` (when not null) for as long as it lives. The node's entry is
+// its own time: the entries of nodes timed while it ran (the body of an If, a Loop or a Scan,
+// recorded by the body's own steps) are taken off it, so that a run's entries add up to its
+// wall time and each second is counted on the kernel that spent it.
 class ScopedNodeTimer {
  public:
   ScopedNodeTimer(RunProfile* profile, const ir::Node* node, const char* backend, bool reference)
       : profile_(profile), node_(node), backend_(backend), reference_(reference) {
-    if (profile_) start_ = std::chrono::steady_clock::now();
+    if (!profile_) return;
+    first_nested_ = profile_->nodes.size();
+    start_ = std::chrono::steady_clock::now();
   }
   ~ScopedNodeTimer() {
     if (!profile_) return;
-    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
-    profile_->nodes.push_back(NodeTiming{node_, backend_, reference_, us});
+    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
+    for (size_t i = first_nested_; i < profile_->nodes.size(); ++i) us -= profile_->nodes[i].us;
+    profile_->nodes.push_back(NodeTiming{node_, backend_, reference_, us < 0 ? 0.0 : us});
   }
   ScopedNodeTimer(const ScopedNodeTimer&) = delete;
   ScopedNodeTimer& operator=(const ScopedNodeTimer&) = delete;
@@ -48,6 +54,7 @@ class ScopedNodeTimer {
   const ir::Node* node_;
   const char* backend_;
   bool reference_;
+  size_t first_nested_ = 0;
   std::chrono::steady_clock::time_point start_;
 };
 

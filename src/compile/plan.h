@@ -56,6 +56,8 @@ struct PlanOptions {
   // of workers per thread count, so sessions that take turns do not keep idle pools spinning on
   // the same cores). Null, or one of another size: the plan makes its own.
   std::shared_ptr<ThreadPool> workers;
+  // Runs If/Loop/Scan bodies (CompileContext::run_subgraph); null: the reference interpreter.
+  std::shared_ptr<const backends::SubgraphRunner> run_subgraph;
 };
 
 // Specialises `graph` to `input_dims` (one entry per graph input, by name), propagates shapes

@@ -76,8 +76,10 @@ Status infer_loop(ir::InferContext& ctx) {
 }  // namespace
 
 void register_loop_ops(ir::OpRegistry& registry) {
+  // M and cond are both optional but hold their places ("" in ONNX): verify_loop counts them,
+  // the registry's presence check of the first min_inputs would reject an empty one.
   registry.add(ir::OpSchema{.op_type = "Loop",
-                            .min_inputs = 2,
+                            .min_inputs = 0,
                             .max_inputs = 1 << 16,
                             .min_outputs = 0,
                             .max_outputs = 1 << 16,

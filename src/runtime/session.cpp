@@ -3,6 +3,7 @@
 #include "backends/ref/interpreter.h"
 #include "partition/partition_report.h"
 #include "runtime/arena_memory.h"
+#include "runtime/compiled_subgraphs.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +24,10 @@ Result<std::unique_ptr<Session>> Session::create(std::unique_ptr<ir::Graph> grap
     (void)backend;
   }
   if (options.threads < 1) return invalid_argument("threads must be >= 1");
+  // One set of intra-op workers for all of this session's plans and its control-flow bodies'.
+  if (!options.workers || options.workers->threads() != static_cast<size_t>(options.threads)) {
+    options.workers = std::make_shared<ThreadPool>(options.threads);
+  }
   passes::PassReport report;
   if (options.optimize || !options.outputs.empty()) {
     passes::OptimizeOptions po;
@@ -40,6 +45,8 @@ Result<std::unique_ptr<Session>> Session::create(std::unique_ptr<ir::Graph> grap
   }
   auto session = std::unique_ptr<Session>(new Session(std::move(graph), std::move(options)));
   session->pass_report_ = std::move(report);
+  session->subgraphs_ = std::make_shared<CompiledSubgraphs>(session->options_);
+  session->subgraph_runner_ = make_subgraph_runner(session->subgraphs_);
   return session;
 }
 
@@ -66,6 +73,7 @@ compile::PlanOptions Session::plan_options() const {
   po.partition = options_.partition;
   po.tile_rows = options_.tile_rows;
   po.workers = options_.workers;
+  po.run_subgraph = subgraph_runner_;
   return po;
 }
 

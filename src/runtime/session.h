@@ -16,6 +16,8 @@
 
 namespace nfuse::runtime {
 
+class CompiledSubgraphs;
+
 struct SessionOptions {
   std::string backend = "ref";
   int threads = 1;
@@ -62,6 +64,11 @@ class Session {
   // With `profile`, every node's wall time is appended to it (and profile->runs counted).
   Result<std::vector<ir::Tensor>> run(const NamedTensors& inputs, backends::RunProfile* profile = nullptr);
 
+  // Plans built so far (one per input-shape signature); drop_plans() frees them all, and the
+  // next run plans again.
+  size_t cached_plans() const { return cache_.size(); }
+  void drop_plans() { cache_.clear(); }
+
  private:
   Session(std::unique_ptr<ir::Graph> graph, SessionOptions options)
       : graph_(std::move(graph)), options_(std::move(options)) {}
@@ -79,6 +86,9 @@ class Session {
 
   std::unique_ptr<ir::Graph> graph_;
   SessionOptions options_;
+  // The If/Loop/Scan bodies of graph_, compiled for this session's plans.
+  std::shared_ptr<CompiledSubgraphs> subgraphs_;
+  std::shared_ptr<const backends::SubgraphRunner> subgraph_runner_;
   passes::PassReport pass_report_;
   std::map<std::map<std::string, std::vector<int64_t>>, Prepared> cache_;
 };

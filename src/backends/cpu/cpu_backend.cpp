@@ -30,19 +30,26 @@ bool is_f32(const ir::Value* v) { return v && v->type.dtype == ir::DType::kF32; 
 
 namespace {
 
-// Runs a node on its reference kernel, by the same path as the ref backend.
+// Runs a node on its reference kernel, by the same path as the ref backend. With a subgraph
+// runner (control flow), the kernel only dispatches: the bodies run on the plan's backends.
 class RefOp final : public CpuOp {
  public:
-  RefOp(const ir::Node& node, ref::KernelFn fn) : node_(node), fn_(fn) {}
-  Status run(const OpTensors& t, RunContext&) override {
-    ref::KernelArgs args{node_, t.inputs, t.outputs, t.implicit_inputs, nullptr};
+  RefOp(const ir::Node& node, ref::KernelFn fn, std::shared_ptr<const SubgraphRunner> run_subgraph = nullptr)
+      : node_(node), fn_(fn), run_subgraph_(std::move(run_subgraph)) {}
+  Status run(const OpTensors& t, RunContext& rc) override {
+    ref::KernelArgs args{node_, t.inputs, t.outputs, t.implicit_inputs, run_subgraph_.get(), rc.profile};
     return ref::run_reference_kernel(fn_, args);
   }
 
  private:
   const ir::Node& node_;
   ref::KernelFn fn_;
+  std::shared_ptr<const SubgraphRunner> run_subgraph_;
 };
+
+bool is_control_flow(const ir::Node& node) {
+  return node.domain.empty() && (node.op_type == "If" || node.op_type == "Loop" || node.op_type == "Scan");
+}
 
 struct Step {
   const ir::Node* node = nullptr;
@@ -70,7 +77,7 @@ class CpuPartition final : public CompiledPartition {
   }
 
   Status run(ExecContext& ctx) override {
-    RunContext rc{*pool_, scratch_};
+    RunContext rc{*pool_, scratch_, ctx.profile};
     OpTensors t;
     std::vector<ir::Tensor> unnamed;
     for (Step& s : steps_) {
@@ -231,7 +238,9 @@ class CpuBackend final : public Backend {
     if (!ref::KernelRegistry::global().find(node.op_type)) {
       return Support::no(SupportReason::kUnsupportedOp, "no cpu or reference kernel for op " + node.op_type);
     }
-    if (!optimized_factory(node)) {
+    // A plan compiles control-flow bodies on its backends (CompileContext::run_subgraph); the
+    // bodies' own nodes then show where they ran.
+    if (!optimized_factory(node) && !is_control_flow(node)) {
       return Support::reference_kernel("no optimized cpu kernel for " + node.op_type);
     }
     return Support::native();
@@ -247,7 +256,9 @@ class CpuBackend final : public Backend {
       NFUSE_ASSIGN_OR_RETURN(s.op, make_optimized(*node, ctx));
       const ir::OpSchema* schema = ir::OpRegistry::global().find(node->op_type, node->domain);
       const bool kernel_allocates = schema && schema->kernel_allocates_outputs;
-      if (!s.op || kernel_allocates) {
+      if (is_control_flow(*node) && ctx.run_subgraph) {
+        s.op = std::make_unique<RefOp>(*node, ref::KernelRegistry::global().find(node->op_type), ctx.run_subgraph);
+      } else if (!s.op || kernel_allocates) {
         s.op = make_ref_op(*node);
         if (!s.op) return unsupported(node->label() + ": no cpu or reference kernel for this op");
         s.reference = true;

@@ -35,6 +35,7 @@ namespace nfuse::backends::cpu {
 struct RunContext {
   ThreadPool& pool;
   Scratch& scratch;
+  RunProfile* profile = nullptr;  // the run's profile (ExecContext::profile), for control-flow bodies
 };
 
 // The tensors of one node for one run (input pointers may be null for omitted inputs).

@@ -16,14 +16,7 @@ Status if_kernel(KernelArgs& a) {
   const bool take_then = cond.get_double(0) != 0.0;
   auto branch = a.attrs().get_graph(take_then ? "then_branch" : "else_branch");
   if (!branch) return a.error("branch graph is missing");
-  if (!a.run_subgraph) return a.error("no subgraph runner was provided");
-  auto outer = [&a](const std::string& name) -> const ir::Tensor* {
-    for (size_t i = 0; i < a.node.implicit_inputs.size() && i < a.implicit_inputs.size(); ++i) {
-      if (a.node.implicit_inputs[i] && a.node.implicit_inputs[i]->name == name) return a.implicit_inputs[i];
-    }
-    return nullptr;
-  };
-  NFUSE_ASSIGN_OR_RETURN(auto results, (*a.run_subgraph)(*branch, outer));
+  NFUSE_ASSIGN_OR_RETURN(auto results, a.run_body(*branch, {}));
   if (static_cast<int>(results.size()) != a.num_outputs()) {
     return a.error("branch produced " + std::to_string(results.size()) + " outputs, expected " +
                    std::to_string(a.num_outputs()));

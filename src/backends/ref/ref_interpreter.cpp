@@ -35,15 +35,28 @@ std::vector<std::string> KernelRegistry::op_types() const {
 
 namespace {
 
-Result<std::vector<ir::Tensor>> run_subgraph(const ir::Graph& graph,
-                                             const std::function<const ir::Tensor*(const std::string&)>& outer) {
-  return interpret_graph(graph, {}, outer);
+Result<std::vector<ir::Tensor>> interpret_body(const ir::Node&, const ir::Graph& body,
+                                               const std::vector<ir::Tensor>& inputs, const OuterLookup& outer,
+                                               RunProfile*) {
+  return interpret_graph(body, inputs, outer);
 }
 
 }  // namespace
 
+Result<std::vector<ir::Tensor>> KernelArgs::run_body(const ir::Graph& body,
+                                                     const std::vector<ir::Tensor>& body_inputs) const {
+  if (!run_subgraph) return error("no subgraph runner was provided");
+  const OuterLookup outer = [this](const std::string& name) -> const ir::Tensor* {
+    for (size_t i = 0; i < node.implicit_inputs.size() && i < implicit_inputs.size(); ++i) {
+      if (node.implicit_inputs[i] && node.implicit_inputs[i]->name == name) return implicit_inputs[i];
+    }
+    return nullptr;
+  };
+  return (*run_subgraph)(node, body, body_inputs, outer, profile);
+}
+
 Status run_reference_kernel(KernelFn fn, KernelArgs& args) {
-  static const SubgraphRunner runner = run_subgraph;
+  static const SubgraphRunner runner = interpret_body;
   if (!args.run_subgraph) args.run_subgraph = &runner;
   NFUSE_RETURN_IF_ERROR_PLAIN(fn(args));
   return apply_fused_epilogue(args);

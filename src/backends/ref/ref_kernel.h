@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "backends/subgraph_runner.h"
 #include "ir/graph.h"
 #include "nfuse/status.h"
 
 namespace nfuse::backends::ref {
 
-// Runs a subgraph (If branches) whose outer-scope references resolve through `outer`.
-using SubgraphRunner = std::function<Result<std::vector<ir::Tensor>>(
-    const ir::Graph& graph, const std::function<const ir::Tensor*(const std::string&)>& outer)>;
+using backends::OuterLookup;
+using backends::SubgraphRunner;
 
 struct KernelArgs {
   const ir::Node& node;
@@ -25,7 +25,8 @@ struct KernelArgs {
   // Ops whose output shape depends on data get shapes from infer with all values known.
   std::vector<ir::Tensor*> outputs;
   std::vector<const ir::Tensor*> implicit_inputs;  // node.implicit_inputs' tensors
-  const SubgraphRunner* run_subgraph = nullptr;
+  const SubgraphRunner* run_subgraph = nullptr;    // If/Loop/Scan bodies; null: the interpreter
+  backends::RunProfile* profile = nullptr;         // the run's profile, for the bodies' nodes
 
   const ir::Tensor& in(int i) const { return *inputs[static_cast<size_t>(i)]; }
   bool has_in(int i) const { return i < static_cast<int>(inputs.size()) && inputs[static_cast<size_t>(i)]; }
@@ -35,6 +36,9 @@ struct KernelArgs {
   Status error(const std::string& message) const {  // kUnsupported naming the node
     return unsupported(node.label() + ": " + message);
   }
+  // Runs one of the node's bodies through run_subgraph; its outer values are the node's
+  // implicit inputs.
+  Result<std::vector<ir::Tensor>> run_body(const ir::Graph& body, const std::vector<ir::Tensor>& body_inputs) const;
 };
 
 using KernelFn = Status (*)(KernelArgs& args);

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "backends/ref/builtin_kernels.h"
-#include "backends/ref/interpreter.h"
 #include "backends/ref/ref_kernel.h"
 #include "ops/subgraph_infer.h"
 
@@ -55,11 +54,6 @@ Status loop(KernelArgs& a) {
   if (n < 0 || k < 0 || static_cast<int>(body->outputs().size()) != 1 + n + k) {
     return a.error("input/output counts do not match the body");
   }
-  auto outer = [&a](const std::string& name) -> const ir::Tensor* {
-    for (size_t i = 0; i < a.node.implicit_inputs.size() && i < a.implicit_inputs.size(); ++i)
-      if (a.node.implicit_inputs[i] && a.node.implicit_inputs[i]->name == name) return a.implicit_inputs[i];
-    return nullptr;
-  };
   const int64_t max_trip = a.has_in(0) ? a.in(0).get_int(0) : std::numeric_limits<int64_t>::max();
   const bool has_cond = a.has_in(1);
   bool cond = has_cond ? a.in(1).get_double(0) != 0.0 : true;
@@ -70,7 +64,7 @@ Status loop(KernelArgs& a) {
     std::vector<ir::Tensor> inputs{ir::Tensor::from_vector<int64_t>({iter}, {}),
                                    ir::Tensor::from_vector<bool>({cond}, {})};
     inputs.insert(inputs.end(), carried.begin(), carried.end());
-    NFUSE_ASSIGN_OR_RETURN(auto outs, interpret_graph(*body, inputs, outer));
+    NFUSE_ASSIGN_OR_RETURN(auto outs, a.run_body(*body, inputs));
     if (static_cast<int>(outs.size()) != 1 + n + k) return a.error("body gave the wrong number of outputs");
     if (has_cond) {
       if (outs[0].numel() < 1) return a.error("body's cond output has no element");

@@ -3,12 +3,10 @@
 // Opset 8 adds a leading batch dim to everything and per-batch sequence_lens; steps past a
 // batch entry's length leave its scan outputs at zero.
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "backends/ref/builtin_kernels.h"
-#include "backends/ref/interpreter.h"
 #include "backends/ref/ref_kernel.h"
 
 namespace nfuse::backends::ref {
@@ -56,7 +54,6 @@ int normalized(int64_t axis, int rank) { return static_cast<int>(axis < 0 ? axis
 
 struct ScanJob {
   const ir::Graph* body;
-  std::function<const ir::Tensor*(const std::string&)> outer;
   std::vector<ir::Tensor> states;       // per-step body inputs 0..N-1
   std::vector<ir::Tensor> scan_inputs;  // [seq, ...] views after batch selection: axis below
   std::vector<int> in_axes;
@@ -76,7 +73,7 @@ Status run_steps(const KernelArgs& a, ScanJob& job) {
       const int64_t at = job.in_dirs[j] ? job.seq - 1 - t : t;
       inputs.push_back(take(job.scan_inputs[j], job.in_axes[j], at));
     }
-    NFUSE_ASSIGN_OR_RETURN(auto outs, interpret_graph(*job.body, inputs, job.outer));
+    NFUSE_ASSIGN_OR_RETURN(auto outs, a.run_body(*job.body, inputs));
     if (outs.size() != n + job.scan_outputs.size()) return a.error("body gave the wrong number of outputs");
     for (size_t i = 0; i < n; ++i) {
       if (outs[i].dtype() != job.states[i].dtype() || outs[i].dims() != job.states[i].dims()) {
@@ -109,11 +106,6 @@ Status scan(KernelArgs& a) {
   if (k < 1 || n < 0 || m < 0) return a.error("input/output counts do not match num_scan_inputs");
   ScanJob job;
   job.body = body.get();
-  job.outer = [&a](const std::string& name) -> const ir::Tensor* {
-    for (size_t i = 0; i < a.node.implicit_inputs.size() && i < a.implicit_inputs.size(); ++i)
-      if (a.node.implicit_inputs[i] && a.node.implicit_inputs[i]->name == name) return a.implicit_inputs[i];
-    return nullptr;
-  };
   auto dirs_in = a.attrs().get_ints(v8 ? "directions" : "scan_input_directions", std::vector<int64_t>(size_t(k), 0));
   auto dirs_out = a.attrs().get_ints("scan_output_directions", std::vector<int64_t>(size_t(m), 0));
   auto axes_in = a.attrs().get_ints("scan_input_axes", std::vector<int64_t>(size_t(k), 0));

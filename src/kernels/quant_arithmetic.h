@@ -101,4 +101,18 @@ inline Q qlinear_average_value(int64_t acc, int64_t count, float m, int64_t y_zp
   return quantize_value<Q>(v, 1.0f, y_zp);
 }
 
+// DynamicQuantizeLinear's u8 parameters from the data's range (lo = min(0, min x), hi =
+// max(0, max x), NaNs ignored): scale = (hi - lo) / 255 in f32, zero point = saturate(round(0 -
+// lo / scale)). All-zero (or empty) data gives scale 0, zero point 0 (and quantizes to 0).
+struct DynamicQuantParams {
+  float scale = 0.0f;
+  uint8_t zero_point = 0;
+};
+inline DynamicQuantParams dynamic_quant_params(float lo, float hi) {
+  DynamicQuantParams p;
+  p.scale = (hi - lo) / 255.0f;
+  if (p.scale != 0.0f) p.zero_point = saturate_to<uint8_t>(round_half_even(0.0f - lo / p.scale));
+  return p;
+}
+
 }  // namespace nfuse

@@ -15,6 +15,7 @@ void register_builtin_ops(ir::OpRegistry& registry) {
   register_expand_tile_ops(registry);
   register_gather_ops(registry);
   register_gelu_ops(registry);
+  register_dynamic_quant_matmul_ops(registry);
   register_generators_ops(registry);
   register_grid_sample_ops(registry);
   register_identity_ops(registry);

@@ -22,6 +22,7 @@ void register_einsum_ops(ir::OpRegistry& registry);
 void register_expand_tile_ops(ir::OpRegistry& registry);
 void register_gather_ops(ir::OpRegistry& registry);
 void register_gelu_ops(ir::OpRegistry& registry);
+void register_dynamic_quant_matmul_ops(ir::OpRegistry& registry);
 void register_generators_ops(ir::OpRegistry& registry);
 void register_grid_sample_ops(ir::OpRegistry& registry);
 void register_identity_ops(ir::OpRegistry& registry);

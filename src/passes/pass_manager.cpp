@@ -11,6 +11,7 @@
 #include "passes/fold_conv_mul_scale.h"
 #include "passes/fuse_activation.h"
 #include "passes/fuse_affine.h"
+#include "passes/fuse_dynamic_quant.h"
 #include "passes/fuse_matmul_bias.h"
 #include "passes/fuse_qdq_binary.h"
 #include "passes/fuse_qdq_concat.h"
@@ -130,6 +131,7 @@ const std::vector<PassEntry>& pass_table() {
            return fold_constants(g, f, l);
          };
        }},
+      {"fuse_dynamic_quant", 2, false, [](const auto&, const auto&) { return plain(fuse_dynamic_quant); }},
       {"fuse_matmul_bias", 2, false, [](const auto&, const auto&) { return plain(fuse_matmul_bias); }},
       {"fuse_residual_add", 2, false, [](const auto&, const auto&) { return plain(fuse_residual_add); }},
       {"fuse_activation", 2, false, [](const auto&, const auto&) { return plain(fuse_activation); }},

@@ -20,6 +20,8 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_conv16(const ir::Node& node, const C
 Result<std::unique_ptr<CpuOp>> make_qlinear_matmul16(const ir::Node& node, const CompileContext& ctx);
 // com.microsoft.MatMulNBits: int4 weights dequantized at compile time onto the f32 GEMM (cpu_matmul_nbits.cpp).
 Result<std::unique_ptr<CpuOp>> make_matmul_nbits(const ir::Node& node, const CompileContext& ctx);
+// nfuse.DynamicQuantMatMul: dynamic quantization on the qu8 GEMM (cpu_dynamic_quant_matmul.cpp).
+Result<std::unique_ptr<CpuOp>> make_dynamic_quant_matmul(const ir::Node& node, const CompileContext& ctx);
 
 const ir::Tensor* constant_f32(const ir::Value* v) {
   if (!v || !v->constant || v->constant->dtype() != ir::DType::kF32) return nullptr;
@@ -175,6 +177,7 @@ const std::map<std::pair<std::string, std::string>, OpFactory>& optimized_ops() 
       {{"nfuse", "QLinearConv16"}, make_qlinear_conv16},
       {{"nfuse", "QLinearMatMul16"}, make_qlinear_matmul16},
       {{"nfuse", "QLinearLookup"}, make_qlinear_lookup},
+      {{"nfuse", "DynamicQuantMatMul"}, make_dynamic_quant_matmul},
       {{"com.microsoft", "QuantizeLinear"}, make_quantize_linear},
       {{"com.microsoft", "DequantizeLinear"}, make_quantize_linear},
       {{"com.microsoft", "QLinearAdd"}, make_qlinear_binary},

@@ -16,6 +16,7 @@ void register_builtin_kernels(KernelRegistry& registry) {
   register_expand_tile_kernels(registry);
   register_gather_kernels(registry);
   register_gelu_kernels(registry);
+  register_dynamic_quant_matmul_kernels(registry);
   register_generators_kernels(registry);
   register_grid_sample_kernels(registry);
   register_identity_kernels(registry);

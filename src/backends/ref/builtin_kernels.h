@@ -23,6 +23,7 @@ void register_einsum_kernels(KernelRegistry& registry);
 void register_expand_tile_kernels(KernelRegistry& registry);
 void register_gather_kernels(KernelRegistry& registry);
 void register_gelu_kernels(KernelRegistry& registry);
+void register_dynamic_quant_matmul_kernels(KernelRegistry& registry);
 void register_generators_kernels(KernelRegistry& registry);
 void register_grid_sample_kernels(KernelRegistry& registry);
 void register_identity_kernels(KernelRegistry& registry);

@@ -93,9 +93,9 @@ Status dynamic_quantize_linear(KernelArgs& a) {
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
-  const float scale = (hi - lo) / 255.0f;
-  uint8_t zp = 0;
-  if (scale != 0.0f) zp = saturate_to<uint8_t>(round_half_even(0.0f - lo / scale));
+  const DynamicQuantParams q = dynamic_quant_params(lo, hi);
+  const float scale = q.scale;
+  const uint8_t zp = q.zero_point;
   uint8_t* y = a.out(0).data<uint8_t>();
   for (size_t i = 0; i < x.size(); ++i) y[i] = scale != 0.0f ? quantize_value<uint8_t>(x[i], scale, zp) : 0;
   a.out(1).data<float>()[0] = scale;

@@ -254,15 +254,9 @@ def to_float16(m, keep_f32_edges, edge_casts_last):
         dims = [d.dim_value if d.HasField("dim_value") else d.dim_param for d in vi.type.tensor_type.shape.dim]
         return helper.make_tensor_value_info(vi.name, elem, dims)
 
-    def f16_info(vi):
-        return retyped(vi, TensorProto.FLOAT16)
-
-    def f32_info(vi):
-        return retyped(vi, TensorProto.FLOAT)
-
     if not keep_f32_edges:
-        graph = helper.make_graph(nodes, g.name + "_f16", [f16_info(i) for i in g.input],
-                                  [f16_info(o) for o in g.output], inits)
+        graph = helper.make_graph(nodes, g.name + "_f16", [retyped(i, TensorProto.FLOAT16) for i in g.input],
+                                  [retyped(o, TensorProto.FLOAT16) for o in g.output], inits)
         return helper.make_model(graph, opset_imports=m.opset_import)
     edge = []
     for i, vi in enumerate(g.input):
@@ -283,9 +277,9 @@ def to_float16(m, keep_f32_edges, edge_casts_last):
                 if name == vo.name:
                     n.input[k] = inner
         edge.append(helper.make_node("Cast", [inner], [vo.name], to=TensorProto.FLOAT, name=f"output_cast_{i}"))
-        outs.append(f32_info(vo))
+        outs.append(retyped(vo, TensorProto.FLOAT))
     ordered = nodes + edge if edge_casts_last else edge[: len(g.input)] + nodes + edge[len(g.input):]
-    graph = helper.make_graph(ordered, g.name + "_f16_edges", [f32_info(i) for i in g.input], outs, inits)
+    graph = helper.make_graph(ordered, g.name + "_f16_edges", [retyped(i, TensorProto.FLOAT) for i in g.input], outs, inits)
     return helper.make_model(graph, opset_imports=m.opset_import)
 
 

@@ -47,7 +47,9 @@
 // never changes the floating-point environment.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -113,6 +115,16 @@ inline DynamicQuantParams dynamic_quant_params(float lo, float hi) {
   p.scale = (hi - lo) / 255.0f;
   if (p.scale != 0.0f) p.zero_point = saturate_to<uint8_t>(round_half_even(0.0f - lo / p.scale));
   return p;
+}
+// The same from the data itself; std::min/max skip NaNs (the comparison is false), and GCC
+// vectorizes the loops as they stand.
+inline DynamicQuantParams dynamic_quant_params_of(const float* x, size_t n) {
+  float lo = 0.0f, hi = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  return dynamic_quant_params(lo, hi);
 }
 
 }  // namespace nfuse

@@ -23,6 +23,16 @@ bool per_column(const ir::Tensor& t, int64_t n) {
   return t.numel() == n;
 }
 
+// The f32 constant of N elements along the last axis that `add` adds to y, with y's shape.
+ir::Value* bias_of(const ir::Node& add, const ir::Value* y, int64_t n) {
+  if (add.op_type != "Add" || !add.domain.empty() || add.num_inputs() != 2) return nullptr;
+  ir::Value* c = add.input(0) == y ? add.input(1) : add.input(0);
+  if (c == y || !is_const_of(c, ir::DType::kF32) || c->constant->numel() != n || c->constant->dims().back() != n) {
+    return nullptr;
+  }
+  return add.output(0)->type.shape == y->type.shape ? c : nullptr;
+}
+
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& mm, PassLog& log) {
   if (mm.op_type != "MatMulInteger" || !mm.domain.empty() || mm.num_inputs() != 4) return false;
   ir::Node* dql = producer_of(mm.input(0), "DynamicQuantizeLinear");
@@ -46,14 +56,9 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& mm, PassLog& log) {
   std::vector<ir::Value*> inputs{x, w, w_zp, w_scale};
   ir::Value* y = mul->output(0);
   ir::Node* add = sole_consumer(y);
-  if (add && add->op_type == "Add" && add->domain.empty() && add->num_inputs() == 2) {
-    ir::Value* c = add->input(0) == y ? add->input(1) : add->input(0);
-    if (c != y && is_const_of(c, ir::DType::kF32) && c->constant->numel() == n && c->constant->dims().back() == n &&
-        add->output(0)->type.shape == y->type.shape) {
-      inputs.push_back(c);
-    } else {
-      add = nullptr;
-    }
+  ir::Value* bias = add ? bias_of(*add, y, n) : nullptr;
+  if (bias) {
+    inputs.push_back(bias);
   } else {
     add = nullptr;
   }

@@ -27,12 +27,14 @@ class DynamicQuantMatMul final : public CpuOp {
   DynamicQuantMatMul(const ir::Node& node, size_t k, size_t n)
       : node_(node),
         cfg_(kernels::qu8_gemm_config()),
+        quantize_(kernels::f32_quantize_q8_select(kernels::selected_isa())),
         k_(k),
         n_(n),
         colsum_(n),
         col_offset_(n),
         scale_(n),
-        bias_(n, 0.0f) {}
+        bias_(n, 0.0f),
+        run_scale_(n) {}
 
   // Packs the weights; false when memory runs out.
   bool prepare(const ir::Tensor& w, const ir::Tensor& w_zp, const ir::Tensor& w_scale, const ir::Tensor* bias) {
@@ -67,12 +69,7 @@ class DynamicQuantMatMul final : public CpuOp {
     const size_t total = static_cast<size_t>(x.numel());
     const size_t m = k_ ? total / k_ : 0;
     const float* xv = x.data<float>();
-    float lo = 0.0f, hi = 0.0f;  // std::min/max's comparisons: NaNs are skipped, as in the ref
-    for (size_t i = 0; i < total; ++i) {
-      lo = xv[i] < lo ? xv[i] : lo;
-      hi = hi < xv[i] ? xv[i] : hi;
-    }
-    const DynamicQuantParams q = dynamic_quant_params(lo, hi);
+    const DynamicQuantParams q = dynamic_quant_params_of(xv, total);
     if (xq_.size() * sizeof(float) < total || rowsum_.size() < m) {
       if (!xq_.resize((total + sizeof(float) - 1) / sizeof(float)))
         return out_of_memory(node_.label() + ": x quantized");
@@ -80,8 +77,7 @@ class DynamicQuantMatMul final : public CpuOp {
     }
     auto* xq = reinterpret_cast<uint8_t*>(xq_.data());
     if (q.scale != 0.0f) {
-      static const kernels::F32QuantizeFn quantize = kernels::f32_quantize_q8_select(kernels::selected_isa());
-      quantize(xv, total, kernels::f32_quantize_params(q.scale, q.zero_point, false), xq);
+      quantize_(xv, total, kernels::f32_quantize_params(q.scale, q.zero_point, false), xq);
     } else if (total) {
       std::memset(xq, 0, total);
     }
@@ -103,7 +99,7 @@ class DynamicQuantMatMul final : public CpuOp {
     rc.pool.run(tasks.count(),
                 [&](size_t i, size_t worker) { kernels::qu8_gemm_task(cfg_, args, tasks, i, rc.scratch.get(worker)); });
 
-    std::vector<float> s(n_);
+    float* s = run_scale_.data();  // x_scale * w_scale[j], as the graph's scale Mul computes it
     for (size_t j = 0; j < n_; ++j) s[j] = q.scale * scale_[j];
     const size_t rows_per_task = std::max<size_t>(1, 16384 / std::max<size_t>(n_, 1));
     const size_t epilogue_tasks = (m + rows_per_task - 1) / rows_per_task;
@@ -126,9 +122,10 @@ class DynamicQuantMatMul final : public CpuOp {
  private:
   const ir::Node& node_;
   const kernels::Qu8GemmConfig& cfg_;
+  const kernels::F32QuantizeFn quantize_;
   size_t k_, n_;
   std::vector<int64_t> colsum_, col_offset_;
-  std::vector<float> scale_, bias_;
+  std::vector<float> scale_, bias_, run_scale_;
   bool any_offset_ = false;
   AlignedFloats packed_, xq_;
   std::vector<int64_t> rowsum_;

@@ -27,12 +27,7 @@ Status dynamic_quant_matmul(KernelArgs& a) {
   if (a.has_in(4) && a.in(4).numel() != n) return a.error("bias must have N elements");
   const float* xv = x.data<float>();
   const int64_t m = x.numel() / std::max<int64_t>(k, 1);
-  float lo = 0.0f, hi = 0.0f;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    lo = std::min(lo, xv[i]);
-    hi = std::max(hi, xv[i]);
-  }
-  const DynamicQuantParams q = dynamic_quant_params(lo, hi);
+  const DynamicQuantParams q = dynamic_quant_params_of(xv, static_cast<size_t>(x.numel()));
   std::vector<int64_t> xq(static_cast<size_t>(x.numel()));
   for (int64_t i = 0; i < x.numel(); ++i) {
     const int64_t v = q.scale != 0.0f ? quantize_value<uint8_t>(xv[i], q.scale, q.zero_point) : 0;

@@ -88,12 +88,7 @@ Status dequantize_linear(KernelArgs& a) {
 // All-zero (or empty) x gives scale 0: then zero_point = 0 and y = 0 rather than NaNs.
 Status dynamic_quantize_linear(KernelArgs& a) {
   const std::vector<float> x = floats_of(a.in(0));
-  float lo = 0.0f, hi = 0.0f;
-  for (float v : x) {
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
-  const DynamicQuantParams q = dynamic_quant_params(lo, hi);
+  const DynamicQuantParams q = dynamic_quant_params_of(x.data(), x.size());
   const float scale = q.scale;
   const uint8_t zp = q.zero_point;
   uint8_t* y = a.out(0).data<uint8_t>();

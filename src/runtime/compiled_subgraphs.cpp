@@ -1,5 +1,6 @@
 #include "runtime/compiled_subgraphs.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "ir/graph_copy.h"
@@ -26,25 +27,23 @@ Result<CompiledSubgraphs::Body*> CompiledSubgraphs::body_for(const ir::Node& own
   // their inputs' types to the owner (a Loop's carried values, a Scan's slices): the first run's
   // tensors say the dtype, and later runs must agree (as ONNX requires).
   auto body_ptr = std::make_unique<Body>();
-  std::vector<ir::Value*> kept(copy->inputs().begin(), copy->inputs().begin() + static_cast<long>(inputs.size()));
-  for (size_t i = 0; i < copy->inputs().size(); ++i) {
+  const size_t formal = inputs.size();
+  std::vector<ir::Value*> kept(copy->inputs().begin(), copy->inputs().begin() + static_cast<long>(formal));
+  for (size_t i = 0; i < formal; ++i)
+    if (kept[i]->type.dtype == ir::DType::kUndefined) kept[i]->type.dtype = inputs[i].dtype();
+  for (size_t i = formal; i < copy->inputs().size(); ++i) {
     ir::Value* in = copy->inputs()[i];
-    if (i >= inputs.size()) {
-      const ir::Value* source = nullptr;
-      for (const ir::Value* v : owner.implicit_inputs)
-        if (v && v->name == in->name) source = v;
-      if (source && source->constant) {
-        in->constant = source->constant;
-        continue;
-      }
+    const auto source = std::find_if(owner.implicit_inputs.begin(), owner.implicit_inputs.end(),
+                                     [in](const ir::Value* v) { return v && v->name == in->name; });
+    if (source != owner.implicit_inputs.end() && (*source)->constant) {
+      in->constant = (*source)->constant;
+      continue;
     }
-    const ir::Tensor* t = i < inputs.size() ? &inputs[i] : outer(in->name);
+    const ir::Tensor* t = outer(in->name);
     if (!t) return invalid_model(owner.label() + ": outer value '" + in->name + "' has no value");
     if (in->type.dtype == ir::DType::kUndefined) in->type.dtype = t->dtype();
-    if (i >= inputs.size()) {
-      body_ptr->outer_names.push_back(in->name);
-      kept.push_back(in);
-    }
+    body_ptr->outer_names.push_back(in->name);
+    kept.push_back(in);
   }
   copy->inputs() = std::move(kept);
   copy->relink();

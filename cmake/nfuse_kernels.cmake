@@ -46,6 +46,10 @@ set_property(SOURCE ${NFUSE_KERNEL_VBINARY_SOURCES} APPEND PROPERTY COMPILE_OPTI
 file(GLOB NFUSE_KERNEL_SCONV_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/f32-sconv/*.cpp)
 set_property(SOURCE ${NFUSE_KERNEL_SCONV_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-fno-trapping-math")
 
+# f32-vmath: sqrt must be the instruction (no errno), and its selects vector blends.
+file(GLOB NFUSE_KERNEL_VMATH_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/f32-vmath/*.cpp)
+set_property(SOURCE ${NFUSE_KERNEL_VMATH_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-fno-math-errno;-fno-trapping-math")
+
 # cpuinfo (Debian libcpuinfo-dev) is host-only here; cross builds select the ISA at compile time.
 # Found by hand: Debian's cpuinfo-config.cmake computes a wrong prefix (/usr/lib/lib/...).
 if(NOT CMAKE_CROSSCOMPILING)

@@ -1,5 +1,6 @@
-// Conv, ConvTranspose and their quantized forms ConvInteger and QLinearConv: attribute checks and
-// shape inference. The window arithmetic lives in conv_geometry.h so backends share it.
+// Conv, ConvTranspose and their quantized forms ConvInteger, QLinearConv and nfuse's
+// DynamicQuantConv: attribute checks and shape inference. The window arithmetic lives in conv_geometry.h so backends
+// share it.
 #include "ops/builtin_ops.h"
 #include "ops/conv_geometry.h"
 #include "ops/op_helpers.h"
@@ -130,6 +131,22 @@ Status infer_qlinear_conv(ir::InferContext& ctx) {
   return infer_conv_like(ctx, 0, 3, ctx.dtype(7), false);
 }
 
+// nfuse.DynamicQuantConv: ONNX Runtime's dynamically quantized Conv as one node, minted by
+// passes/fuse_dynamic_quant from
+//   DynamicQuantizeLinear(x) -> (xq, xs, xzp);  ConvInteger(xq, w, xzp, w_zp) -> acc;
+//   Cast(acc, float) -> accf;  Mul(xs, w_scale) -> s;  Mul(accf, s) -> y  [; Add(y, bias)]
+// Inputs: x f32 [N, C, spatial...]; w u8 or s8 constant [M, C/group, kernel...]; w_zero_point of
+// w's dtype and w_scale f32, 1 or M elements; bias f32, M elements (optional). Conv's attributes.
+// Output f32, Conv's shape. The arithmetic is that graph's step for step (ref_conv.cpp).
+Status infer_dynamic_quant_conv(ir::InferContext& ctx) {
+  if (ctx.dtype(0) != ir::DType::kF32) return ctx.error("x must be float32");
+  if (!is_q8(ctx.dtype(1))) return ctx.error("w must be uint8 or int8");
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_zero_point(ctx, 2, 1));
+  if (ctx.dtype(3) != ir::DType::kF32) return ctx.error("w_scale must be float32");
+  if (ctx.has_input(4) && ctx.dtype(4) != ir::DType::kF32) return ctx.error("bias must be float32");
+  return infer_conv_like(ctx, 0, 1, ir::DType::kF32, false);
+}
+
 }  // namespace
 
 void register_conv_ops(ir::OpRegistry& registry) {
@@ -141,6 +158,12 @@ void register_conv_ops(ir::OpRegistry& registry) {
       .op_type = "ConvInteger", .min_inputs = 2, .max_inputs = 4, .verify = verify_conv, .infer = infer_conv_integer});
   registry.add(ir::OpSchema{
       .op_type = "QLinearConv", .min_inputs = 8, .max_inputs = 9, .verify = verify_conv, .infer = infer_qlinear_conv});
+  registry.add(ir::OpSchema{.op_type = "DynamicQuantConv",
+                            .min_inputs = 4,
+                            .max_inputs = 5,
+                            .verify = verify_conv,
+                            .infer = infer_dynamic_quant_conv,
+                            .domain = "nfuse"});
 }
 
 }  // namespace nfuse::ops

@@ -6,21 +6,28 @@
 namespace nfuse::passes {
 namespace {
 
-bool is_conv(const ir::Node& n) { return n.op_type == "Conv" || n.op_type == "ConvTranspose"; }
+bool is_conv(const ir::Node& n) {
+  return (n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose")) ||
+         (n.domain == "nfuse" && n.op_type == "DynamicQuantConv");
+}
 
-bool is_pool(const ir::Node& n) { return n.op_type == "MaxPool" || n.op_type == "AveragePool"; }
+bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
 
-// The 1-D node this pass lifts: default domain, a rank-3 f32 input and one output; for a conv a
-// constant rank-3 weight, for MaxPool no Indices output (2-D indices would be the same numbers,
-// but nothing here needs them).
+bool is_pool(const ir::Node& n) { return n.domain.empty() && (n.op_type == "MaxPool" || n.op_type == "AveragePool"); }
+
+// The 1-D node this pass lifts: a rank-3 f32 input and one output; for a conv a constant rank-3
+// weight (f32, or 8-bit for nfuse.DynamicQuantConv, whose per-channel operands are not reshaped), for MaxPool no
+// Indices output (2-D indices would be the same numbers, but nothing here needs them).
 bool liftable(const ir::Node& n) {
-  if (!n.domain.empty() || (!is_conv(n) && !is_pool(n))) return false;
+  if (!is_conv(n) && !is_pool(n)) return false;
   if (!is_f32(n.input(0)) || n.outputs.size() != 1 || !n.output(0)) return false;
   const ir::Shape& x = n.input(0)->type.shape;
   if (!x.rank_known() || x.rank() != 3) return false;
   if (is_conv(n)) {
     const ir::Value* w = n.input(1);
-    if (!w || !w->constant || w->constant->rank() != 3 || w->constant->dtype() != ir::DType::kF32) return false;
+    const bool quantized = n.op_type == "DynamicQuantConv";
+    if (!w || !w->constant || w->constant->rank() != 3) return false;
+    if (quantized ? !is_q8(w->constant->dtype()) : w->constant->dtype() != ir::DType::kF32) return false;
   }
   // A fused residual's operand is reshaped alongside; any other implicit input is unknown here.
   if (!n.implicit_inputs.empty() && !(is_conv(n) && ops::has_fused_epilogue(n) && n.implicit_inputs.size() == 1)) {
@@ -85,12 +92,13 @@ Result<bool> try_lift(ir::Graph& graph, ir::Node& n, PassLog& log) {
   for (ir::Value* r : n.implicit_inputs)
     implicit.push_back(unsqueezed(graph, r, axes, n.name + "_residual_to_2d", unsqueeze_opset));
   const std::string what = n.label();
-  const std::string op = n.op_type, name = n.name;
+  const std::string op = n.op_type, name = n.name, domain = n.domain;
   const int opset = n.opset;
   ir::Attributes attrs = lifted_attributes(n.attrs);
   graph.remove_node(&n);
   ir::Node* lifted = graph.add_node(op, name + "_2d", std::move(inputs), {y2}, std::move(attrs));
   lifted->opset = opset;
+  lifted->domain = domain;
   lifted->implicit_inputs = std::move(implicit);
   graph.add_node("Squeeze", name + "_to_1d", {y2, axes}, {y})->opset = unsqueeze_opset;
   log.add(what + ": 1-D, now a 2-D " + op + " over a 1 x L plane");

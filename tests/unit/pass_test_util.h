@@ -72,7 +72,7 @@ inline void random_initializer(OnnxBuilder& b, const std::string& name, std::vec
   b.initializer(name, dims, random_values(numel(dims), seed, lo, hi));
 }
 
-// An initializer of an integer element type (u8, i8, i32) from int64 values, as raw_data.
+// An initializer of an integer element type (u8, i8, i32, i64) from int64 values, as raw_data.
 inline void int_initializer(OnnxBuilder& b, const std::string& name, int elem, std::vector<int64_t> dims,
                             const std::vector<int64_t>& values) {
   auto* t = b.model().mutable_graph()->add_initializer();
@@ -81,7 +81,9 @@ inline void int_initializer(OnnxBuilder& b, const std::string& name, int elem, s
   for (int64_t d : dims) t->add_dims(d);
   std::string raw;
   for (int64_t v : values) {
-    if (elem == ::onnx::TensorProto::INT32) {
+    if (elem == ::onnx::TensorProto::INT64) {
+      raw.append(reinterpret_cast<const char*>(&v), 8);
+    } else if (elem == ::onnx::TensorProto::INT32) {
       const int32_t x = static_cast<int32_t>(v);
       raw.append(reinterpret_cast<const char*>(&x), 4);
     } else {

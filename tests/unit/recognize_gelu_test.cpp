@@ -64,6 +64,17 @@ TEST(RecognizeGelu, ReplacesErfAndTanhForms) {
   }
 }
 
+// Both forms then run on the cpu backend's vector kernel (f32-vmath), never the reference one.
+TEST(RecognizeGelu, BothFormsRunOnTheCpuKernel) {
+  for (int variant : {0, 3}) {
+    const std::string what = "gelu_variant_" + std::to_string(variant);
+    const PipelineRun r = run_pipeline_against_ref(gelu(variant), "cpu", what);
+    ASSERT_TRUE(r.session) << what;
+    EXPECT_EQ(count_ops(r.session->graph(), "Gelu"), 1) << what;
+    EXPECT_TRUE(r.reference_nodes.empty()) << what << ": " << r.reference_nodes.front();
+  }
+}
+
 TEST(RecognizeGelu, LeavesOtherScales) {
   OnnxBuilder b = gelu(0);
   b.model().mutable_graph()->mutable_initializer(2)->set_float_data(0, 0.6f);  // "half" = 0.6

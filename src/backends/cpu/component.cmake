@@ -6,5 +6,6 @@ nfuse_component(backend_cpu DIR backends/cpu DEPS nfuse_backend_ref nfuse_kernel
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cpu_softmax.cpp ${CMAKE_CURRENT_LIST_DIR}/cpu_layer_norm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cpu_activation.cpp ${CMAKE_CURRENT_LIST_DIR}/cpu_pool.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce.cpp
     PROPERTIES COMPILE_OPTIONS "-fno-trapping-math")
 endif()

@@ -22,6 +22,12 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_matmul16(const ir::Node& node, const
 Result<std::unique_ptr<CpuOp>> make_matmul_nbits(const ir::Node& node, const CompileContext& ctx);
 // nfuse.DynamicQuantMatMul: dynamic quantization on the qu8 GEMM (cpu_dynamic_quant_matmul.cpp).
 Result<std::unique_ptr<CpuOp>> make_dynamic_quant_matmul(const ir::Node& node, const CompileContext& ctx);
+// Exp, Log, Sqrt, Erf, nfuse.Gelu on the f32-vmath kernels (cpu_math.cpp).
+Result<std::unique_ptr<CpuOp>> make_math(const ir::Node& node, const CompileContext& ctx);
+// ReduceSum/Mean/Max/Min/SumSquare/L2 over one run of axes (cpu_reduce.cpp).
+Result<std::unique_ptr<CpuOp>> make_reduce(const ir::Node& node, const CompileContext& ctx);
+// nfuse.DynamicQuantConv: the same for 2-D convolutions (cpu_dynamic_quant_conv.cpp).
+Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, const CompileContext& ctx);
 
 const ir::Tensor* constant_f32(const ir::Value* v) {
   if (!v || !v->constant || v->constant->dtype() != ir::DType::kF32) return nullptr;
@@ -178,6 +184,18 @@ const std::map<std::pair<std::string, std::string>, OpFactory>& optimized_ops() 
       {{"nfuse", "QLinearMatMul16"}, make_qlinear_matmul16},
       {{"nfuse", "QLinearLookup"}, make_qlinear_lookup},
       {{"nfuse", "DynamicQuantMatMul"}, make_dynamic_quant_matmul},
+      {{"nfuse", "DynamicQuantConv"}, make_dynamic_quant_conv},
+      {{"nfuse", "Gelu"}, make_math},
+      {{"", "Exp"}, make_math},
+      {{"", "Log"}, make_math},
+      {{"", "Sqrt"}, make_math},
+      {{"", "Erf"}, make_math},
+      {{"", "ReduceSum"}, make_reduce},
+      {{"", "ReduceMean"}, make_reduce},
+      {{"", "ReduceMax"}, make_reduce},
+      {{"", "ReduceMin"}, make_reduce},
+      {{"", "ReduceSumSquare"}, make_reduce},
+      {{"", "ReduceL2"}, make_reduce},
       {{"com.microsoft", "QuantizeLinear"}, make_quantize_linear},
       {{"com.microsoft", "DequantizeLinear"}, make_quantize_linear},
       {{"com.microsoft", "QLinearAdd"}, make_qlinear_binary},

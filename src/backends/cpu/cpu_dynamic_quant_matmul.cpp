@@ -7,53 +7,39 @@
 //
 // The GEMM multiplies u8 by s8 with the zero points folded at pack time, but x's zero point a is
 // known only per run, and u8 weights do not fit s8. So the weights are packed as Bs = B - 128
-// (u8) or B (s8) with no zero-point correction, and with c_j = (128 or 0) - w_zp[j]:
+// (u8) or B (s8) with no zero-point correction (cpu_dynamic_quant_channels.h), and with
+// c_j = (128 or 0) - w_zp[j]:
 //   sum_k (A_ik - a)(B_kj - w_zp[j]) = [sum_k A_ik Bs_kj - a colsum(Bs)_j] + c_j (rowsum(A)_i - K a)
 // where the bracket's first term is the GEMM's int32 output; the rest is the epilogue's, exact in
 // int64 and kept as int32 like MatMulInteger's output.
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/cpu_dynamic_quant_channels.h"
 #include "backends/cpu/cpu_op.h"
-#include "kernels/f32-qvcvt/f32_qvcvt.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
-#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::backends::cpu {
 namespace {
 
 class DynamicQuantMatMul final : public CpuOp {
  public:
-  DynamicQuantMatMul(const ir::Node& node, size_t k, size_t n)
+  DynamicQuantMatMul(const ir::Node& node, size_t k, size_t n, const ir::Tensor& w, const ir::Tensor& w_zp,
+                     const ir::Tensor& w_scale, const ir::Tensor* bias)
       : node_(node),
         cfg_(kernels::qu8_gemm_config()),
         quantize_(kernels::f32_quantize_q8_select(kernels::selected_isa())),
         k_(k),
         n_(n),
-        colsum_(n),
-        col_offset_(n),
-        scale_(n),
-        bias_(n, 0.0f),
+        ch_(w, n, k, 1, n, w_zp, w_scale, bias),
         run_scale_(n) {}
 
   // Packs the weights; false when memory runs out.
-  bool prepare(const ir::Tensor& w, const ir::Tensor& w_zp, const ir::Tensor& w_scale, const ir::Tensor* bias) {
-    const bool u8 = w.dtype() == ir::DType::kU8;
-    std::vector<int8_t> bs(k_ * n_);
-    for (size_t i = 0; i < bs.size(); ++i)
-      bs[i] = static_cast<int8_t>(w.get_int(static_cast<int64_t>(i)) - (u8 ? 128 : 0));
-    for (size_t j = 0; j < n_; ++j) {
-      int64_t sum = 0;
-      for (size_t p = 0; p < k_; ++p) sum += bs[p * n_ + j];
-      colsum_[j] = sum;
-      col_offset_[j] = (u8 ? 128 : 0) - w_zp.get_int(w_zp.numel() == 1 ? 0 : static_cast<int64_t>(j));
-      scale_[j] = w_scale.data<float>()[w_scale.numel() == 1 ? 0 : j];
-      if (bias) bias_[j] = bias->data<float>()[j];
-    }
-    any_offset_ = std::any_of(col_offset_.begin(), col_offset_.end(), [](int64_t c) { return c != 0; });
+  bool prepare() {
     const size_t bytes = kernels::qu8_gemm_packed_b_size(cfg_, k_, n_);
     if (!packed_.resize((bytes + sizeof(float) - 1) / sizeof(float))) return false;
-    kernels::qu8_gemm_pack_b(cfg_, k_, n_, bs.data(), n_, 1, nullptr, nullptr, 0, false, packed_.data());
+    kernels::qu8_gemm_pack_b(cfg_, k_, n_, ch_.shifted.data(), n_, 1, nullptr, nullptr, 0, false, packed_.data());
+    ch_.shifted = {};  // packed now
     return true;
   }
 
@@ -69,20 +55,15 @@ class DynamicQuantMatMul final : public CpuOp {
     const size_t total = static_cast<size_t>(x.numel());
     const size_t m = k_ ? total / k_ : 0;
     const float* xv = x.data<float>();
-    const DynamicQuantParams q = dynamic_quant_params_of(xv, total);
     if (xq_.size() * sizeof(float) < total || rowsum_.size() < m) {
       if (!xq_.resize((total + sizeof(float) - 1) / sizeof(float)))
         return out_of_memory(node_.label() + ": x quantized");
       rowsum_.resize(m);
     }
     auto* xq = reinterpret_cast<uint8_t*>(xq_.data());
-    if (q.scale != 0.0f) {
-      quantize_(xv, total, kernels::f32_quantize_params(q.scale, q.zero_point, false), xq);
-    } else if (total) {
-      std::memset(xq, 0, total);
-    }
+    const DynamicQuantParams q = quantize_dynamic_input(xv, total, quantize_, rc.pool, xq);
     const int64_t a = q.zero_point;
-    for (size_t i = 0; i < m && any_offset_; ++i) {
+    for (size_t i = 0; i < m && ch_.any_offset; ++i) {
       int64_t s = 0;
       for (size_t p = 0; p < k_; ++p) s += xq[i * k_ + p];
       rowsum_[i] = s - static_cast<int64_t>(k_) * a;
@@ -100,7 +81,7 @@ class DynamicQuantMatMul final : public CpuOp {
                 [&](size_t i, size_t worker) { kernels::qu8_gemm_task(cfg_, args, tasks, i, rc.scratch.get(worker)); });
 
     float* s = run_scale_.data();  // x_scale * w_scale[j], as the graph's scale Mul computes it
-    for (size_t j = 0; j < n_; ++j) s[j] = q.scale * scale_[j];
+    for (size_t j = 0; j < n_; ++j) s[j] = q.scale * ch_.scale[j];
     const size_t rows_per_task = std::max<size_t>(1, 16384 / std::max<size_t>(n_, 1));
     const size_t epilogue_tasks = (m + rows_per_task - 1) / rows_per_task;
     rc.pool.run(epilogue_tasks, [&](size_t task, size_t) {
@@ -110,9 +91,9 @@ class DynamicQuantMatMul final : public CpuOp {
         int32_t acc;
         for (size_t j = 0; j < n_; ++j) {
           std::memcpy(&acc, row + j, sizeof(acc));
-          int64_t v = int64_t{acc} - a * colsum_[j];
-          if (any_offset_) v += col_offset_[j] * rowsum_[i];
-          row[j] = static_cast<float>(static_cast<int32_t>(v)) * s[j] + bias_[j];
+          int64_t v = int64_t{acc} - a * ch_.colsum[j];
+          if (ch_.any_offset) v += ch_.offset[j] * rowsum_[i];
+          row[j] = static_cast<float>(static_cast<int32_t>(v)) * s[j] + ch_.bias[j];
         }
       }
     });
@@ -124,9 +105,8 @@ class DynamicQuantMatMul final : public CpuOp {
   const kernels::Qu8GemmConfig& cfg_;
   const kernels::F32QuantizeFn quantize_;
   size_t k_, n_;
-  std::vector<int64_t> colsum_, col_offset_;
-  std::vector<float> scale_, bias_, run_scale_;
-  bool any_offset_ = false;
+  DynamicQuantChannels ch_;
+  std::vector<float> run_scale_;
   AlignedFloats packed_, xq_;
   std::vector<int64_t> rowsum_;
 };
@@ -148,8 +128,9 @@ Result<std::unique_ptr<CpuOp>> make_dynamic_quant_matmul(const ir::Node& node, c
       w_scale->dtype() != ir::DType::kF32 || (bias && (bias->dtype() != ir::DType::kF32 || bias->numel() != n))) {
     return none();
   }
-  auto op = std::make_unique<DynamicQuantMatMul>(node, static_cast<size_t>(k), static_cast<size_t>(n));
-  if (!op->prepare(*w, *w_zp, *w_scale, bias)) return out_of_memory(node.label() + ": packed weights");
+  auto op = std::make_unique<DynamicQuantMatMul>(node, static_cast<size_t>(k), static_cast<size_t>(n), *w, *w_zp,
+                                                 *w_scale, bias);
+  if (!op->prepare()) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

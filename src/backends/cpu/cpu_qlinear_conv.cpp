@@ -35,6 +35,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_q8_im2col.h"
 #include "backends/cpu/cpu_qconv_padded.h"
 #include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
@@ -81,11 +82,9 @@ class QLinearConv final : public CpuOp {
     const size_t floats = (panel_bytes_ * group + sizeof(float) - 1) / sizeof(float);
     if (!packed_.resize(floats)) return false;
     // K in (ky, kx, c) order, the order of the NHWC im2col rows (for 1x1 the same as ONNX's).
-    const size_t cin_g = static_cast<size_t>(w_dims_[1]), taps = k_ / cin_g;
+    const size_t cin_g = static_cast<size_t>(w_dims_[1]);
     std::vector<int8_t> wr(static_cast<size_t>(w.numel()));
-    for (size_t o = 0; o < co_; ++o)
-      for (size_t c = 0; c < cin_g; ++c)
-        for (size_t t = 0; t < taps; ++t) wr[o * k_ + t * cin_g + c] = w.data<int8_t>()[o * k_ + c * taps + t];
+    q8_weights_to_tap_major(w.data<int8_t>(), co_, cin_g, k_ / cin_g, wr.data());
     for (size_t g = 0; g < group; ++g) {
       kernels::qu8_gemm_pack_b(cfg_, k_, cg, wr.data() + g * cg * k_, 1, k_, bias ? bias + g * cg : nullptr,
                                mult.data() + g * cg, x_zp_, x_signed_,
@@ -114,7 +113,7 @@ class QLinearConv final : public CpuOp {
     const size_t p = g->ho * g->wo;
     const size_t hw = g->h * g->w;
     const size_t cin_g = g->c / g->group, cg = co_ / g->group;
-    const bool direct = is_direct(*g);
+    const bool direct = is_pointwise_unpadded(*g);
     if (wx_ != nullptr) return run_wx(*g, direct, t, rc);
     if (!direct && (cols_.size() < p * k_ || nhwc_.size() < hw * cin_g)) {
       cols_.resize(std::max(cols_.size(), p * k_));
@@ -134,11 +133,12 @@ class QLinearConv final : public CpuOp {
         } else {
           const size_t sstep = std::max<size_t>(1, (hw + threads * 4 - 1) / (threads * 4));
           rc.pool.run((hw + sstep - 1) / sstep, [&](size_t i, size_t) {
-            to_nhwc(x, hw, cin_g, i * sstep, std::min(hw, (i + 1) * sstep));
+            q8_to_nhwc(x, hw, cin_g, i * sstep, std::min(hw, (i + 1) * sstep), nhwc_.data());
           });
           const size_t pstep = std::max<size_t>(1, (p + threads * 4 - 1) / (threads * 4));
           rc.pool.run((p + pstep - 1) / pstep, [&](size_t i, size_t) {
-            im2col(*g, i * pstep, std::min(p, (i + 1) * pstep));
+            q8_im2col(*g, nhwc_.data(), static_cast<uint8_t>(x_zp_), i * pstep, std::min(p, (i + 1) * pstep),
+                      cols_.data());
           });
           args.a = cols_.data(), args.a_row_stride = k_, args.a_col_stride = 1;
         }
@@ -169,12 +169,6 @@ class QLinearConv final : public CpuOp {
   }
 
  private:
-  // A 1x1 stride-1 unpadded convolution: X is the NCHW input itself.
-  static bool is_direct(const Conv2dGeometry& g) {
-    return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 && g.ho == g.h &&
-           g.wo == g.w;
-  }
-
   // W * X scratch: each worker's packed X block, then (worker 0's only, read by all) the padded
   // planes. In the partition's scratch rather than op-owned, because one buffer shared by every
   // convolution stays in cache from one to the next, where ResNet-50's 53 op-owned copies each
@@ -182,7 +176,7 @@ class QLinearConv final : public CpuOp {
   // for both parts (the Scratch API sizes all alike): the others' padded part goes unused.
   size_t wx_packed_bytes() const { return ((k_ + 3) / 4 * 4 * wx_block_ + 63) / 64 * 64; }
   size_t wx_padded_bytes(const Conv2dGeometry& g) const {
-    if (is_direct(g) || g.ho == 0 || g.wo == 0) return 0;
+    if (is_pointwise_unpadded(g) || g.ho == 0 || g.wo == 0) return 0;
     return QConvPaddedRows(g, x_zp_, x_signed_).buffer_bytes(g.ho);
   }
 
@@ -249,37 +243,6 @@ class QLinearConv final : public CpuOp {
         for (size_t j = 0; j < len; j += nr) {
           wx_->ukernel(std::min(mr, c1 - c), std::min(nr, len - j), kpad, wp, packed_x + j * kpad,
                        y + c * p + pb + j, p, rq);
-        }
-      }
-    }
-  }
-
-  // Spatial positions [s0, s1) of one group's cin_g planes into nhwc_ ([H*W x cin_g]).
-  void to_nhwc(const uint8_t* x, size_t hw, size_t cin_g, size_t s0, size_t s1) {
-    for (size_t s = s0; s < s1; ++s) {
-      uint8_t* dst = nhwc_.data() + s * cin_g;
-      for (size_t c = 0; c < cin_g; ++c) dst[c] = x[c * hw + s];
-    }
-  }
-
-  // Rows [p0, p1) of the [P x K] im2col matrix of one group from nhwc_: per tap (ky, kx) one run
-  // of cin_g channel bytes (k = (ky * kw + kx) * cin_g + c, the packed weights' order); taps in
-  // the padding get x_zp's byte.
-  void im2col(const Conv2dGeometry& g, size_t p0, size_t p1) {
-    const uint8_t pad = static_cast<uint8_t>(x_zp_);
-    const size_t cin_g = g.c / g.group;
-    for (size_t pi = p0; pi < p1; ++pi) {
-      const size_t oy = pi / g.wo, ox = pi % g.wo;
-      uint8_t* dst = cols_.data() + pi * k_;
-      for (size_t ky = 0; ky < g.kh; ++ky) {
-        const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
-        for (size_t kx = 0; kx < g.kw; ++kx, dst += cin_g) {
-          const ptrdiff_t ix = static_cast<ptrdiff_t>(ox * g.sw + kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
-          if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h) || ix < 0 || ix >= static_cast<ptrdiff_t>(g.w)) {
-            std::memset(dst, pad, cin_g);
-          } else {
-            std::memcpy(dst, nhwc_.data() + (static_cast<size_t>(iy) * g.w + static_cast<size_t>(ix)) * cin_g, cin_g);
-          }
         }
       }
     }

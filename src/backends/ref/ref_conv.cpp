@@ -1,5 +1,5 @@
-// Reference Conv, ConvInteger and QLinearConv: one direct N-D convolution over double (float
-// ops) or int64 (integer ops, zero points already subtracted) arrays.
+// Reference Conv, ConvInteger, QLinearConv and nfuse.DynamicQuantConv: one direct N-D convolution
+// over double (float ops) or int64 (integer ops, zero points already subtracted) arrays.
 #include <string>
 #include <vector>
 
@@ -122,6 +122,38 @@ Status conv_integer(KernelArgs& a) {
   return ok_status();
 }
 
+// nfuse.DynamicQuantConv (ops/conv.cpp): the graph it replaces, step by step —
+// DynamicQuantizeLinear over all of x, ConvInteger's exact product of (xq - xzp) and
+// (w - w_zp[m]) kept as int32, its f32 value times the f32 product x_scale * w_scale[m], plus
+// bias[m].
+Status dynamic_quant_conv(KernelArgs& a) {
+  if (a.in(0).dtype() != ir::DType::kF32) return a.error("expects f32 x");
+  NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(a.attrs(), a.in(0).dims(), a.in(1).dims()));
+  NFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> w, centered_weight(a, 1, 2, g.out_channels));
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_per_channel(a, 3, g.out_channels, "w_scale"));
+  if (a.has_in(4) && a.in(4).numel() != g.out_channels) return a.error("bias must have one element per output channel");
+  const float* xv = a.in(0).data<float>();
+  const size_t total = static_cast<size_t>(a.in(0).numel());
+  const DynamicQuantParams q = dynamic_quant_params_of(xv, total);
+  std::vector<int64_t> x(total);
+  for (size_t i = 0; i < total; ++i)
+    x[i] = (q.scale != 0.0f ? quantize_value<uint8_t>(xv[i], q.scale, q.zero_point) : 0) - q.zero_point;
+  std::vector<int64_t> acc = init_with_bias<int64_t>(g, {});
+  conv_forward(g, x, w, acc);
+  const ir::Tensor& ws = a.in(3);
+  const float* bias = a.has_in(4) ? a.in(4).data<float>() : nullptr;
+  const int64_t out_size = product(g.out);
+  float* y = a.out(0).data<float>();
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const int64_t m = (static_cast<int64_t>(i) / out_size) % g.out_channels;
+    const float s = q.scale * ws.data<float>()[ws.numel() == 1 ? 0 : m];
+    float v = static_cast<float>(static_cast<int32_t>(acc[i])) * s;
+    if (bias) v += bias[m];
+    y[i] = v;
+  }
+  return ok_status();
+}
+
 // Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
 Status qlinear_conv(KernelArgs& a) {
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(a.attrs(), a.in(0).dims(), a.in(3).dims()));
@@ -160,6 +192,7 @@ void register_conv_kernels(KernelRegistry& registry) {
   registry.add("Conv", conv);
   registry.add("ConvInteger", conv_integer);
   registry.add("QLinearConv", qlinear_conv);
+  registry.add("DynamicQuantConv", dynamic_quant_conv);
 }
 
 }  // namespace nfuse::backends::ref

@@ -1,0 +1,69 @@
+// The prepacked side of a dynamically quantized MatMul or Conv (cpu_dynamic_quant_matmul.cpp,
+// cpu_dynamic_quant_conv.cpp): the weights shifted to s8 (Bs = W - 128 for u8, W for s8: the
+// qu8 GEMM multiplies u8 by s8, and x's zero point is known only per run, so no zero point is
+// folded at pack time), and per output channel j the column sum of Bs, the offset
+// c_j = (128 or 0) - w_zp[j] that multiplies x's row sums, the weight scale and the bias; and
+// the per-run side, x quantized as DynamicQuantizeLinear does.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/cpu_op.h"
+#include "ir/tensor.h"
+#include "kernels/f32-qvcvt/f32_qvcvt.h"
+#include "kernels/quant_arithmetic.h"
+
+namespace nfuse::backends::cpu {
+
+struct DynamicQuantChannels {
+  std::vector<int8_t> shifted;  // Bs, in w's element order
+  std::vector<int64_t> colsum, offset;
+  std::vector<float> scale, bias;
+  bool any_offset = false;  // some c_j != 0: the epilogue needs x's row sums
+
+  // Channel j's K weights lie at w[j * channel_stride + p * k_stride]; w_zp and w_scale hold one
+  // element or one per channel, bias (optional) one per channel.
+  DynamicQuantChannels(const ir::Tensor& w, size_t channels, size_t k, size_t channel_stride, size_t k_stride,
+                       const ir::Tensor& w_zp, const ir::Tensor& w_scale, const ir::Tensor* b)
+      : shifted(static_cast<size_t>(w.numel())),
+        colsum(channels),
+        offset(channels),
+        scale(channels),
+        bias(channels, 0.0f) {
+    const bool u8 = w.dtype() == ir::DType::kU8;
+    for (size_t i = 0; i < shifted.size(); ++i)
+      shifted[i] = static_cast<int8_t>(w.get_int(static_cast<int64_t>(i)) - (u8 ? 128 : 0));
+    for (size_t j = 0; j < channels; ++j) {
+      int64_t sum = 0;
+      for (size_t p = 0; p < k; ++p) sum += shifted[j * channel_stride + p * k_stride];
+      colsum[j] = sum;
+      offset[j] = (u8 ? 128 : 0) - w_zp.get_int(w_zp.numel() == 1 ? 0 : static_cast<int64_t>(j));
+      scale[j] = w_scale.data<float>()[w_scale.numel() == 1 ? 0 : j];
+      if (b) bias[j] = b->data<float>()[j];
+    }
+    any_offset = std::any_of(offset.begin(), offset.end(), [](int64_t c) { return c != 0; });
+  }
+};
+
+// DynamicQuantizeLinear's u8 parameters of x[0, n), and x quantized with them into xq, in parts
+// across the pool's workers (scale 0, an all-zero x, quantizes to zeros).
+inline DynamicQuantParams quantize_dynamic_input(const float* x, size_t n, kernels::F32QuantizeFn quantize,
+                                                 ThreadPool& pool, uint8_t* xq) {
+  const DynamicQuantParams q = dynamic_quant_params_of(x, n);
+  if (q.scale == 0.0f) {
+    if (n) std::memset(xq, 0, n);
+    return q;
+  }
+  const kernels::F32QuantizeParams qp = kernels::f32_quantize_params(q.scale, q.zero_point, false);
+  constexpr size_t kChunk = 16384;
+  pool.run((n + kChunk - 1) / kChunk, [&](size_t i, size_t) {
+    const size_t b = i * kChunk;
+    quantize(x + b, std::min(kChunk, n - b), qp, xq + b);
+  });
+  return q;
+}
+
+}  // namespace nfuse::backends::cpu

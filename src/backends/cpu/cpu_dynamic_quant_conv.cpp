@@ -1,0 +1,194 @@
+// nfuse.DynamicQuantConv on the cpu backend (ONNX Runtime's dynamically quantized Conv, fused by
+// passes/fuse_dynamic_quant; 1-D ones arrive lifted to 2-D by passes/lift_1d_to_2d): per run,
+// x's range gives its u8 scale and zero point a (DynamicQuantizeLinear's arithmetic), x is
+// quantized by the QuantizeLinear vector kernel, the qu8 GEMM multiplies the im2col matrix of
+// each image and group by the prepacked weights into int32 (X * W: pixels are rows, output
+// channels columns, cpu_q8_im2col.h), and one float epilogue applies the zero points, the
+// scales and the bias while it writes NCHW. Bit-exact with the ref kernel, which computes the
+// unfused graph step by step.
+//
+// As in cpu_dynamic_quant_matmul.cpp, the weights are packed as Bs = W - 128 (u8) or W (s8) with
+// no zero-point correction (cpu_dynamic_quant_channels.h), and with c_j = (128 or 0) - w_zp[j]:
+//   sum_k (A_ik - a)(W_kj - w_zp[j]) = [sum_k A_ik Bs_kj - a colsum(Bs)_j] + c_j (rowsum(A)_i - K a)
+// Padding taps hold a, so they drop out of both terms, as ConvInteger's padding with the zero
+// point does. s8 weights with zero points of 0 (quantize_dynamic's default) need no row sums.
+#include <algorithm>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_dynamic_quant_channels.h"
+#include "backends/cpu/cpu_op.h"
+#include "backends/cpu/cpu_q8_im2col.h"
+#include "kernels/qu8-gemm/qu8_gemm.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+class DynamicQuantConv final : public CpuOp {
+ public:
+  DynamicQuantConv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor& w_zp, const ir::Tensor& w_scale,
+                   const ir::Tensor* bias, size_t group)
+      : node_(node),
+        w_dims_(w.dims()),
+        cfg_(kernels::qu8_gemm_config()),
+        quantize_(kernels::f32_quantize_q8_select(kernels::selected_isa())),
+        co_(static_cast<size_t>(w.dim(0))),
+        k_(static_cast<size_t>(w.numel()) / co_),
+        group_(group),
+        ch_(w, co_, k_, k_, 1, w_zp, w_scale, bias),
+        run_scale_(co_) {}
+
+  // Packs each group's weights (K in the im2col rows' (ky, kx, c) order); false when memory runs out.
+  bool prepare(const ir::Tensor& w) {
+    std::vector<int8_t> tap_major(co_ * k_);
+    const size_t cin_g = static_cast<size_t>(w.dim(1));
+    q8_weights_to_tap_major(ch_.shifted.data(), co_, cin_g, k_ / cin_g, tap_major.data());
+    const size_t cg = co_ / group_;
+    panel_bytes_ = kernels::qu8_gemm_packed_b_size(cfg_, k_, cg);
+    if (!packed_.resize((panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float))) return false;
+    for (size_t g = 0; g < group_; ++g) {
+      kernels::qu8_gemm_pack_b(cfg_, k_, cg, tap_major.data() + g * cg * k_, 1, k_, nullptr, nullptr, 0, false,
+                               reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
+    }
+    ch_.shifted = {};  // packed now
+    return true;
+  }
+
+  size_t scratch_floats(const OpTensors&, size_t) const override {
+    return (kernels::qu8_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
+  }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const ir::Tensor& x = *t.inputs[0];
+    NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, x.dims(), w_dims_));
+    if (g->group != group_ || g->m != co_) return invalid_model(node_.label() + ": weights do not match the input");
+    const size_t total = static_cast<size_t>(x.numel());
+    const size_t p = g->ho * g->wo, hw = g->h * g->w, cin_g = g->c / group_;
+    const bool direct = is_pointwise_unpadded(*g);
+    grow(xq_, total);
+    if (!direct) grow(cols_, p * k_), grow(nhwc_, hw * cin_g);
+    grow(product_, p * (co_ / group_));
+    grow(rowsum_, p);
+    const DynamicQuantParams q = quantize_dynamic_input(x.data<float>(), total, quantize_, rc.pool, xq_.data());
+    const int64_t a = q.zero_point;
+    float* s = run_scale_.data();  // x_scale * w_scale[o], as the graph's scale Mul computes it
+    for (size_t o = 0; o < co_; ++o) s[o] = q.scale * ch_.scale[o];
+    const size_t threads = rc.pool.threads();
+    auto steps = [threads](size_t n, size_t* step) {
+      *step = std::max<size_t>(1, (n + threads * 4 - 1) / (threads * 4));
+      return (n + *step - 1) / *step;
+    };
+    for (size_t n = 0; n < g->n; ++n) {
+      for (size_t gi = 0; gi < group_; ++gi) {
+        const uint8_t* xg = xq_.data() + (n * g->c + gi * cin_g) * hw;
+        kernels::Qu8GemmArgs args;
+        args.m = p, args.n = co_ / group_, args.k = k_;
+        size_t step = 0;
+        if (direct) {
+          args.a = xg, args.a_row_stride = 1, args.a_col_stride = hw;
+          if (ch_.any_offset) pointwise_rowsums(xg, hw, cin_g, a);
+        } else {
+          rc.pool.run(steps(hw, &step), [&](size_t i, size_t) {
+            q8_to_nhwc(xg, hw, cin_g, i * step, std::min(hw, (i + 1) * step), nhwc_.data());
+          });
+          rc.pool.run(steps(p, &step), [&](size_t i, size_t) {
+            const size_t p0 = i * step, p1 = std::min(p, (i + 1) * step);
+            q8_im2col(*g, nhwc_.data(), static_cast<uint8_t>(a), p0, p1, cols_.data());
+            if (ch_.any_offset) im2col_rowsums(p0, p1, a);
+          });
+          args.a = cols_.data(), args.a_row_stride = k_, args.a_col_stride = 1;
+        }
+        args.b_packed = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
+        args.c = product_.data(), args.c_stride = args.n;
+        args.int32_out = true;
+        const kernels::Qu8GemmTasks tasks = kernels::qu8_gemm_tasks(cfg_, p, args.n, k_, threads);
+        rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
+          kernels::qu8_gemm_task(cfg_, args, tasks, i, rc.scratch.get(worker));
+        });
+        float* y = t.outputs[0]->data<float>() + (n * co_ + gi * args.n) * p;
+        rc.pool.run(steps(args.n, &step), [&](size_t i, size_t) {
+          epilogue(gi * args.n, i * step, std::min(args.n, (i + 1) * step), p, a, y);
+        });
+      }
+    }
+    return ok_status();
+  }
+
+ private:
+  template <typename T>
+  static void grow(std::vector<T>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+  }
+
+  // rowsum_[i] = sum_k (A_ik - a) for the direct case's A (pixel i across the group's channels).
+  void pointwise_rowsums(const uint8_t* x, size_t hw, size_t cin_g, int64_t a) {
+    std::fill(rowsum_.begin(), rowsum_.end(), -static_cast<int64_t>(cin_g) * a);
+    for (size_t c = 0; c < cin_g; ++c)
+      for (size_t i = 0; i < hw; ++i) rowsum_[i] += x[c * hw + i];
+  }
+
+  // The same over rows [p0, p1) of the im2col matrix.
+  void im2col_rowsums(size_t p0, size_t p1, int64_t a) {
+    for (size_t i = p0; i < p1; ++i) {
+      const uint8_t* row = cols_.data() + i * k_;
+      int64_t sum = 0;
+      for (size_t kk = 0; kk < k_; ++kk) sum += row[kk];
+      rowsum_[i] = sum - static_cast<int64_t>(k_) * a;
+    }
+  }
+
+  // Output channels [c0, c1) of one group (the first is channel `first`) from the [P x Co/group]
+  // int32 product into NCHW planes at y, P pixels each.
+  void epilogue(size_t first, size_t c0, size_t c1, size_t p, int64_t a, float* y) const {
+    const size_t cg = co_ / group_;
+    const int32_t* acc = product_.data();
+    for (size_t c = c0; c < c1; ++c) {
+      const size_t o = first + c;
+      const float so = run_scale_[o], bo = ch_.bias[o];
+      const int64_t shift = a * ch_.colsum[o], offset = ch_.offset[o];
+      float* yo = y + c * p;
+      for (size_t i = 0; i < p; ++i) {
+        int64_t v = int64_t{acc[i * cg + c]} - shift;
+        if (ch_.any_offset) v += offset * rowsum_[i];
+        yo[i] = static_cast<float>(static_cast<int32_t>(v)) * so + bo;
+      }
+    }
+  }
+
+  const ir::Node& node_;
+  std::vector<int64_t> w_dims_;
+  const kernels::Qu8GemmConfig& cfg_;
+  const kernels::F32QuantizeFn quantize_;
+  size_t co_, k_, group_, panel_bytes_ = 0;
+  DynamicQuantChannels ch_;
+  std::vector<float> run_scale_;
+  AlignedFloats packed_;
+  std::vector<uint8_t> xq_, cols_, nhwc_;  // grow only: sized by the largest input seen
+  std::vector<int32_t> product_;
+  std::vector<int64_t> rowsum_;
+  Conv2dGeometryCache geo_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, const CompileContext&) {
+  auto none = [] { return std::unique_ptr<CpuOp>(); };
+  auto const_of = [](const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; };
+  const ir::Tensor* w = const_of(node.input(1));
+  const ir::Tensor* w_zp = const_of(node.input(2));
+  const ir::Tensor* w_scale = const_of(node.input(3));
+  const ir::Tensor* bias = const_of(node.input(4));
+  if (!w || !w_zp || !w_scale || (node.input(4) && !bias) || w->rank() != 4 || w->numel() == 0) return none();
+  const int64_t m = w->dim(0), group = node.attrs.get_int("group", 1);
+  const int64_t k = w->numel() / m;
+  // Exact int32 accumulation (|(A - a)(B - b)| <= 255 * 255 per term); beyond, the ref's wrap.
+  if (group < 1 || m % group != 0 || k * 255 * 255 >= (int64_t{1} << 31)) return none();
+  if ((w_zp->numel() != 1 && w_zp->numel() != m) || (w_scale->numel() != 1 && w_scale->numel() != m) ||
+      w_scale->dtype() != ir::DType::kF32 || (bias && (bias->dtype() != ir::DType::kF32 || bias->numel() != m))) {
+    return none();
+  }
+  auto op = std::make_unique<DynamicQuantConv>(node, *w, *w_zp, *w_scale, bias, static_cast<size_t>(group));
+  if (!op->prepare(*w)) return out_of_memory(node.label() + ": packed weights");
+  return std::unique_ptr<CpuOp>(std::move(op));
+}
+
+}  // namespace nfuse::backends::cpu

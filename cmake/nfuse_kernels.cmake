@@ -21,6 +21,8 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
     set_source_files_properties(${NFUSE_KERNEL_AVX512_SOURCES} PROPERTIES COMPILE_OPTIONS
       "-mavx512f;-mavx2;-mfma")
   endif()
+  # The F16C conversions (selected with AVX2 where the CPU reports F16C).
+  set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/kernels/f16-vcvt/f16_vcvt_avx2.cpp APPEND PROPERTY COMPILE_OPTIONS "-mf16c")
   # AVX-512 VNNI kernels (a subset of the *avx512* ones: this replaces their options).
   file(GLOB_RECURSE NFUSE_KERNEL_AVX512VNNI_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/*avx512vnni*.cpp)
   if(NFUSE_KERNEL_AVX512VNNI_SOURCES)

@@ -26,6 +26,8 @@ Result<std::unique_ptr<CpuOp>> make_dynamic_quant_matmul(const ir::Node& node, c
 Result<std::unique_ptr<CpuOp>> make_math(const ir::Node& node, const CompileContext& ctx);
 // ReduceSum/Mean/Max/Min/SumSquare/L2 over one run of axes (cpu_reduce.cpp).
 Result<std::unique_ptr<CpuOp>> make_reduce(const ir::Node& node, const CompileContext& ctx);
+// Cast between float32 and float16 on the f16-vcvt kernels (cpu_cast.cpp).
+Result<std::unique_ptr<CpuOp>> make_cast(const ir::Node& node, const CompileContext& ctx);
 // nfuse.DynamicQuantConv: the same for 2-D convolutions (cpu_dynamic_quant_conv.cpp).
 Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, const CompileContext& ctx);
 
@@ -190,6 +192,7 @@ const std::map<std::pair<std::string, std::string>, OpFactory>& optimized_ops() 
       {{"", "Log"}, make_math},
       {{"", "Sqrt"}, make_math},
       {{"", "Erf"}, make_math},
+      {{"", "Cast"}, make_cast},
       {{"", "ReduceSum"}, make_reduce},
       {{"", "ReduceMean"}, make_reduce},
       {{"", "ReduceMax"}, make_reduce},

@@ -2,7 +2,8 @@
 // -> Mul(Mul(x_scale, w_scale)) [-> Add bias [1, M, 1, 1]] becomes one nfuse.DynamicQuantConv,
 // and the cpu backend runs it on the int8 GEMM bit-exactly with the reference interpreter on the
 // unfused graph: u8 and s8 weights, per-tensor and per-channel zero points and scales, 3x3 with
-// padding and stride, grouped, 1x1 (the direct path), 1-D (lifted to 2-D), all-zero input.
+// padding and stride, grouped, 1x1 (the direct path), 1-D (lifted to 2-D), depthwise (the f32
+// depthwise kernel on exact integers), all-zero input.
 #include "passes/fuse_dynamic_quant.h"
 
 #include "pass_test_util.h"
@@ -78,6 +79,8 @@ const ConvVariant kVariants[] = {
     {.weight_type = kU8, .per_channel = true, .c = 6, .group = 2},  // grouped
     {.weight_type = kI8, .c = 7, .m = 9, .kernel = 1, .pad = 0},    // 1x1: the direct path
     {.weight_type = kU8, .per_channel = true, .kernel = 5, .stride = 3, .pad = 2, .one_d = true},
+    {.weight_type = kU8, .per_channel = true, .c = 6, .m = 6, .group = 6},                 // depthwise 3x3
+    {.weight_type = kI8, .c = 8, .m = 8, .kernel = 5, .stride = 2, .pad = 2, .group = 8},  // depthwise 5x5 s2
 };
 
 TEST(FuseDynamicQuantConv, EveryWeightFormFusesAndRunsOnTheCpuKernel) {

@@ -33,7 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 
-VERSION = 1
+VERSION = 2
 OPSET = 13
 
 
@@ -149,6 +149,28 @@ class ConvNet(nn.Module):
 
     def forward(self, x):
         return self.c4(F.relu(self.c3(F.relu(self.c2(F.relu(self.c1(x)))))))
+
+
+class MobileBlocks(nn.Module):
+    """Inverted-residual blocks (pointwise expand, depthwise 3x3, pointwise project), for ConvInteger
+    on depthwise and pointwise layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, 2, 1)
+        self.blocks = nn.ModuleList()
+        self.residual = []
+        for cin, cout, stride in ((16, 24, 2), (24, 24, 1), (24, 32, 2)):
+            self.residual.append(cin == cout and stride == 1)
+            self.blocks.append(nn.Sequential(nn.Conv2d(cin, cin * 6, 1), nn.ReLU6(),
+                                             nn.Conv2d(cin * 6, cin * 6, 3, stride, 1, groups=cin * 6), nn.ReLU6(),
+                                             nn.Conv2d(cin * 6, cout, 1)))
+
+    def forward(self, x):
+        x = F.relu6(self.stem(x))
+        for b, residual in zip(self.blocks, self.residual):
+            x = x + b(x) if residual else b(x)
+        return x
 
 
 class TfStyle(nn.Module):
@@ -414,6 +436,12 @@ def build_all(outdir):
     m = export(model, x, tmp)
     save("conv_dynamic_quant", quantize_dynamic(m, True), x.numpy(),
          ["dynamic quantization (ConvInteger, s8 weights)"])
+
+    model, x = net(MobileBlocks, (1, 3, 128, 128), "mobile_dynamic_quant")
+    m = export(model, x, tmp)
+    save("mobile_dynamic_quant", quantize_dynamic(m, False), x.numpy(),
+         ["dynamic quantization (ConvInteger, u8 weights)", "depthwise conv", "inverted residuals"])
+    save("mobile_float32", m, x.numpy(), ["FP32 twin of the dynamically quantized blocks"])
 
     model, x = net(TfStyle, (1, 128, 128, 3), "tf_nhwc_max")
     save("tf_nhwc_max", export(model, x, tmp), x.numpy(), ["NHWC with Transposes", "Max activations",

@@ -69,14 +69,14 @@ struct ReduceView {
 template <Kind K>
 class ReduceOp final : public CpuOp {
  public:
-  ReduceOp(const ir::Node& node, std::unique_ptr<CpuOp> fallback) : node_(node), fallback_(std::move(fallback)) {}
+  ReduceOp(const ir::Node& node, std::unique_ptr<CpuOp> fallback)
+      : node_(node), fallback_(std::move(fallback)), axes_fixed_(!node.input(1) || node.input(1)->constant) {}
 
   Status run(const OpTensors& t, RunContext& rc) override {
     const ir::Tensor& x = *t.inputs[0];
-    const ir::Tensor* axes_value = t.inputs.size() > 1 ? t.inputs[1] : nullptr;
-    NFUSE_ASSIGN_OR_RETURN(ops::ReduceAxes axes, ops::resolve_reduce_axes(node_, axes_value, x.rank()));
-    ReduceView v;
-    if (axes.noop || !view_of(x.dims(), axes.reduced, &v) || v.r == 0) return fallback_->run(t, rc);
+    if (!axes_fixed_ || x.dims() != view_dims_ || !view_valid_) NFUSE_RETURN_IF_ERROR_PLAIN(resolve_view(t));
+    if (!fast_) return fallback_->run(t, rc);
+    const ReduceView& v = view_;
     const float* xs = x.data<float>();
     float* y = t.outputs[0]->data<float>();
     if (v.inner == 1) {
@@ -108,6 +108,19 @@ class ReduceOp final : public CpuOp {
  private:
   static constexpr size_t kTaskFloats = 32768;
 
+  // The [outer, r, inner] view of this input (fast_ false: the reference kernel runs it),
+  // resolved once per input dims when the axes are an attribute or a constant input.
+  Status resolve_view(const OpTensors& t) {
+    const ir::Tensor& x = *t.inputs[0];
+    const ir::Tensor* axes_value = t.inputs.size() > 1 ? t.inputs[1] : nullptr;
+    NFUSE_ASSIGN_OR_RETURN(ops::ReduceAxes axes, ops::resolve_reduce_axes(node_, axes_value, x.rank()));
+    view_ = ReduceView{};
+    fast_ = !axes.noop && view_of(x.dims(), axes.reduced, &view_) && view_.r != 0;
+    view_dims_ = x.dims();
+    view_valid_ = true;
+    return ok_status();
+  }
+
   // False unless the reduced axes (after dropping size-1 axes) form one contiguous run.
   static bool view_of(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, ReduceView* v) {
     int state = 0;  // 0: before the run, 1: in it, 2: after it
@@ -130,6 +143,10 @@ class ReduceOp final : public CpuOp {
 
   const ir::Node& node_;
   std::unique_ptr<CpuOp> fallback_;
+  const bool axes_fixed_;  // no axes input, or a constant one: the view depends on the dims only
+  bool view_valid_ = false, fast_ = false;
+  std::vector<int64_t> view_dims_;
+  ReduceView view_;
 };
 
 template <Kind K>

@@ -49,21 +49,30 @@ struct DynamicQuantChannels {
 };
 
 // DynamicQuantizeLinear's u8 parameters of x[0, n), and x quantized with them into xq, in parts
-// across the pool's workers (scale 0, an all-zero x, quantizes to zeros).
-inline DynamicQuantParams quantize_dynamic_input(const float* x, size_t n, kernels::F32QuantizeFn quantize,
-                                                 ThreadPool& pool, uint8_t* xq) {
+// across the pool's workers (scale 0, an all-zero x, quantizes to zeros); after each part,
+// on_part(begin, count, q) runs on the same worker while that part of xq is still in cache.
+template <typename OnPart>
+DynamicQuantParams quantize_dynamic_input(const float* x, size_t n, kernels::F32QuantizeFn quantize, ThreadPool& pool,
+                                          uint8_t* xq, OnPart&& on_part) {
   const DynamicQuantParams q = dynamic_quant_params_of(x, n);
-  if (q.scale == 0.0f) {
-    if (n) std::memset(xq, 0, n);
-    return q;
-  }
-  const kernels::F32QuantizeParams qp = kernels::f32_quantize_params(q.scale, q.zero_point, false);
-  constexpr size_t kChunk = 16384;
-  pool.run((n + kChunk - 1) / kChunk, [&](size_t i, size_t) {
-    const size_t b = i * kChunk;
-    quantize(x + b, std::min(kChunk, n - b), qp, xq + b);
+  const kernels::F32QuantizeParams qp =
+      q.scale != 0.0f ? kernels::f32_quantize_params(q.scale, q.zero_point, false) : kernels::F32QuantizeParams{};
+  constexpr size_t kPart = 16384;
+  pool.run((n + kPart - 1) / kPart, [&](size_t i, size_t) {
+    const size_t b = i * kPart, len = std::min(kPart, n - b);
+    if (q.scale == 0.0f) {
+      std::memset(xq + b, 0, len);
+    } else {
+      quantize(x + b, len, qp, xq + b);
+    }
+    on_part(b, len, q);
   });
   return q;
+}
+
+inline DynamicQuantParams quantize_dynamic_input(const float* x, size_t n, kernels::F32QuantizeFn quantize,
+                                                 ThreadPool& pool, uint8_t* xq) {
+  return quantize_dynamic_input(x, n, quantize, pool, xq, [](size_t, size_t, const DynamicQuantParams&) {});
 }
 
 }  // namespace nfuse::backends::cpu

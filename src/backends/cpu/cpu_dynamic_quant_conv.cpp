@@ -13,6 +13,7 @@
 // Padding taps hold a, so they drop out of both terms, as ConvInteger's padding with the zero
 // point does. s8 weights with zero points of 0 (quantize_dynamic's default) need no row sums.
 #include <algorithm>
+#include <string>
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_dynamic_quant_channels.h"
@@ -69,7 +70,7 @@ class DynamicQuantConv final : public CpuOp {
     grow(nhwc_, hw * cin_g);
     if (!direct) grow(cols_, p * k_);
     grow(product_, p * (co_ / group_));
-    grow(rowsum_, p);
+    if (ch_.any_offset) grow(rowsum_, p);
     const DynamicQuantParams q = quantize_dynamic_input(x.data<float>(), total, quantize_, rc.pool, xq_.data());
     const int64_t a = q.zero_point;
     float* s = run_scale_.data();  // x_scale * w_scale[o], as the graph's scale Mul computes it
@@ -167,17 +168,18 @@ class DynamicQuantConv final : public CpuOp {
   Conv2dGeometryCache geo_;
 };
 
-// Depthwise with one filter per channel: K = kh * kw products of at most 255 * 255 each sum to
-// less than 2^24 (K <= 258), so the f32 depthwise kernel (cpu_dwconv.cpp), run on x - a and
+// Depthwise with one filter per channel: where K = kh * kw products of at most 255 * 255 each sum
+// to less than 2^24 (K <= 258), the f32 depthwise kernel (cpu_dwconv.cpp), run on x - a and
 // w - w_zp as floats, computes the exact integer accumulator in any order, FMA or not, and
 // padding contributes its zero as ConvInteger's zero-point padding does. The epilogue then
 // scales exactly as the GEMM path does. (As one GEMM of N = 1 per channel, MobileNetV2's
 // depthwise layers took 98% of its time.)
 class DynamicQuantDepthwise final : public CpuOp {
  public:
-  DynamicQuantDepthwise(std::unique_ptr<CpuOp> dw, const ir::Tensor& w, const ir::Tensor& w_zp,
+  DynamicQuantDepthwise(const ir::Node& node, std::unique_ptr<CpuOp> dw, const ir::Tensor& w, const ir::Tensor& w_zp,
                         const ir::Tensor& w_scale, const ir::Tensor* bias)
-      : dw_(std::move(dw)),
+      : node_(node),
+        dw_(std::move(dw)),
         quantize_(kernels::f32_quantize_q8_select(kernels::selected_isa())),
         co_(static_cast<size_t>(w.dim(0))),
         ch_(w, co_, static_cast<size_t>(w.numel()) / co_, static_cast<size_t>(w.numel()) / co_, 1, w_zp, w_scale,
@@ -189,17 +191,19 @@ class DynamicQuantDepthwise final : public CpuOp {
 
   Status run(const OpTensors& t, RunContext& rc) override {
     const ir::Tensor& x = *t.inputs[0];
-    if (x.rank() != 4 || static_cast<size_t>(x.dim(1)) != co_) return invalid_model("DynamicQuantConv: channels");
+    if (x.rank() != 4 || static_cast<size_t>(x.dim(1)) != co_) {
+      return invalid_model(node_.label() + ": input is not [N, " + std::to_string(co_) + ", H, W]");
+    }
     const size_t total = static_cast<size_t>(x.numel());
     if (centered_.dims() != x.dims()) centered_ = ir::Tensor::allocate(ir::DType::kF32, x.dims());
     if (xq_.size() < total) xq_.resize(total);
-    const DynamicQuantParams q = quantize_dynamic_input(x.data<float>(), total, quantize_, rc.pool, xq_.data());
-    const float a = static_cast<float>(q.zero_point);
     float* xc = centered_.data<float>();
-    constexpr size_t kChunk = 16384;
-    rc.pool.run((total + kChunk - 1) / kChunk, [&](size_t i, size_t) {
-      for (size_t j = i * kChunk; j < std::min(total, (i + 1) * kChunk); ++j) xc[j] = static_cast<float>(xq_[j]) - a;
-    });
+    const DynamicQuantParams q = quantize_dynamic_input(x.data<float>(), total, quantize_, rc.pool, xq_.data(),
+                                                        [&](size_t b, size_t len, const DynamicQuantParams& p) {
+                                                          const float a = static_cast<float>(p.zero_point);
+                                                          for (size_t j = b; j < b + len; ++j)
+                                                            xc[j] = static_cast<float>(xq_[j]) - a;
+                                                        });
     OpTensors centered = t;
     centered.inputs[0] = &centered_;
     NFUSE_RETURN_IF_ERROR_PLAIN(dw_->run(centered, rc));
@@ -216,6 +220,7 @@ class DynamicQuantDepthwise final : public CpuOp {
   }
 
  private:
+  const ir::Node& node_;
   std::unique_ptr<CpuOp> dw_;
   const kernels::F32QuantizeFn quantize_;
   size_t co_;
@@ -257,10 +262,12 @@ Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, con
       w_scale->dtype() != ir::DType::kF32 || (bias && (bias->dtype() != ir::DType::kF32 || bias->numel() != m))) {
     return none();
   }
-  if (group == m && w->dim(1) == 1 && k <= 258) {  // depthwise: exact on the f32 kernel (class comment)
+  // Depthwise, with every partial sum an integer below 2^24: exact on the f32 kernel (class comment).
+  if (group == m && w->dim(1) == 1 && k * 255 * 255 < (int64_t{1} << 24)) {
     NFUSE_ASSIGN_OR_RETURN(std::unique_ptr<CpuOp> dw, make_dwconv(node, centered_weights(*w, *w_zp), nullptr, {}));
     if (!dw) return none();
-    return std::unique_ptr<CpuOp>(std::make_unique<DynamicQuantDepthwise>(std::move(dw), *w, *w_zp, *w_scale, bias));
+    return std::unique_ptr<CpuOp>(
+        std::make_unique<DynamicQuantDepthwise>(node, std::move(dw), *w, *w_zp, *w_scale, bias));
   }
   auto op = std::make_unique<DynamicQuantConv>(node, *w, *w_zp, *w_scale, bias, static_cast<size_t>(group));
   if (!op->prepare(*w)) return out_of_memory(node.label() + ": packed weights");

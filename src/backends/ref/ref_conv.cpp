@@ -132,12 +132,9 @@ Status dynamic_quant_conv(KernelArgs& a) {
   NFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> w, centered_weight(a, 1, 2, g.out_channels));
   NFUSE_RETURN_IF_ERROR_PLAIN(check_per_channel(a, 3, g.out_channels, "w_scale"));
   if (a.has_in(4) && a.in(4).numel() != g.out_channels) return a.error("bias must have one element per output channel");
-  const float* xv = a.in(0).data<float>();
-  const size_t total = static_cast<size_t>(a.in(0).numel());
-  const DynamicQuantParams q = dynamic_quant_params_of(xv, total);
-  std::vector<int64_t> x(total);
-  for (size_t i = 0; i < total; ++i)
-    x[i] = (q.scale != 0.0f ? quantize_value<uint8_t>(xv[i], q.scale, q.zero_point) : 0) - q.zero_point;
+  DynamicQuantParams q;
+  const std::vector<int64_t> x =
+      dynamic_quantized_centered(a.in(0).data<float>(), static_cast<size_t>(a.in(0).numel()), &q);
   std::vector<int64_t> acc = init_with_bias<int64_t>(g, {});
   conv_forward(g, x, w, acc);
   const ir::Tensor& ws = a.in(3);

@@ -8,6 +8,7 @@
 
 #include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
+#include "backends/ref/ref_nn_util.h"
 #include "kernels/quant_arithmetic.h"
 
 namespace nfuse::backends::ref {
@@ -27,12 +28,8 @@ Status dynamic_quant_matmul(KernelArgs& a) {
   if (a.has_in(4) && a.in(4).numel() != n) return a.error("bias must have N elements");
   const float* xv = x.data<float>();
   const int64_t m = x.numel() / std::max<int64_t>(k, 1);
-  const DynamicQuantParams q = dynamic_quant_params_of(xv, static_cast<size_t>(x.numel()));
-  std::vector<int64_t> xq(static_cast<size_t>(x.numel()));
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const int64_t v = q.scale != 0.0f ? quantize_value<uint8_t>(xv[i], q.scale, q.zero_point) : 0;
-    xq[static_cast<size_t>(i)] = v - q.zero_point;
-  }
+  DynamicQuantParams q;
+  const std::vector<int64_t> xq = dynamic_quantized_centered(xv, static_cast<size_t>(x.numel()), &q);
   const float* scale = ws.data<float>();
   const float* bias = a.has_in(4) ? a.in(4).data<float>() : nullptr;
   float* y = a.out(0).data<float>();

@@ -4,6 +4,14 @@
 
 namespace nfuse::backends::ref {
 
+std::vector<int64_t> dynamic_quantized_centered(const float* x, size_t n, DynamicQuantParams* q) {
+  *q = dynamic_quant_params_of(x, n);
+  std::vector<int64_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = (q->scale != 0.0f ? quantize_value<uint8_t>(x[i], q->scale, q->zero_point) : 0) - q->zero_point;
+  return v;
+}
+
 std::vector<double> to_doubles(const ir::Tensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.get_double(i);

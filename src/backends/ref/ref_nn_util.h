@@ -7,9 +7,14 @@
 #include <vector>
 
 #include "ir/tensor.h"
+#include "kernels/quant_arithmetic.h"
 
 namespace nfuse::backends::ref {
 
+// DynamicQuantizeLinear of x[0, n) (its u8 parameters in *q), each value with the zero point
+// subtracted: the centered operand of the integer product that follows it (MatMulInteger,
+// ConvInteger). Scale 0 (an all-zero x) quantizes to 0.
+std::vector<int64_t> dynamic_quantized_centered(const float* x, size_t n, DynamicQuantParams* q);
 // Every element of `t` as double.
 std::vector<double> to_doubles(const ir::Tensor& t);
 // Every element of an integer tensor as int64 (exact for every integer dtype but u64 >= 2^63).

@@ -35,9 +35,11 @@ def hexfloat(c):
 
 
 def emit(name, coeffs, err, what):
-    print(f"// {what}: max error {err:.2e}")
-    for i, c in enumerate(coeffs):
-        print(f"inline constexpr float {name}{i} = {hexfloat(c)}f;  // {c:.10g}")
+    print(f"// scripts/fit_erfc.py: {what}: max error {err:.2e}")
+    print(f"inline constexpr float {name}[] = {{")
+    for c in coeffs:
+        print(f"    {hexfloat(c)}f,  // {c:.10g}")
+    print("};")
 
 
 if __name__ == "__main__":

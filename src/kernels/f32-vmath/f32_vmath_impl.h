@@ -26,25 +26,40 @@ inline constexpr float kInvSqrt2 = 0x1.6A09E6p-1f;
 inline constexpr float kSqrt2OverPi = 0x1.988454p-1f;  // sqrt(2 / pi), Gelu's tanh form
 inline constexpr float kGeluCubic = 0.044715f;
 // scripts/fit_erfc.py: R(t), absolute, in the exponent: max error 2.42e-08
-inline constexpr float kErfcR0 = -0x1.43fc7p+0f;    // -1.265570671
-inline constexpr float kErfcR1 = 0x1.006aa6p+0f;    // 1.001627307
-inline constexpr float kErfcR2 = 0x1.6bd788p-2f;    // 0.3553143645
-inline constexpr float kErfcR3 = 0x1.c20d0cp-3f;    // 0.2197514475
-inline constexpr float kErfcR4 = -0x1.5e9e0cp-1f;   // -0.6847995716
-inline constexpr float kErfcR5 = 0x1.96e98p+0f;     // 1.589500391
-inline constexpr float kErfcR6 = -0x1.b42938p+1f;   // -3.40750801
-inline constexpr float kErfcR7 = 0x1.043274p+2f;    // 4.065579188
-inline constexpr float kErfcR8 = -0x1.5480bep+1f;   // -2.66017884
-inline constexpr float kErfcR9 = 0x1.d64202p-1f;    // 0.9184723322
-inline constexpr float kErfcR10 = -0x1.0eb88ap-3f;  // -0.132187914
+inline constexpr float kErfcR[] = {
+    -0x1.43fc7p+0f,   // -1.265570671
+    0x1.006aa6p+0f,   // 1.001627307
+    0x1.6bd788p-2f,   // 0.3553143645
+    0x1.c20d0cp-3f,   // 0.2197514475
+    -0x1.5e9e0cp-1f,  // -0.6847995716
+    0x1.96e98p+0f,    // 1.589500391
+    -0x1.b42938p+1f,  // -3.40750801
+    0x1.043274p+2f,   // 4.065579188
+    -0x1.5480bep+1f,  // -2.66017884
+    0x1.d64202p-1f,   // 0.9184723322
+    -0x1.0eb88ap-3f,  // -0.132187914
+};
 // scripts/fit_erfc.py: P(x^2), relative: max error 4.62e-09
-inline constexpr float kErfP0 = 0x1.20dd76p+0f;   // 1.128379166
-inline constexpr float kErfP1 = -0x1.81274p-2f;   // -0.3761262977
-inline constexpr float kErfP2 = 0x1.ce2d7cp-4f;   // 0.1128363466
-inline constexpr float kErfP3 = -0x1.b80286p-6f;  // -0.02685607098
-inline constexpr float kErfP4 = 0x1.54536ep-8f;   // 0.005192961074
-inline constexpr float kErfP5 = -0x1.a6401p-11f;  // -0.0008053784095
-inline constexpr float kErfP6 = 0x1.4fd68p-14f;   // 8.00699957e-05
+inline constexpr float kErfP[] = {
+    0x1.20dd76p+0f,   // 1.128379166
+    -0x1.81274p-2f,   // -0.3761262977
+    0x1.ce2d7cp-4f,   // 0.1128363466
+    -0x1.b80286p-6f,  // -0.02685607098
+    0x1.54536ep-8f,   // 0.005192961074
+    -0x1.a6401p-11f,  // -0.0008053784095
+    0x1.4fd68p-14f,   // 8.00699957e-05
+};
+
+// c[0] + t (c[1] + t (c[2] + ...)), highest coefficient first in the evaluation (Horner).
+template <size_t N>
+inline float horner(float t, const float (&c)[N]) {
+  float r = c[N - 1];
+  for (size_t i = N - 1; i-- > 0;) r = r * t + c[i];
+  return r;
+}
+
+// p(t) = 1 + t/2 + t^2/6 + ... (f32-vunary's Taylor constants): exp(t) = 1 + t p(t).
+inline constexpr float kExpP[] = {1.0f, kP1, kP2, kP3, kP4, kP5, kP6};
 
 inline float exp_value(float x) {
   float z = x < kExpLo ? kExpLo : x;
@@ -55,12 +70,7 @@ inline float exp_value(float x) {
   const float s = std::bit_cast<float>((std::bit_cast<uint32_t>(biased) - big) << 23);
   float t = n * kMinusLn2Hi + z;
   t = n * kMinusLn2Lo + t;
-  float p = kP6 * t + kP5;
-  p = p * t + kP4;
-  p = p * t + kP3;
-  p = p * t + kP2;
-  p = p * t + kP1;
-  p = p * t + 1.0f;
+  const float p = horner(t, kExpP);
   float e = (s * t) * p + s;
   e = big ? e * 2.0f : e;
   e = x < kExpLo ? 0.0f : e;
@@ -78,9 +88,8 @@ inline float log_value(float x) {
   const float s = f / (2.0f + f);
   const float s2 = s * s;
   // log(m) = 2 atanh(s) = 2s (1 + s^2/3 + s^4/5 + s^6/7 + s^8/9); |s| <= 0.1716, next term < 1e-9.
-  float q = s2 * (1.0f / 9.0f) + (1.0f / 7.0f);
-  q = q * s2 + (1.0f / 5.0f);
-  q = q * s2 + (1.0f / 3.0f);
+  constexpr float kOddSeries[] = {1.0f / 3.0f, 1.0f / 5.0f, 1.0f / 7.0f, 1.0f / 9.0f};
+  const float q = horner(s2, kOddSeries);
   const float two_s = s + s;
   const float log_m = (two_s * s2) * q + two_s;
   float r = ef * kLn2Hi + (ef * kLn2Lo + log_m);
@@ -92,28 +101,14 @@ inline float log_value(float x) {
 // erfc(z) for z >= 0 (or NaN): t exp(-z^2 + R(t)), t = 1 / (1 + z/2).
 inline float erfc_nonnegative(float z) {
   const float t = 1.0f / (1.0f + 0.5f * z);
-  float r = kErfcR10 * t + kErfcR9;
-  r = r * t + kErfcR8;
-  r = r * t + kErfcR7;
-  r = r * t + kErfcR6;
-  r = r * t + kErfcR5;
-  r = r * t + kErfcR4;
-  r = r * t + kErfcR3;
-  r = r * t + kErfcR2;
-  r = r * t + kErfcR1;
-  r = r * t + kErfcR0;
+  const float r = horner(t, kErfcR);
   return t * exp_value(r - z * z);
 }
 
 inline float erf_value(float x) {
   const float a = std::fabs(x);
   const float x2 = x * x;
-  float p = kErfP6 * x2 + kErfP5;
-  p = p * x2 + kErfP4;
-  p = p * x2 + kErfP3;
-  p = p * x2 + kErfP2;
-  p = p * x2 + kErfP1;
-  p = p * x2 + kErfP0;
+  const float p = horner(x2, kErfP);
   const float tail = std::copysign(1.0f - erfc_nonnegative(a), x);
   return a < 1.0f ? x * p : tail;
 }

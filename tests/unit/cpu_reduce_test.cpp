@@ -1,7 +1,8 @@
 // Reduce* on the cpu backend: every reduction over the axis sets real models use (the last axis,
 // spatial axes, the channel axis, all axes, a run with size-1 axes inside, keepdims 0) placed on
 // the cpu kernel and within the pass tolerance of the reference interpreter; axes that do not
-// form one run (0 and 2 of a 3-D input) still agree, on the reference kernel.
+// form one run (0 and 2 of a 3-D input) still agree, on the reference kernel; one session run at
+// two input shapes in turn (its view is cached per shape) agrees with the reference each time.
 #include "pass_test_util.h"
 
 namespace nfuse::passes_test {
@@ -44,6 +45,29 @@ TEST(CpuReduce, EveryContiguousAxisSetRunsOnTheCpuKernel) {
 
 TEST(CpuReduce, SplitAxesStillAgreeWithTheReference) {
   for (const char* op : kOps) run_pipeline_against_ref(reduce_model(op, {1, 3}, true), "cpu", op);
+}
+
+TEST(CpuReduce, ASessionRunAtChangingShapesAgreesEachTime) {
+  OnnxBuilder b(13);
+  b.input("x", kF, {-1, 6, 5});  // symbolic batch
+  set_ints_attr(b.node("ReduceMean", {"x"}, {"y"}, "reduce"), "axes", {0, 1});
+  out(b, "y");
+  auto reference = load(b);
+  ASSERT_TRUE(reference);
+  runtime::SessionOptions o;
+  o.backend = "cpu";
+  auto s = runtime::Session::create(load(b), o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  for (int64_t batch : {3, 1, 7, 3}) {
+    ir::Tensor x = ir::Tensor::allocate(ir::DType::kF32, {batch, 6, 5});
+    const std::vector<float> v = random_values(x.numel(), static_cast<uint32_t>(batch));
+    std::copy(v.begin(), v.end(), x.data<float>());
+    auto expected = backends::ref::interpret_graph(*reference, {x});
+    ASSERT_TRUE(expected.ok()) << expected.status().to_string();
+    auto got = (*s)->run({{"x", x}});
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    expect_close(*expected, *got, "batch " + std::to_string(batch));
+  }
 }
 
 }  // namespace

@@ -43,6 +43,11 @@ endif()
 file(GLOB NFUSE_KERNEL_VBINARY_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/f32-vbinary/*.cpp)
 set_property(SOURCE ${NFUSE_KERNEL_VBINARY_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
 
+# The W * X quantized GEMM's float epilogue (a dynamically quantized Conv's output) is a multiply
+# then an add, as the ref computes it.
+file(GLOB NFUSE_KERNEL_WXGEMM_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/qu8-gemm/qu8_wxgemm*.cpp)
+set_property(SOURCE ${NFUSE_KERNEL_WXGEMM_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
+
 # f32-sconv clamps its sums: without -fno-trapping-math GCC keeps the float compares as
 # branches and leaves that loop scalar. Nothing in nfuse reads floating-point exception flags.
 file(GLOB NFUSE_KERNEL_SCONV_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/f32-sconv/*.cpp)

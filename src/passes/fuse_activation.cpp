@@ -137,9 +137,12 @@ std::optional<Match> match_add_clip(ir::Value* p) {
 }
 
 bool is_fusable_producer(const ir::Node& n) {
-  if (!n.domain.empty() || n.num_outputs() != 1 || !is_f32(n.output(0))) return false;
-  if (n.op_type != "Conv" && n.op_type != "ConvTranspose" && n.op_type != "Gemm" && n.op_type != "MatMul") return false;
-  return !n.attrs.has(ops::kFusedActivationAttr);
+  if (n.num_outputs() != 1 || !is_f32(n.output(0)) || n.attrs.has(ops::kFusedActivationAttr)) return false;
+  // fuse_dynamic_quant runs first, so ONNX Runtime's dynamically quantized convolutions arrive
+  // here as one node whose float epilogue can take the activation as well.
+  if (n.domain == "nfuse") return n.op_type == "DynamicQuantConv";
+  if (!n.domain.empty()) return false;
+  return n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "Gemm" || n.op_type == "MatMul";
 }
 
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& p, PassLog& log) {

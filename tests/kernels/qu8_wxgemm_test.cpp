@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -133,6 +134,89 @@ TEST(Qu8WxGemm, SignsZeroPointsAndExtremes) {
               c.fill = fill, c.mult = mult;
               c.big_bias = fill == 0 && mult == 0 && zp == 0;
               check(*cfg, c, rng);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The float epilogue of a dynamically quantized convolution: weights packed once with no zero
+// point, the run's zero point a and scales set by qu8_wxgemm_set_row_params (bias' = -a * row
+// sum), y = f32(int32 acc) * multiplier + row bias, a multiply then an add (the definition below
+// rounds both, as the ref does); with row factors c_r (u8 weights, whose zero point is not
+// folded) the cross term c_r * (column sum of the packed X panel - K a) joins the accumulator,
+// so acc = sum (x - a)(w + c_r); then the clamp of a fused Relu / Clip. Every tile edge; guard floats catch writes
+// outside the tile.
+TEST(Qu8WxGemm, FloatEpilogueWithRunTimeRowParams) {
+  std::mt19937 rng(31);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  const float guard = -12345.0f;
+  for (const Qu8WxConfig* cfg : qu8_wxgemm_configs()) {
+    for (size_t m : {1, 5, 8, 13}) {
+      for (size_t n : {1, 3, 4, 7, 16, 18, 20, 31, 32, 45}) {
+        for (size_t k : {1, 6, 64, 300}) {
+          for (bool factors : {false, true}) {
+            // No clamp, or a fused Clip's bounds inside the outputs' range.
+            const float lo = factors ? -1.0f : -std::numeric_limits<float>::infinity();
+            const float hi = factors ? 1.5f : std::numeric_limits<float>::infinity();
+            const int32_t a = byte(rng);
+            std::vector<int32_t> factor(m + cfg->mr, 0);
+            if (factors)
+              for (size_t i = 0; i < m; ++i) factor[i] = byte(rng) - 127;
+            std::vector<uint8_t> x(k * n);
+            for (uint8_t& v : x) v = static_cast<uint8_t>(byte(rng));
+            std::vector<int8_t> w(m * k);
+            for (int8_t& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+            std::vector<int32_t> bias_prime(m);
+            std::vector<float> mult(m), row_bias(m + cfg->mr);
+            for (size_t i = 0; i < m; ++i) {
+              int64_t rowsum = 0;
+              for (size_t kk = 0; kk < k; ++kk) rowsum += w[i * k + kk];
+              bias_prime[i] = static_cast<int32_t>(-a * rowsum);
+              mult[i] = std::ldexp(u(rng), -14);
+              row_bias[i] = u(rng);
+            }
+            std::vector<uint8_t> packed_w(qu8_wxgemm_packed_w_size(*cfg, m, k));
+            qu8_wxgemm_pack_w(*cfg, m, k, w.data(), nullptr, nullptr, 0, false, packed_w.data());
+            qu8_wxgemm_set_row_params(*cfg, m, k, bias_prime.data(), mult.data(), packed_w.data());
+            const size_t kpad = (k + 3) / 4 * 4, ldc = n + 3;
+            std::vector<float> y(m * ldc, guard);
+            std::vector<uint8_t> panel(kpad * cfg->nr);
+            const size_t w_panel = qu8_wxgemm_packed_w_size(*cfg, cfg->mr, k);
+            for (size_t j = 0; j < n; j += cfg->nr) {
+              const size_t nc = std::min(cfg->nr, n - j);
+              qu8_wxgemm_pack_x(*cfg, k, nc, x.data() + j, n, false, panel.data());
+              int32_t sums[32];
+              qu8_wxgemm_panel_column_sums(*cfg, kpad, panel.data(), sums);
+              std::vector<int32_t> col_term(nc);
+              for (size_t jj = 0; jj < nc; ++jj) col_term[jj] = sums[jj] - static_cast<int32_t>(k) * a;
+              for (size_t i = 0; i < m; i += cfg->mr) {
+                Qu8GemmRequant rq;
+                rq.f32_out = true;
+                rq.lo = lo, rq.hi = hi;
+                rq.row_bias = row_bias.data() + i;
+                if (factors) rq.row_factor = factor.data() + i, rq.col_term = col_term.data();
+                cfg->ukernel(std::min(cfg->mr, m - i), nc, kpad, packed_w.data() + i / cfg->mr * w_panel, panel.data(),
+                             reinterpret_cast<uint8_t*>(y.data() + i * ldc + j), ldc, rq);
+              }
+            }
+            for (size_t i = 0; i < m; ++i) {
+              for (size_t j = 0; j < ldc; ++j) {
+                const float got = y[i * ldc + j];
+                if (j >= n) {
+                  ASSERT_EQ(got, guard) << cfg->name << " write outside C at " << i << "," << j;
+                  continue;
+                }
+                int64_t acc = 0;
+                for (size_t kk = 0; kk < k; ++kk) acc += (int64_t{x[kk * n + j]} - a) * (w[i * k + kk] + factor[i]);
+                volatile float product = static_cast<float>(static_cast<int32_t>(acc)) * mult[i];
+                const float want = std::min(hi, std::max(lo, product + row_bias[i]));
+                ASSERT_EQ(got, want) << cfg->name << " M=" << m << " N=" << n << " K=" << k << " factors " << factors
+                                     << " at " << i << "," << j;
+              }
             }
           }
         }

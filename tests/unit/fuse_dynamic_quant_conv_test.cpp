@@ -3,7 +3,9 @@
 // and the cpu backend runs it on the int8 GEMM bit-exactly with the reference interpreter on the
 // unfused graph: u8 and s8 weights, per-tensor and per-channel zero points and scales, 3x3 with
 // padding and stride, grouped, 1x1 (the direct path), 1-D (lifted to 2-D), depthwise (the f32
-// depthwise kernel on exact integers), all-zero input.
+// depthwise kernel on exact integers), all-zero input; s8 weights with zero points of 0 (the W * X
+// path with its float epilogue, where the CPU has the kernel) strided, grouped, 1x1 and 1-D; Relu,
+// Clip and Sigmoid after the pattern fused into the node on every path.
 #include "passes/fuse_dynamic_quant.h"
 
 #include "pass_test_util.h"
@@ -22,6 +24,7 @@ struct ConvVariant {
   int64_t c = 5, m = 6, kernel = 3, stride = 1, pad = 1, group = 1;
   bool one_d = false;
   bool scale_on_last_axis = false;  // scale [M]: broadcasts along W, not M, so no fusion
+  std::string activation = "";      // "Relu", "Clip" (0..6) or "Sigmoid" after the pattern: fused too
 };
 
 std::vector<int64_t> spatial(const ConvVariant& v, int64_t h, int64_t w) {
@@ -63,10 +66,18 @@ OnnxBuilder conv_model(const ConvVariant& v) {
   if (v.group > 1) set_int_attr(conv, "group", v.group);
   set_int_attr(b.node("Cast", {"acc"}, {"accf"}, "cast"), "to", kF);
   b.node("Mul", {"xs", "ws"}, {"s"}, "scales");
-  b.node("Mul", {"accf", "s"}, {v.bias ? "scaled" : "y"}, "mul");
+  b.node("Mul", {"accf", "s"}, {v.bias ? "scaled" : v.activation.empty() ? "y" : "pre"}, "mul");
+  const std::string y = v.activation.empty() ? "y" : "pre";
   if (v.bias) {
     random_initializer(b, "b", channel_dims(v, true), 5);
-    b.node("Add", {"scaled", "b"}, {"y"}, "add");
+    b.node("Add", {"scaled", "b"}, {y}, "add");
+  }
+  if (v.activation == "Clip") {
+    b.initializer("lo", {}, {0.0f});
+    b.initializer("hi", {}, {6.0f});
+    b.node("Clip", {y, "lo", "hi"}, {"y"}, "act");
+  } else if (!v.activation.empty()) {
+    b.node(v.activation, {y}, {"y"}, "act");
   }
   out(b, "y");
   return b;
@@ -81,22 +92,36 @@ const ConvVariant kVariants[] = {
     {.weight_type = kU8, .per_channel = true, .kernel = 5, .stride = 3, .pad = 2, .one_d = true},
     {.weight_type = kU8, .per_channel = true, .c = 6, .m = 6, .group = 6},                 // depthwise 3x3
     {.weight_type = kI8, .c = 8, .m = 8, .kernel = 5, .stride = 2, .pad = 2, .group = 8},  // depthwise 5x5 s2
+    // s8 weights with zero points of 0: the W * X path where the CPU has it (AVX-512 VNNI).
+    {.weight_type = kI8, .per_channel = true, .zero_zp = true, .c = 6, .m = 26, .stride = 2, .group = 2},
+    {.weight_type = kI8, .zero_zp = true, .c = 16, .m = 20, .kernel = 1, .pad = 0},
+    {.weight_type = kI8, .per_channel = true, .zero_zp = true, .kernel = 5, .stride = 3, .pad = 2, .one_d = true},
+    // Activations fused into the node: Relu / Clip as the epilogue's clamp (exact), on each path.
+    {.weight_type = kI8, .zero_zp = true, .activation = "Clip"},
+    {.weight_type = kU8, .c = 16, .m = 20, .kernel = 1, .pad = 0, .activation = "Relu"},
+    {.weight_type = kU8, .per_channel = true, .c = 6, .m = 6, .group = 6, .activation = "Clip"},
 };
+// Not bit-exact (the cpu Sigmoid is a polynomial): fused, on the cpu kernel, within tolerance.
+const ConvVariant kSigmoidVariant{.weight_type = kI8, .zero_zp = true, .activation = "Sigmoid"};
 
 TEST(FuseDynamicQuantConv, EveryWeightFormFusesAndRunsOnTheCpuKernel) {
-  for (size_t i = 0; i < std::size(kVariants); ++i) {
+  for (size_t i = 0; i <= std::size(kVariants); ++i) {
+    const ConvVariant& v = i < std::size(kVariants) ? kVariants[i] : kSigmoidVariant;
     const std::string what = "variant " + std::to_string(i);
     std::unique_ptr<ir::Graph> after;
-    const auto lines = check_pass(conv_model(kVariants[i]), fuse_dynamic_quant, what, &after);
+    const auto lines = check_pass(conv_model(v), fuse_dynamic_quant, what, &after);
     ASSERT_TRUE(after) << what;
     EXPECT_EQ(count_ops(*after, "DynamicQuantConv"), 1) << what;
     for (const char* gone : {"DynamicQuantizeLinear", "ConvInteger", "Cast", "Mul", "Add"})
       EXPECT_EQ(count_ops(*after, gone), 0) << what << ": " << gone << " left";
     ASSERT_FALSE(lines.empty()) << what;
 
-    const PipelineRun r = run_pipeline_against_ref(conv_model(kVariants[i]), "cpu", what);
+    const PipelineRun r = run_pipeline_against_ref(conv_model(v), "cpu", what);
     ASSERT_TRUE(r.session) << what;
     EXPECT_EQ(count_ops(r.session->graph(), "DynamicQuantConv"), 1) << what;
+    if (!v.activation.empty()) {
+      EXPECT_EQ(count_ops(r.session->graph(), v.activation), 0) << what << ": not fused";
+    }
     EXPECT_TRUE(r.reference_nodes.empty()) << what << ": " << r.reference_nodes.front();
   }
 }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "backends/cpu/cpu_op.h"
@@ -27,6 +28,17 @@ class Conv2dGeometryCache {
                                     const std::vector<int64_t>& w_dims);
   const Conv2dGeometry* cached(const std::vector<int64_t>& x_dims) const {
     return valid_ && x_dims == dims_ ? &geo_ : nullptr;
+  }
+  // The cached geometry, or one resolved without caching (for const callers such as
+  // scratch_floats, which run before run() has cached the dims); nullopt when x_dims do not
+  // resolve (run() then reports the error).
+  std::optional<Conv2dGeometry> peek(const ir::Attributes& attrs, const std::vector<int64_t>& x_dims,
+                                     const std::vector<int64_t>& w_dims) const {
+    if (const Conv2dGeometry* g = cached(x_dims)) return *g;
+    Conv2dGeometryCache tmp;
+    auto r = tmp.get(attrs, x_dims, w_dims);
+    if (!r.ok()) return std::nullopt;
+    return **r;
   }
 
  private:

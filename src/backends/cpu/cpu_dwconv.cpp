@@ -61,13 +61,8 @@ class DwConv final : public CpuOp {
   }
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
-    const Conv2dGeometry* g = geo_.cached(t.inputs[0]->dims());
-    Conv2dGeometryCache tmp;
-    if (!g) {
-      auto r = tmp.get(node_.attrs, t.inputs[0]->dims(), w_dims_);
-      if (!r.ok()) return 0;  // run() reports the error
-      g = *r;
-    }
+    const std::optional<Conv2dGeometry> g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
+    if (!g) return 0;  // run() reports the error
     return copy_small_planes(*g) ? padded_plane(*g).floats() : 0;
   }
 

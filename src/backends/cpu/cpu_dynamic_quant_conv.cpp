@@ -12,6 +12,16 @@
 //   sum_k (A_ik - a)(W_kj - w_zp[j]) = [sum_k A_ik Bs_kj - a colsum(Bs)_j] + c_j (rowsum(A)_i - K a)
 // Padding taps hold a, so they drop out of both terms, as ConvInteger's padding with the zero
 // point does. s8 weights with zero points of 0 (quantize_dynamic's default) need no row sums.
+//
+// Where this CPU has the W * X kernel (cpu_qconv_wx.h, AVX-512 VNNI) the orientation flips: the
+// weights are packed once with no zero point, and per run the rows' bias' = -a colsum(Bs)_j and
+// multipliers x_scale * w_scale[j] are written into the packed panels, so the GEMM's own
+// epilogue adds c_j (colsum of the packed X column - K a) and stores f32(acc) * multiplier +
+// bias as NCHW floats: no NHWC copy, no im2col matrix, no int32 product, no transposing
+// epilogue (MobileNetV2's pointwise layers spent more time in those than in the GEMM).
+//
+// A fused activation (passes/fuse_activation: Relu, Clip, ...) is applied in the same epilogue;
+// Relu and Clip as its clamp, which is exact, so the result still equals the unfused graph's.
 #include <algorithm>
 #include <string>
 
@@ -19,6 +29,7 @@
 #include "backends/cpu/cpu_dynamic_quant_channels.h"
 #include "backends/cpu/cpu_op.h"
 #include "backends/cpu/cpu_q8_im2col.h"
+#include "backends/cpu/cpu_qconv_wx.h"
 #include "kernels/f32-qvcvt/f32_qvcvt.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
 
@@ -28,8 +39,9 @@ namespace {
 class DynamicQuantConv final : public CpuOp {
  public:
   DynamicQuantConv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor& w_zp, const ir::Tensor& w_scale,
-                   const ir::Tensor* bias, size_t group)
+                   const ir::Tensor* bias, size_t group, Activation act)
       : node_(node),
+        act_(std::move(act)),
         w_dims_(w.dims()),
         cfg_(kernels::qu8_gemm_config()),
         quantize_(kernels::f32_quantize_q8_select(kernels::selected_isa())),
@@ -39,8 +51,22 @@ class DynamicQuantConv final : public CpuOp {
         ch_(w, co_, k_, k_, 1, w_zp, w_scale, bias),
         run_scale_(co_) {}
 
-  // Packs each group's weights (K in the im2col rows' (ky, kx, c) order); false when memory runs out.
+  // Packs each group's weights (X * W: K in the im2col rows' (ky, kx, c) order; W * X: as they
+  // are); false when memory runs out.
   bool prepare(const ir::Tensor& w) {
+    if (const kernels::Qu8WxConfig* wx = QConvWx::config()) {
+      wx_ = std::make_unique<QConvWx>(*wx, co_, k_, group_);
+      if (!wx_->pack(ch_.shifted.data(), nullptr, nullptr, 0, false)) return false;
+      ch_.shifted = {};
+      bias_prime_.resize(co_);
+      row_bias_.assign(co_ + wx->mr, 0.0f);  // a tile reads MR rows
+      std::copy(ch_.bias.begin(), ch_.bias.end(), row_bias_.begin());
+      if (ch_.any_offset) {
+        row_factor_.assign(co_ + wx->mr, 0);
+        for (size_t o = 0; o < co_; ++o) row_factor_[o] = static_cast<int32_t>(ch_.offset[o]);
+      }
+      return true;
+    }
     std::vector<int8_t> tap_major(co_ * k_);
     const size_t cin_g = static_cast<size_t>(w.dim(1));
     q8_weights_to_tap_major(ch_.shifted.data(), co_, cin_g, k_ / cin_g, tap_major.data());
@@ -55,7 +81,12 @@ class DynamicQuantConv final : public CpuOp {
     return true;
   }
 
-  size_t scratch_floats(const OpTensors&, size_t) const override {
+  size_t scratch_floats(const OpTensors& t, size_t) const override {
+    if (wx_ != nullptr) {
+      const std::optional<Conv2dGeometry> g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
+      if (!g) return 0;  // run() reports the error
+      return wx_->scratch_floats(*g);
+    }
     return (kernels::qu8_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
   }
 
@@ -64,6 +95,7 @@ class DynamicQuantConv final : public CpuOp {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, x.dims(), w_dims_));
     if (g->group != group_ || g->m != co_) return invalid_model(node_.label() + ": weights do not match the input");
     const size_t total = static_cast<size_t>(x.numel());
+    if (wx_ != nullptr) return run_wx(*g, x, total, t, rc);
     const size_t p = g->ho * g->wo, hw = g->h * g->w, cin_g = g->c / group_;
     const bool direct = is_pointwise_unpadded(*g);
     grow(xq_, total);
@@ -117,10 +149,44 @@ class DynamicQuantConv final : public CpuOp {
         });
       }
     }
+    apply_activation_pass(*t.outputs[0], rc);
     return ok_status();
   }
 
  private:
+  // The W * X path (file comment).
+  Status run_wx(const Conv2dGeometry& g, const ir::Tensor& x, size_t total, const OpTensors& t, RunContext& rc) {
+    grow(xq_, total);
+    const DynamicQuantParams q = quantize_dynamic_input(x.data<float>(), total, quantize_, rc.pool, xq_.data());
+    const int64_t a = q.zero_point;
+    for (size_t o = 0; o < co_; ++o) {
+      run_scale_[o] = q.scale * ch_.scale[o];
+      // acc = sum Bs (x_q - a), wrapping as int32 like the ref's cast of the exact sum.
+      bias_prime_[o] = static_cast<int32_t>(static_cast<uint32_t>(-a * ch_.colsum[o]));
+    }
+    wx_->set_row_params(bias_prime_.data(), run_scale_.data());
+    kernels::Qu8GemmRequant rq;
+    rq.f32_out = true;
+    rq.lo = act_.min, rq.hi = act_.max;
+    QConvWx::FloatEpilogue fe;
+    fe.row_bias = row_bias_.data();
+    if (ch_.any_offset) fe.row_factor = row_factor_.data();
+    NFUSE_RETURN_IF_ERROR_PLAIN(wx_->run(g, xq_.data(), static_cast<int32_t>(a), false, t.outputs[0]->data<float>(), rq,
+                                         fe, rc, node_.label()));
+    apply_activation_pass(*t.outputs[0], rc);
+    return ok_status();
+  }
+
+  // What the epilogue's clamp does not cover (Sigmoid, LeakyRelu, ...), over the whole output.
+  void apply_activation_pass(ir::Tensor& y, RunContext& rc) const {
+    if (!act_.needs_pass()) return;
+    const size_t n = static_cast<size_t>(y.numel());
+    constexpr size_t kPart = 16384;
+    float* v = y.data<float>();
+    rc.pool.run((n + kPart - 1) / kPart,
+                [&](size_t i, size_t) { act_.apply(v + i * kPart, std::min(kPart, n - i * kPart)); });
+  }
+
   template <typename T>
   static void grow(std::vector<T>& v, size_t n) {
     if (v.size() < n) v.resize(n);
@@ -149,12 +215,14 @@ class DynamicQuantConv final : public CpuOp {
       for (size_t i = 0; i < p; ++i) {
         int64_t v = int64_t{acc[i * cg + c]} - shift;
         if (ch_.any_offset) v += offset * rowsum_[i];
-        yo[i] = static_cast<float>(static_cast<int32_t>(v)) * so + bo;
+        const float z = static_cast<float>(static_cast<int32_t>(v)) * so + bo;
+        yo[i] = std::min(act_.max, std::max(act_.min, z));
       }
     }
   }
 
   const ir::Node& node_;
+  Activation act_;
   std::vector<int64_t> w_dims_;
   const kernels::Qu8GemmConfig& cfg_;
   const kernels::F32QuantizeFn quantize_;
@@ -165,6 +233,10 @@ class DynamicQuantConv final : public CpuOp {
   std::vector<uint8_t> xq_, cols_, nhwc_;  // grow only: sized by the largest input seen
   std::vector<int32_t> product_;
   std::vector<int64_t> rowsum_;
+  std::unique_ptr<QConvWx> wx_;  // the W * X path, or nullptr: X * W on cfg_
+  std::vector<int32_t> bias_prime_;
+  std::vector<float> row_bias_;
+  std::vector<int32_t> row_factor_;  // c_j, when some is not 0
   Conv2dGeometryCache geo_;
 };
 
@@ -177,8 +249,9 @@ class DynamicQuantConv final : public CpuOp {
 class DynamicQuantDepthwise final : public CpuOp {
  public:
   DynamicQuantDepthwise(const ir::Node& node, std::unique_ptr<CpuOp> dw, const ir::Tensor& w, const ir::Tensor& w_zp,
-                        const ir::Tensor& w_scale, const ir::Tensor* bias)
+                        const ir::Tensor& w_scale, const ir::Tensor* bias, Activation act)
       : node_(node),
+        act_(std::move(act)),
         dw_(std::move(dw)),
         quantize_(kernels::f32_quantize_q8_select(kernels::selected_isa())),
         co_(static_cast<size_t>(w.dim(0))),
@@ -214,13 +287,16 @@ class DynamicQuantDepthwise final : public CpuOp {
       const size_t o = pi % co_;
       const float s = q.scale * ch_.scale[o], b = ch_.bias[o];
       float* row = yv + pi * plane;
-      for (size_t i = 0; i < plane; ++i) row[i] = row[i] * s + b;  // row[i]: the exact accumulator
+      const float lo = act_.min, hi = act_.max;
+      for (size_t i = 0; i < plane; ++i) row[i] = std::min(hi, std::max(lo, row[i] * s + b));  // row[i]: the exact sum
+      if (act_.needs_pass()) act_.apply(row, plane);
     });
     return ok_status();
   }
 
  private:
   const ir::Node& node_;
+  Activation act_;
   std::unique_ptr<CpuOp> dw_;
   const kernels::F32QuantizeFn quantize_;
   size_t co_;
@@ -262,14 +338,17 @@ Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, con
       w_scale->dtype() != ir::DType::kF32 || (bias && (bias->dtype() != ir::DType::kF32 || bias->numel() != m))) {
     return none();
   }
+  NFUSE_ASSIGN_OR_RETURN(const Epilogue epilogue, read_epilogue(node));
+  if (epilogue.residual || epilogue.fused_bias || epilogue.act.has_affine()) return none();  // ref applies those
+  const Activation& act = epilogue.act;
   // Depthwise, with every partial sum an integer below 2^24: exact on the f32 kernel (class comment).
   if (group == m && w->dim(1) == 1 && k * 255 * 255 < (int64_t{1} << 24)) {
     NFUSE_ASSIGN_OR_RETURN(std::unique_ptr<CpuOp> dw, make_dwconv(node, centered_weights(*w, *w_zp), nullptr, {}));
     if (!dw) return none();
     return std::unique_ptr<CpuOp>(
-        std::make_unique<DynamicQuantDepthwise>(node, std::move(dw), *w, *w_zp, *w_scale, bias));
+        std::make_unique<DynamicQuantDepthwise>(node, std::move(dw), *w, *w_zp, *w_scale, bias, act));
   }
-  auto op = std::make_unique<DynamicQuantConv>(node, *w, *w_zp, *w_scale, bias, static_cast<size_t>(group));
+  auto op = std::make_unique<DynamicQuantConv>(node, *w, *w_zp, *w_scale, bias, static_cast<size_t>(group), act);
   if (!op->prepare(*w)) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }

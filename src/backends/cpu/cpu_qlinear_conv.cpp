@@ -17,17 +17,10 @@
 // channel per group) go to the direct kernel of cpu_qlinear_dwconv.cpp instead.
 //
 // Where the W * X family has a kernel (qu8_wxgemm.h: AVX-512 VNNI, and the scalar ISA), the
-// orientation flips instead: output channels are rows, pixels columns, the multipliers per row.
-// B is then [K x pixels] with K in ONNX's (c, ky, kx) order (the weights need no reordering): the
-// NCHW input rows themselves for a 1x1 stride-1 unpadded convolution, else im2col columns
-// gathered straight into the GEMM's packed X panels (qu8_wxgemm_pack_x_runs) from a copy of the
-// group's planes padded with x_zp and split into stride phases (cpu_qconv_padded.h), where each
-// (c, ky, kx) and output row is one contiguous run (16-byte loads, no edge tests; no im2col
-// matrix in between, which cost about as much as the packing). C rows are the NCHW output rows:
-// neither transpose remains.
-// Tasks split pixels first, so each builds and packs only its own columns. (On the X * W path
-// the transposes, the strided A packing of 1x1 layers and the per-pixel im2col cost about as
-// much as the GEMM itself; W * X ran ResNet-50's convolutions ~1.7x faster, 1 thread.)
+// orientation flips instead (cpu_qconv_wx.h): output channels are rows, pixels columns, the
+// multipliers per row, and neither transpose remains. (On the X * W path the transposes, the
+// strided A packing of 1x1 layers and the per-pixel im2col cost about as much as the GEMM
+// itself; W * X ran ResNet-50's convolutions ~1.7x faster, 1 thread.)
 // Covered only with constant scales, zero points, weights and bias (what pack time needs);
 // anything else returns nullptr and runs on the reference kernel.
 #include <algorithm>
@@ -36,10 +29,9 @@
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_q8_im2col.h"
-#include "backends/cpu/cpu_qconv_padded.h"
+#include "backends/cpu/cpu_qconv_wx.h"
 #include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
-#include "kernels/qu8-gemm/qu8_wxgemm.h"
 
 namespace nfuse::backends::cpu {
 namespace {
@@ -50,17 +42,12 @@ class QLinearConv final : public CpuOp {
       : node_(node),
         w_dims_(w.dims()),
         cfg_(kernels::qu8_gemm_config()),
-        wx_(kernels::qu8_wxgemm_config(kernels::selected_isa())),
         x_signed_(x_signed),
         y_signed_(y_signed),
         x_zp_(x_zp),
         y_zp_(y_zp) {
     co_ = static_cast<size_t>(w.dim(0));
     k_ = static_cast<size_t>(w.numel()) / co_;
-    // W * X pixel block: its packed X (kpad x block bytes) about 160 KiB.
-    const size_t kpad = (k_ + 3) / 4 * 4;
-    if (wx_ != nullptr && wx_->nr > QConvPaddedRows::kMaxRuns) wx_ = nullptr;  // pack_panel's run table
-    wx_block_ = std::min<size_t>(kMaxWxBlock, std::max<size_t>(32, kWxBlockBytes / kpad / 32 * 32));
   }
 
   // Weights [Co][K] per group are B (K x Co/group), packed with bias, x_zp correction and the
@@ -68,15 +55,9 @@ class QLinearConv final : public CpuOp {
   bool pack(const ir::Tensor& w, const int32_t* bias, const std::vector<float>& mult, size_t group) {
     group_ = group;
     const size_t cg = co_ / group;
-    if (wx_ != nullptr) {  // W * X: weights [Co][K] as they are, K in (c, ky, kx) order
-      panel_bytes_ = kernels::qu8_wxgemm_packed_w_size(*wx_, cg, k_);
-      if (!packed_.resize((panel_bytes_ * group + sizeof(float) - 1) / sizeof(float))) return false;
-      for (size_t g = 0; g < group; ++g) {
-        kernels::qu8_wxgemm_pack_w(*wx_, cg, k_, w.data<int8_t>() + g * cg * k_, bias ? bias + g * cg : nullptr,
-                                   mult.data() + g * cg, x_zp_, x_signed_,
-                                   reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
-      }
-      return true;
+    if (const kernels::Qu8WxConfig* wx = QConvWx::config()) {  // W * X: weights [Co][K] as they are
+      wx_ = std::make_unique<QConvWx>(*wx, co_, k_, group);
+      return wx_->pack(w.data<int8_t>(), bias, mult.data(), x_zp_, x_signed_);
     }
     panel_bytes_ = kernels::qu8_gemm_packed_b_size(cfg_, k_, cg);
     const size_t floats = (panel_bytes_ * group + sizeof(float) - 1) / sizeof(float);
@@ -95,14 +76,9 @@ class QLinearConv final : public CpuOp {
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
     if (wx_ != nullptr) {
-      const Conv2dGeometry* g = geo_.cached(t.inputs[0]->dims());
-      Conv2dGeometryCache tmp;
-      if (!g) {
-        auto r = tmp.get(node_.attrs, t.inputs[0]->dims(), w_dims_);
-        if (!r.ok()) return 0;  // run() reports the error
-        g = *r;
-      }
-      return (wx_packed_bytes() + wx_padded_bytes(*g) + sizeof(float) - 1) / sizeof(float);
+      const std::optional<Conv2dGeometry> g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
+      if (!g) return 0;  // run() reports the error
+      return wx_->scratch_floats(*g);
     }
     return (kernels::qu8_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
   }
@@ -114,7 +90,11 @@ class QLinearConv final : public CpuOp {
     const size_t hw = g->h * g->w;
     const size_t cin_g = g->c / g->group, cg = co_ / g->group;
     const bool direct = is_pointwise_unpadded(*g);
-    if (wx_ != nullptr) return run_wx(*g, direct, t, rc);
+    if (wx_ != nullptr) {
+      return wx_->run(*g, static_cast<const uint8_t*>(t.inputs[0]->raw()), x_zp_, x_signed_, t.outputs[0]->raw(),
+                      kernels::qu8_requant(y_signed_, y_zp_, y_signed_ ? -128 : 0, y_signed_ ? 127 : 255), {}, rc,
+                      node_.label());
+    }
     if (!direct && (cols_.size() < p * k_ || nhwc_.size() < hw * cin_g)) {
       cols_.resize(std::max(cols_.size(), p * k_));
       nhwc_.resize(std::max(nhwc_.size(), hw * cin_g));
@@ -169,98 +149,15 @@ class QLinearConv final : public CpuOp {
   }
 
  private:
-  // W * X scratch: each worker's packed X block, then (worker 0's only, read by all) the padded
-  // planes. In the partition's scratch rather than op-owned, because one buffer shared by every
-  // convolution stays in cache from one to the next, where ResNet-50's 53 op-owned copies each
-  // came cold (median 13.6 -> 13.1 ms, 1 thread, noisy machine). Every worker's scratch is sized
-  // for both parts (the Scratch API sizes all alike): the others' padded part goes unused.
-  size_t wx_packed_bytes() const { return ((k_ + 3) / 4 * 4 * wx_block_ + 63) / 64 * 64; }
-  size_t wx_padded_bytes(const Conv2dGeometry& g) const {
-    if (is_pointwise_unpadded(g) || g.ho == 0 || g.wo == 0) return 0;
-    return QConvPaddedRows(g, x_zp_, x_signed_).buffer_bytes(g.ho);
-  }
-
-  // The W * X orientation (header comment): per image and group, tasks of [pixels x channels].
-  Status run_wx(const Conv2dGeometry& g, bool direct, const OpTensors& t, RunContext& rc) {
-    const size_t p = g.ho * g.wo, hw = g.h * g.w;
-    const size_t cin_g = g.c / g.group, cg = co_ / g.group;
-    if (p == 0 || g.n == 0) return ok_status();  // empty output (padded rows need ho, wo >= 1)
-    const QConvPaddedRows padded(g, x_zp_, x_signed_);
-    uint8_t* buf = nullptr;
-    if (!direct) {
-      if (rc.scratch.floats() * sizeof(float) < wx_packed_bytes() + wx_padded_bytes(g))
-        return internal_error(node_.label() + ": scratch too small");
-      buf = reinterpret_cast<uint8_t*>(rc.scratch.get(0)) + wx_packed_bytes();
-      row_offset_.resize(k_);
-      padded.row_offsets(g.ho, row_offset_.data());
-    }
-    const kernels::Qu8GemmRequant rq =
-        kernels::qu8_requant(y_signed_, y_zp_, y_signed_ ? -128 : 0, y_signed_ ? 127 : 255);
-    const uint8_t* x_all = static_cast<const uint8_t*>(t.inputs[0]->raw());
-    uint8_t* y_all = static_cast<uint8_t*>(t.outputs[0]->raw());
-    const kernels::GemmTasks tasks = kernels::gemm_tasks(wx_->nr, wx_->mr, p, cg, k_, rc.pool.threads());
-    for (size_t n = 0; n < g.n; ++n) {
-      for (size_t gi = 0; gi < g.group; ++gi) {
-        const uint8_t* x = x_all + (n * g.c + gi * cin_g) * hw;
-        uint8_t* y = y_all + (n * co_ + gi * cg) * p;
-        const uint8_t* w = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
-        if (!direct) {
-          const size_t cstep = std::max<size_t>(1, (cin_g + rc.pool.threads() * 4 - 1) / (rc.pool.threads() * 4));
-          const PlaneRowsOf<const uint8_t> planes{x, hw, g.w, 0};
-          rc.pool.run((cin_g + cstep - 1) / cstep, [&](size_t i, size_t) {
-            padded.fill(planes, g.h, i * cstep, std::min(cin_g, (i + 1) * cstep), 0, g.ho, buf);
-          });
-        }
-        rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
-          size_t p0, p1, c0, c1;
-          tasks.range(i, p, cg, &p0, &p1, &c0, &c1);
-          wx_task(g, direct ? nullptr : &padded, buf, x, w, y, p0, p1, c0, c1, rq, rc.scratch.get(worker));
-        });
-      }
-    }
-    return ok_status();
-  }
-
-  // Output pixels [p0, p1) x channels [c0, c1) of one image and group, block by block of pixels;
-  // X straight from the input (a direct 1x1) or, through `padded`, from the padded planes at buf.
-  void wx_task(const Conv2dGeometry& g, const QConvPaddedRows* padded, const uint8_t* buf, const uint8_t* x, const uint8_t* w, uint8_t* y, size_t p0,
-               size_t p1, size_t c0, size_t c1, const kernels::Qu8GemmRequant& rq, float* scratch) const {
-    const size_t p = g.ho * g.wo, hw = g.h * g.w;
-    const size_t mr = wx_->mr, nr = wx_->nr, kpad = (k_ + 3) / 4 * 4;
-    const size_t w_panel = kernels::qu8_wxgemm_packed_w_size(*wx_, mr, k_);
-    uint8_t* packed_x = reinterpret_cast<uint8_t*>(scratch);
-    for (size_t pb = p0; pb < p1; pb += wx_block_) {
-      const size_t len = std::min(wx_block_, p1 - pb);
-      for (size_t j = 0; j < len; j += nr) {
-        if (padded) {
-          padded->pack_panel(*wx_, row_offset_.data(), pb + j, std::min(nr, len - j), buf, packed_x + j * kpad);
-        } else {
-          kernels::qu8_wxgemm_pack_x(*wx_, k_, std::min(nr, len - j), x + pb + j, hw, x_signed_, packed_x + j * kpad);
-        }
-      }
-      for (size_t c = c0; c < c1; c += mr) {
-        const uint8_t* wp = w + c / mr * w_panel;
-        for (size_t j = 0; j < len; j += nr) {
-          wx_->ukernel(std::min(mr, c1 - c), std::min(nr, len - j), kpad, wp, packed_x + j * kpad,
-                       y + c * p + pb + j, p, rq);
-        }
-      }
-    }
-  }
-
   const ir::Node& node_;
   std::vector<int64_t> w_dims_;
   const kernels::Qu8GemmConfig& cfg_;
-  static constexpr size_t kMaxWxBlock = 1024;  // pixels per W * X block (a multiple of 32)
-  static constexpr size_t kWxBlockBytes = 160 << 10;  // packed X per block
-  const kernels::Qu8WxConfig* wx_;  // the W * X kernel, or nullptr: X * W on cfg_
-  size_t wx_block_ = 32;
+  std::unique_ptr<QConvWx> wx_;  // the W * X path, or nullptr: X * W on cfg_
   bool x_signed_, y_signed_;
   int32_t x_zp_, y_zp_;
   size_t co_ = 0, k_ = 0, group_ = 1, panel_bytes_ = 0;
   AlignedFloats packed_;
   std::vector<uint8_t> nhwc_, cols_, product_;  // grow only: sized by the largest input seen
-  std::vector<size_t> row_offset_;              // W * X: each K row's start in the padded planes
   Conv2dGeometryCache geo_;
 };
 

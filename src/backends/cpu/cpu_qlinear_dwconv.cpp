@@ -60,13 +60,8 @@ class QLinearDwConv final : public CpuOp {
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
     if (taps_ > kMaxF32Taps) return 0;
-    const Conv2dGeometry* g = geo_.cached(t.inputs[0]->dims());
-    Conv2dGeometryCache tmp;
-    if (!g) {
-      auto r = tmp.get(node_.attrs, t.inputs[0]->dims(), w_dims_);
-      if (!r.ok()) return 0;  // run() reports the error
-      g = *r;
-    }
+    const std::optional<Conv2dGeometry> g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
+    if (!g) return 0;  // run() reports the error
     // Room for either path: which one runs depends on the ISA selected at run time.
     const size_t f32_path = plane_floats(g->h * g->w) + g->ho * g->wo;
     if (!direct_ok(*g)) return f32_path;

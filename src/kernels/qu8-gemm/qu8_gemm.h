@@ -92,6 +92,17 @@ struct Qu8GemmRequant {
   int32_t zero_point = 0;   // c_zp, 0..255
   uint32_t out_xor = 0;     // 0x80: store s8 (the u8 result with its sign bit flipped), else 0
   bool int32_out = false;   // store acc as int32 instead (c is int32_t*, c_stride in elements)
+  // W * X kernels only (qu8_wxgemm.h): store min(hi, max(lo, f32(acc) * multiplier[r] +
+  // row_bias[r])) as f32 (c is float*, c_stride in elements; lo / hi are then float bounds, -inf /
+  // +inf for none: a fused Relu or Clip), a multiply then an add, never an FMA, NaN passed through
+  // the clamp. row_bias: this tile's MR rows (all MR readable).
+  bool f32_out = false;
+  const float* row_bias = nullptr;
+  // f32_out with row_factor: acc += row_factor[r] * col_term[j] (int32, wrapping) before the
+  // conversion: the zero-point cross term of weights whose zero point is not folded (row_factor:
+  // the tile's MR rows; col_term: the tile's columns).
+  const int32_t* row_factor = nullptr;
+  const int32_t* col_term = nullptr;
 };
 
 // Computes one mr x nc tile (1 <= mr <= MR, 1 <= nc <= NR) over the whole (padded) K:

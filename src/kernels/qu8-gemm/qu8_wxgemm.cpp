@@ -105,6 +105,29 @@ void qu8_wxgemm_pack_w(const Qu8WxConfig& cfg, size_t m, size_t k, const int8_t*
   qu8_gemm_pack_b(as_b, k, m, w, 1, k, bias, multiplier, x_zero_point, x_signed, packed);
 }
 
+void qu8_wxgemm_set_row_params(const Qu8WxConfig& cfg, size_t m, size_t k, const int32_t* bias_prime,
+                               const float* multiplier, void* packed) {
+  const size_t panel = qu8_wxgemm_packed_w_size(cfg, cfg.mr, k);
+  uint8_t* base = static_cast<uint8_t*>(packed);
+  for (size_t i = 0; i < m; ++i) {
+    uint8_t* p = base + i / cfg.mr * panel;
+    const size_t r = i % cfg.mr;
+    std::memcpy(p + r * sizeof(int32_t), bias_prime + i, sizeof(int32_t));
+    std::memcpy(p + cfg.mr * sizeof(int32_t) + round_up(k, cfg.kr) * cfg.mr + r * sizeof(float), multiplier + i,
+                sizeof(float));
+  }
+}
+
+void qu8_wxgemm_panel_column_sums(const Qu8WxConfig& cfg, size_t kc, const uint8_t* panel, int32_t* sums) {
+  (void)cfg;
+  uint32_t acc[kNr] = {};
+  for (size_t g = 0; g < kc / kKr; ++g) {
+    const uint8_t* p = panel + g * kNr * kKr;
+    for (size_t j = 0; j < kNr; ++j) acc[j] += uint32_t{p[j * 4]} + p[j * 4 + 1] + p[j * 4 + 2] + p[j * 4 + 3];
+  }
+  for (size_t j = 0; j < kNr; ++j) sums[j] = static_cast<int32_t>(acc[j]);
+}
+
 void qu8_wxgemm_pack_x(const Qu8WxConfig& cfg, size_t k, size_t cols, const uint8_t* x, size_t row_stride,
                        bool x_signed, uint8_t* packed) {
   (void)cfg;
@@ -209,6 +232,19 @@ void qu8_wxgemm__scalar_8x32(size_t mr, size_t nc, size_t kc, const void* w, con
   }
   float mult[kMr];
   std::memcpy(mult, wb + kMr * sizeof(int32_t) + kc * kMr, sizeof mult);
+  if (rq.f32_out) {
+    float* y = reinterpret_cast<float*>(c);
+    for (size_t r = 0; r < mr; ++r) {
+      for (size_t j = 0; j < nc; ++j) {
+        if (rq.row_factor) acc[r][j] += static_cast<uint32_t>(rq.row_factor[r]) * static_cast<uint32_t>(rq.col_term[j]);
+        const float v = static_cast<float>(static_cast<int32_t>(acc[r][j])) * mult[r];
+        float z = v + rq.row_bias[r];
+        z = z < rq.lo ? rq.lo : z;
+        y[r * c_stride + j] = z > rq.hi ? rq.hi : z;
+      }
+    }
+    return;
+  }
   for (size_t r = 0; r < mr; ++r) {
     for (size_t j = 0; j < nc; ++j) {
       // qu8_gemm.h, "Exactness": f32 product, clamp in f32, round half to even, + zero point.

@@ -18,6 +18,10 @@
 //   packed X, per NR-column panel: kpad x NR u8, x8[(g*NR + j)*4 + t] = X[g*4 + t][j] (sign bit
 //     flipped for s8), zero for columns >= the panel's width and for k >= K.
 //
+// Besides the requantized u8 / s8 store, the kernels store a float epilogue (Qu8GemmRequant's
+// f32_out: f32(acc) * multiplier + row bias), for dynamically quantized convolutions whose
+// output is float.
+//
 // Microkernels: qu8_wxgemm__scalar_8x32 (portable: the statement of the arithmetic, and what
 // tests check the SIMD one against) and qu8_wxgemm__avx512vnni_8x32 (vpdpbusd; tiles of at most
 // 16 columns on one zmm). Configurations exist for Isa::kAvx512 with VNNI and for Isa::kScalar;
@@ -66,6 +70,15 @@ size_t qu8_wxgemm_packed_w_size(const Qu8WxConfig& cfg, size_t m, size_t k);
 // the activations' zero point (in their type) into MR-row panels.
 void qu8_wxgemm_pack_w(const Qu8WxConfig& cfg, size_t m, size_t k, const int8_t* w, const int32_t* bias,
                        const float* multiplier, int32_t x_zero_point, bool x_signed, void* packed);
+
+// Rewrites the int32 bias' (already x_zp-corrected: acc starts from it) and the f32 multiplier of
+// rows [0, m) in a qu8_wxgemm_pack_w output, for parameters known only per run (a dynamically
+// quantized input's zero point and scale).
+void qu8_wxgemm_set_row_params(const Qu8WxConfig& cfg, size_t m, size_t k, const int32_t* bias_prime,
+                               const float* multiplier, void* packed);
+
+// sums[j] = sum over k of packed X panel column j (kc rows, padding included; j < NR).
+void qu8_wxgemm_panel_column_sums(const Qu8WxConfig& cfg, size_t kc, const uint8_t* panel, int32_t* sums);
 
 // Packs `cols` <= NR columns of X (X[kk][j] = x[kk * row_stride + j]) into one X panel:
 // round_up(k, 4) * NR bytes.

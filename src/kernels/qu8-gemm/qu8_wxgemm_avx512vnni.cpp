@@ -52,6 +52,20 @@ inline __m512i dpbusd_bcst(__m512i acc, __m512i x_u8, const uint8_t* w) {
 #endif
 }
 
+// The f32_out epilogue (qu8_gemm.h): f32(acc) * m, then + b as a separate rounding (the file is
+// compiled with -ffp-contract=off, so the two never become one FMA: the same bits as the scalar
+// kernel and the ref's float arithmetic).
+// Then the clamp [lo, hi], max before min with the bound first, so a NaN passes through (the
+// instructions return their second operand when either is NaN), as the scalar kernel's selects.
+inline __m512 f32_epilogue(__m512i acc, __m512 m, __m512 b, __m512 lo, __m512 hi) {
+  const __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc), m), b);
+  return _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+}
+inline __m256 f32_epilogue(__m256i acc, __m256 m, __m256 b, __m256 lo, __m256 hi) {
+  const __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc), m), b);
+  return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+}
+
 // NV = 2: the full 32 columns; NV = 1: a tile of at most 16 columns (the panel's second half is
 // padding), at half the work.
 template <size_t NV>
@@ -112,6 +126,31 @@ void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, ui
   cr[0] = c;
   for (size_t r = 1; r < kMr; ++r) cr[r] = r < mr ? cr[r - 1] + c_stride : cr[r - 1];
   const float* mult = reinterpret_cast<const float*>(wq);  // after the weights (kc x MR bytes)
+  if (rq.f32_out) {
+    float* y = reinterpret_cast<float*>(c);
+    const __m512 flo = _mm512_set1_ps(rq.lo), fhi = _mm512_set1_ps(rq.hi);
+    __m512i col[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+    if (rq.row_factor) {  // the tile's column terms, masked to its columns
+      col[0] = _mm512_maskz_loadu_epi32(m0, rq.col_term);
+      if (NV == 2) col[1] = _mm512_maskz_loadu_epi32(m1, rq.col_term + 16);
+    }
+#pragma GCC unroll 8
+    for (size_t i = 0; i < kMr; ++i) {
+      const size_t r = kMr - 1 - i;
+      float* yr = y + (r < mr ? r : mr - 1) * c_stride;
+      float mv;
+      std::memcpy(&mv, mult + r, sizeof mv);
+      const __m512 m = _mm512_set1_ps(mv), b = _mm512_set1_ps(rq.row_bias[r]);
+#pragma GCC unroll 2
+      for (size_t h = 0; h < NV; ++h) {
+        if (rq.row_factor)
+          acc[r][h] = _mm512_add_epi32(acc[r][h], _mm512_mullo_epi32(col[h], _mm512_set1_epi32(rq.row_factor[r])));
+        const __m512 v = f32_epilogue(acc[r][h], m, b, flo, fhi);
+        _mm512_mask_storeu_ps(yr + 16 * h, h == 0 ? m0 : m1, v);
+      }
+    }
+    return;
+  }
   const __m512 lo = _mm512_set1_ps(rq.lo);
   const __m512 hi = _mm512_set1_ps(rq.hi);
   const __m512i zp = _mm512_set1_epi32(rq.zero_point);
@@ -191,6 +230,24 @@ void gemv_cols_n(size_t mr, size_t j0, size_t kc, const void* w, const uint8_t* 
     xj += 4 * kNr;
   }
   const __m256 mult = _mm256_loadu_ps(reinterpret_cast<const float*>(wq));  // after the weights
+  if (rq.f32_out) {
+    const __m256 b = _mm256_loadu_ps(rq.row_bias);
+    const __m256i factor =
+        rq.row_factor ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rq.row_factor)) : _mm256_setzero_si256();
+    float* y = reinterpret_cast<float*>(c);
+#pragma GCC unroll 4
+    for (size_t j = 0; j < kCols; ++j) {
+      __m256i sum = acc[0][j];
+#pragma GCC unroll 4
+      for (size_t u = 1; u < kU; ++u) sum = _mm256_add_epi32(sum, acc[u][j]);
+      if (rq.row_factor)
+        sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(factor, _mm256_set1_epi32(rq.col_term[j0 + j])));
+      alignas(32) float out[kMr];
+      _mm256_store_ps(out, f32_epilogue(sum, mult, b, _mm256_set1_ps(rq.lo), _mm256_set1_ps(rq.hi)));
+      for (size_t r = 0; r < mr; ++r) y[r * c_stride + j0 + j] = out[r];
+    }
+    return;
+  }
   const __m256 lo = _mm256_set1_ps(rq.lo);
   const __m256 hi = _mm256_set1_ps(rq.hi);
   const __m256i zp = _mm256_set1_epi32(rq.zero_point);

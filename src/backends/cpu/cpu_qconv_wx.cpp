@@ -1,0 +1,135 @@
+// The W * X quantized convolution driver (cpu_qconv_wx.h).
+#include "backends/cpu/cpu_qconv_wx.h"
+
+#include <algorithm>
+
+#include "backends/cpu/cpu_q8_im2col.h"
+#include "backends/cpu/cpu_qconv_padded.h"
+
+namespace nfuse::backends::cpu {
+
+const kernels::Qu8WxConfig* QConvWx::config() {
+  const kernels::Qu8WxConfig* cfg = kernels::qu8_wxgemm_config(kernels::selected_isa());
+  // pack_panel's run table holds one run per output-row segment of a panel.
+  return cfg != nullptr && cfg->nr <= QConvPaddedRows::kMaxRuns ? cfg : nullptr;
+}
+
+QConvWx::QConvWx(const kernels::Qu8WxConfig& cfg, size_t co, size_t k, size_t group)
+    : cfg_(cfg), co_(co), k_(k), group_(group) {
+  const size_t kpad = (k_ + 3) / 4 * 4;
+  block_ = std::min<size_t>(kMaxBlock, std::max<size_t>(32, kBlockBytes / kpad / 32 * 32));
+}
+
+bool QConvWx::pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed) {
+  const size_t cg = co_ / group_;
+  panel_bytes_ = kernels::qu8_wxgemm_packed_w_size(cfg_, cg, k_);
+  if (!packed_.resize((panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float))) return false;
+  for (size_t g = 0; g < group_; ++g) {
+    kernels::qu8_wxgemm_pack_w(cfg_, cg, k_, w + g * cg * k_, bias ? bias + g * cg : nullptr,
+                               multiplier ? multiplier + g * cg : nullptr, x_zp, x_signed,
+                               reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
+  }
+  return true;
+}
+
+void QConvWx::set_row_params(const int32_t* bias_prime, const float* multiplier) {
+  const size_t cg = co_ / group_;
+  for (size_t g = 0; g < group_; ++g) {
+    kernels::qu8_wxgemm_set_row_params(cfg_, cg, k_, bias_prime + g * cg, multiplier + g * cg,
+                                       reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
+  }
+}
+
+// Each worker's packed X block, then (worker 0's only, read by all) the padded planes. In the
+// partition's scratch rather than op-owned, because one buffer shared by every convolution stays
+// in cache from one to the next, where ResNet-50's 53 op-owned copies each came cold. Every
+// worker's scratch is sized for both parts (the Scratch API sizes all alike).
+size_t QConvWx::scratch_floats(const Conv2dGeometry& g) const {
+  size_t padded = 0;
+  if (!is_pointwise_unpadded(g) && g.ho != 0 && g.wo != 0) padded = QConvPaddedRows(g, 0, false).buffer_bytes(g.ho);
+  return (packed_x_bytes() + padded + sizeof(float) - 1) / sizeof(float);
+}
+
+Status QConvWx::run(const Conv2dGeometry& g, const uint8_t* x_all, int32_t x_zp, bool x_signed, void* y_all,
+                    const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe, RunContext& rc,
+                    const std::string& label) {
+  const size_t p = g.ho * g.wo, hw = g.h * g.w;
+  const size_t cin_g = g.c / g.group, cg = co_ / g.group;
+  if (p == 0 || g.n == 0) return ok_status();  // empty output (padded rows need ho, wo >= 1)
+  const bool direct = is_pointwise_unpadded(g);
+  const QConvPaddedRows padded(g, x_zp, x_signed);
+  uint8_t* buf = nullptr;
+  if (!direct) {
+    if (rc.scratch.floats() < scratch_floats(g)) return internal_error(label + ": scratch too small");
+    buf = reinterpret_cast<uint8_t*>(rc.scratch.get(0)) + packed_x_bytes();
+    row_offset_.resize(k_);
+    padded.row_offsets(g.ho, row_offset_.data());
+  }
+  const size_t y_elem = rq.f32_out ? sizeof(float) : 1;
+  const kernels::GemmTasks tasks = kernels::gemm_tasks(cfg_.nr, cfg_.mr, p, cg, k_, rc.pool.threads());
+  for (size_t n = 0; n < g.n; ++n) {
+    for (size_t gi = 0; gi < g.group; ++gi) {
+      const uint8_t* x = x_all + (n * g.c + gi * cin_g) * hw;
+      uint8_t* y = static_cast<uint8_t*>(y_all) + (n * co_ + gi * cg) * p * y_elem;
+      const uint8_t* w = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
+      if (!direct) {
+        const size_t cstep = std::max<size_t>(1, (cin_g + rc.pool.threads() * 4 - 1) / (rc.pool.threads() * 4));
+        const PlaneRowsOf<const uint8_t> planes{x, hw, g.w, 0};
+        rc.pool.run((cin_g + cstep - 1) / cstep, [&](size_t i, size_t) {
+          padded.fill(planes, g.h, i * cstep, std::min(cin_g, (i + 1) * cstep), 0, g.ho, buf);
+        });
+      }
+      FloatEpilogue group_fe;
+      if (fe.row_bias) group_fe.row_bias = fe.row_bias + gi * cg;
+      if (fe.row_factor) group_fe.row_factor = fe.row_factor + gi * cg;
+      rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
+        size_t p0, p1, c0, c1;
+        tasks.range(i, p, cg, &p0, &p1, &c0, &c1);
+        task(g, direct ? nullptr : &padded, buf, x, x_signed, x_zp, w, y, y_elem, p0, p1, c0, c1, rq, group_fe,
+             rc.scratch.get(worker));
+      });
+    }
+  }
+  return ok_status();
+}
+
+void QConvWx::task(const Conv2dGeometry& g, const QConvPaddedRows* padded, const uint8_t* buf, const uint8_t* x,
+                   bool x_signed, int32_t x_zp, const uint8_t* w, uint8_t* y, size_t y_elem, size_t p0, size_t p1,
+                   size_t c0, size_t c1, const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe,
+                   float* scratch) const {
+  const size_t p = g.ho * g.wo, hw = g.h * g.w;
+  const size_t mr = cfg_.mr, nr = cfg_.nr, kpad = (k_ + 3) / 4 * 4;
+  const size_t w_panel = kernels::qu8_wxgemm_packed_w_size(cfg_, mr, k_);
+  uint8_t* packed_x = reinterpret_cast<uint8_t*>(scratch);
+  kernels::Qu8GemmRequant tile_rq = rq;
+  int32_t col_term[kMaxBlock];  // the cross term's per-pixel part, colsum(X) - K * x_zp (wrapping)
+  const uint32_t k_zp = static_cast<uint32_t>(k_) * static_cast<uint32_t>(x_zp);
+  for (size_t pb = p0; pb < p1; pb += block_) {
+    const size_t len = std::min(block_, p1 - pb);
+    for (size_t j = 0; j < len; j += nr) {
+      if (padded) {
+        padded->pack_panel(cfg_, row_offset_.data(), pb + j, std::min(nr, len - j), buf, packed_x + j * kpad);
+      } else {
+        kernels::qu8_wxgemm_pack_x(cfg_, k_, std::min(nr, len - j), x + pb + j, hw, x_signed, packed_x + j * kpad);
+      }
+      if (fe.row_factor) {
+        int32_t sums[QConvPaddedRows::kMaxRuns];  // NR <= kMaxRuns (config())
+        kernels::qu8_wxgemm_panel_column_sums(cfg_, kpad, packed_x + j * kpad, sums);
+        for (size_t jj = 0; jj < std::min(nr, len - j); ++jj)
+          col_term[j + jj] = static_cast<int32_t>(static_cast<uint32_t>(sums[jj]) - k_zp);
+      }
+    }
+    for (size_t c = c0; c < c1; c += mr) {
+      const uint8_t* wp = w + c / mr * w_panel;
+      if (fe.row_bias) tile_rq.row_bias = fe.row_bias + c;
+      if (fe.row_factor) tile_rq.row_factor = fe.row_factor + c;
+      for (size_t j = 0; j < len; j += nr) {
+        if (fe.row_factor) tile_rq.col_term = col_term + j;
+        cfg_.ukernel(std::min(mr, c1 - c), std::min(nr, len - j), kpad, wp, packed_x + j * kpad,
+                     y + (c * p + pb + j) * y_elem, p, tile_rq);
+      }
+    }
+  }
+}
+
+}  // namespace nfuse::backends::cpu

@@ -1,0 +1,72 @@
+// The W * X orientation of a quantized 2-D convolution on the cpu backend (qu8_wxgemm.h): output
+// channels are GEMM rows, pixels columns, so the NCHW input rows are X ([K x pixels], K in ONNX's
+// (c, ky, kx) order, the weights need no reordering) and the output rows are NCHW rows. X is the
+// input itself for a 1x1 stride-1 unpadded convolution; otherwise im2col columns are gathered
+// straight into the GEMM's packed X panels (qu8_wxgemm_pack_x_runs) from a copy of the group's
+// planes padded with x's zero point and split into stride phases (cpu_qconv_padded.h), so every
+// (c, ky, kx) and output row is one contiguous run and no im2col matrix is built. Tasks split
+// pixels first, so each packs only its own columns.
+//
+// Shared by QLinearConv (u8 / s8 output, parameters fixed at pack time) and the dynamically
+// quantized Conv (float output; x's zero point and scale known per run, written into the packed
+// panels by set_row_params before each run).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_op.h"
+#include "kernels/qu8-gemm/qu8_wxgemm.h"
+
+namespace nfuse::backends::cpu {
+
+class QConvPaddedRows;
+
+class QConvWx {
+ public:
+  // The W * X kernel this CPU runs for the selected ISA, or nullptr (callers keep X * W).
+  static const kernels::Qu8WxConfig* config();
+
+  QConvWx(const kernels::Qu8WxConfig& cfg, size_t co, size_t k, size_t group);
+
+  // Packs the s8 weights [Co][K] per group with bias (int32 [Co] or nullptr), multipliers (f32
+  // [Co] or nullptr) and x's zero point; false when memory runs out.
+  bool pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed);
+  // Rewrites every row's bias' and multiplier ([Co] each) in the packed weights.
+  void set_row_params(const int32_t* bias_prime, const float* multiplier);
+
+  // Scratch floats per worker for geometry g (the padded planes use x's zero point's byte only
+  // for their contents, not their size).
+  size_t scratch_floats(const Conv2dGeometry& g) const;
+
+  // The float epilogue (rq.f32_out): per output channel a bias and, optionally, the factor c_o of
+  // the zero-point cross term c_o * (colsum(X)_pixel - K * x_zp), added to the accumulator.
+  // Both [Co + MR]: a tile reads MR entries.
+  struct FloatEpilogue {
+    const float* row_bias = nullptr;
+    const int32_t* row_factor = nullptr;
+  };
+
+  // y (NCHW: u8 / s8 bytes, or floats with rq.f32_out) from x (NCHW u8 / s8) with x's zero point
+  // x_zp; the scratch must hold scratch_floats(g).
+  Status run(const Conv2dGeometry& g, const uint8_t* x, int32_t x_zp, bool x_signed, void* y,
+             const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe, RunContext& rc, const std::string& label);
+
+ private:
+  size_t packed_x_bytes() const { return ((k_ + 3) / 4 * 4 * block_ + 63) / 64 * 64; }
+  // Output pixels [p0, p1) x channels [c0, c1) of one image and group, block by block of pixels.
+  void task(const Conv2dGeometry& g, const QConvPaddedRows* padded, const uint8_t* buf, const uint8_t* x, bool x_signed,
+            int32_t x_zp, const uint8_t* w, uint8_t* y, size_t y_elem, size_t p0, size_t p1, size_t c0, size_t c1,
+            const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe, float* scratch) const;
+
+  static constexpr size_t kMaxBlock = 1024;         // pixels per block (a multiple of 32)
+  static constexpr size_t kBlockBytes = 160 << 10;  // packed X per block
+  const kernels::Qu8WxConfig& cfg_;
+  size_t co_, k_, group_, panel_bytes_ = 0, block_ = 32;
+  AlignedFloats packed_;
+  std::vector<size_t> row_offset_;  // each K row's start in the padded planes
+};
+
+}  // namespace nfuse::backends::cpu

@@ -28,6 +28,10 @@ Result<std::unique_ptr<CpuOp>> make_math(const ir::Node& node, const CompileCont
 Result<std::unique_ptr<CpuOp>> make_reduce(const ir::Node& node, const CompileContext& ctx);
 // Cast between float32 and float16 on the f16-vcvt kernels (cpu_cast.cpp).
 Result<std::unique_ptr<CpuOp>> make_cast(const ir::Node& node, const CompileContext& ctx);
+// Comparisons, boolean logic and Where with any broadcast (cpu_select.cpp).
+Result<std::unique_ptr<CpuOp>> make_select(const ir::Node& node, const CompileContext& ctx);
+// Gather, Expand, Tile and Pad as row copies (cpu_copy_ops.cpp).
+Result<std::unique_ptr<CpuOp>> make_copy_op(const ir::Node& node, const CompileContext& ctx);
 // nfuse.DynamicQuantConv: the same for 2-D convolutions (cpu_dynamic_quant_conv.cpp).
 Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, const CompileContext& ctx);
 
@@ -199,6 +203,20 @@ const std::map<std::pair<std::string, std::string>, OpFactory>& optimized_ops() 
       {{"", "ReduceMin"}, make_reduce},
       {{"", "ReduceSumSquare"}, make_reduce},
       {{"", "ReduceL2"}, make_reduce},
+      {{"", "Equal"}, make_select},
+      {{"", "Less"}, make_select},
+      {{"", "Greater"}, make_select},
+      {{"", "LessOrEqual"}, make_select},
+      {{"", "GreaterOrEqual"}, make_select},
+      {{"", "And"}, make_select},
+      {{"", "Or"}, make_select},
+      {{"", "Xor"}, make_select},
+      {{"", "Not"}, make_select},
+      {{"", "Where"}, make_select},
+      {{"", "Gather"}, make_copy_op},
+      {{"", "Expand"}, make_copy_op},
+      {{"", "Tile"}, make_copy_op},
+      {{"", "Pad"}, make_copy_op},
       {{"com.microsoft", "QuantizeLinear"}, make_quantize_linear},
       {{"com.microsoft", "DequantizeLinear"}, make_quantize_linear},
       {{"com.microsoft", "QLinearAdd"}, make_qlinear_binary},

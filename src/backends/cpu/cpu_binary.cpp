@@ -1,10 +1,14 @@
 // Add, Sub, Mul, Div, and two-input Max and Min, on f32 with the broadcasts that occur in CNNs as fast paths: same
 // shape, one operand a scalar, and one operand varying along a contiguous run of axes only (per-channel [1,C,1,1]
-// scales and biases, [N] row biases). Other broadcasts run on the reference kernel.
+// scales and biases, [N] row biases). Any other numpy broadcast (both operands broadcast, as [N,1,W] + [1,H,1])
+// runs row by row (cpu_broadcast.h) on the same vector kernels; only opset-1..6 `axis` broadcasts run on the
+// reference kernel.
 #include <algorithm>
 
+#include "backends/cpu/cpu_broadcast.h"
 #include "backends/cpu/cpu_op.h"
 #include "kernels/f32-vbinary/f32_vbinary.h"
+#include "ops/elementwise_util.h"
 
 namespace nfuse::backends::cpu {
 
@@ -66,17 +70,21 @@ bool broadcast_view(const std::vector<int64_t>& full, const std::vector<int64_t>
 
 class BinaryOp final : public CpuOp {
  public:
-  BinaryOp(F32BinaryOp op, std::unique_ptr<CpuOp> fallback)
-      : op_(op), kernels_(kernels::f32_vbinary_config(kernels::selected_isa())), fallback_(std::move(fallback)) {}
+  BinaryOp(F32BinaryOp op, std::unique_ptr<CpuOp> fallback, bool legacy_broadcast)
+      : op_(op),
+        kernels_(kernels::f32_vbinary_config(kernels::selected_isa())),
+        fallback_(std::move(fallback)),
+        legacy_broadcast_(legacy_broadcast) {}
 
   Status run(const OpTensors& t, RunContext& rc) override {
+    if (legacy_broadcast_) return fallback_->run(t, rc);  // B aligned at `axis`, not numpy's rule
     const ir::Tensor& a = *t.inputs[0];
     const ir::Tensor& b = *t.inputs[1];
     ir::Tensor& y = *t.outputs[0];
     Broadcast v;
     const bool a_full = a.dims() == y.dims(), b_full = b.dims() == y.dims();
     if (!(a_full && broadcast_view(y.dims(), b.dims(), &v))) {
-      if (!(b_full && broadcast_view(y.dims(), a.dims(), &v))) return fallback_->run(t, rc);
+      if (!(b_full && broadcast_view(y.dims(), a.dims(), &v))) return run_general(a, b, y, rc);
       v.swapped = true;
     }
     const float* full = (v.swapped ? b : a).data<float>();
@@ -108,9 +116,38 @@ class BinaryOp final : public CpuOp {
     return ok_status();
   }
 
+  // Any numpy broadcast, one output row at a time (file comment).
+  Status run_general(const ir::Tensor& a, const ir::Tensor& b, ir::Tensor& y, RunContext& rc) {
+    const std::array<const std::vector<int64_t>*, 3> dims{&a.dims(), &b.dims(), &y.dims()};
+    if (!general_key_.same(dims)) {
+      if (!general_.plan(y.dims(), {&a.dims(), &b.dims()})) return invalid_argument("inputs do not broadcast");
+      general_key_.set(dims);
+    }
+    const float* av = a.data<float>();
+    const float* bv = b.data<float>();
+    float* out = y.data<float>();
+    const size_t sa = general_.step(0), sb = general_.step(1), n = general_.row_length();
+    general_.run(rc.pool, [&](size_t o, const std::array<size_t, 2>& off) {
+      const float* x = av + off[0];
+      const float* z = bv + off[1];
+      if (sa == 1) {
+        run_span(kernels_, op_, x, z, sb, out + o, n, false);
+      } else if (sb == 1) {
+        run_span(kernels_, op_, z, x, 0, out + o, n, true);
+      } else {  // both operands constant along the row
+        run_span(kernels_, op_, x, z, 0, out + o, 1, false);
+        std::fill(out + o + 1, out + o + n, out[o]);
+      }
+    });
+    return ok_status();
+  }
+
   F32BinaryOp op_;
   const kernels::F32VbinaryConfig& kernels_;
-  std::unique_ptr<CpuOp> fallback_;  // the reference kernel, for other broadcasts
+  std::unique_ptr<CpuOp> fallback_;  // the reference kernel, for opset-1..6 `axis` broadcasts
+  bool legacy_broadcast_;
+  BroadcastRows<2> general_;
+  DimsKey<3> general_key_;
 };
 
 }  // namespace
@@ -126,7 +163,8 @@ Result<std::unique_ptr<CpuOp>> make_elementwise(const ir::Node& node, const Comp
   }
   std::unique_ptr<CpuOp> ref = make_ref_op(node);
   if (!ref) return std::unique_ptr<CpuOp>();
-  return std::unique_ptr<CpuOp>(std::make_unique<BinaryOp>(it->second, std::move(ref)));
+  return std::unique_ptr<CpuOp>(
+      std::make_unique<BinaryOp>(it->second, std::move(ref), ops::uses_legacy_broadcast(node)));
 }
 
 }  // namespace nfuse::backends::cpu

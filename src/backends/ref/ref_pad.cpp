@@ -4,45 +4,25 @@
 #include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_tensor_util.h"
+#include "ops/pad_mode.h"
 #include "ops/tensor_params.h"
 
 namespace nfuse::backends::ref {
 namespace {
 
-enum class Mode { kConstant, kReflect, kEdge };
-
-// Maps i into [0, n) for edge/reflect; returns false for constant mode outside the range.
-bool map_index(int64_t& i, int64_t n, Mode mode) {
-  if (i >= 0 && i < n) return true;
-  switch (mode) {
-    case Mode::kConstant: return false;
-    case Mode::kEdge: i = i < 0 ? 0 : n - 1; return true;
-    case Mode::kReflect: {
-      if (n == 1) {
-        i = 0;
-        return true;
-      }
-      const int64_t period = 2 * (n - 1);
-      int64_t m = i % period;
-      if (m < 0) m += period;
-      i = m < n ? m : period - m;
-      return true;
-    }
-  }
-  return false;
-}
+using ops::map_pad_index;
+using ops::PadMode;
 
 Status pad(KernelArgs& a) {
   const ir::Tensor& x = a.in(0);
   ir::Tensor& y = a.out(0);
-  const std::string mode_name = a.attrs().get_string("mode", "constant");
-  const Mode mode = mode_name == "reflect" ? Mode::kReflect : mode_name == "edge" ? Mode::kEdge : Mode::kConstant;
+  const PadMode mode = ops::pad_mode_of(a.attrs().get_string("mode", "constant")).value_or(PadMode::kConstant);
   auto pads = ops::ints_from_attr_or_input(a.attrs(), "pads", a.has_in(1) ? &a.in(1) : nullptr);
   const size_t r = x.dims().size();
   if (!pads || pads->size() != 2 * r || y.dims().size() != r) return a.error("pads do not match the input rank");
   for (size_t d = 0; d < r; ++d) {
     if (y.dims()[d] != x.dims()[d] + (*pads)[d] + (*pads)[d + r]) return a.error("output dims do not match pads");
-    if (mode != Mode::kConstant && x.dims()[d] == 0 && y.dims()[d] > 0) return a.error("cannot pad an empty dim");
+    if (mode != PadMode::kConstant && x.dims()[d] == 0 && y.dims()[d] > 0) return a.error("cannot pad an empty dim");
   }
   // The pad value, stored once in the output dtype.
   ir::Tensor value = ir::Tensor::allocate(x.dtype(), {});
@@ -58,7 +38,7 @@ Status pad(KernelArgs& a) {
     int64_t src = 0;
     for (size_t d = 0; d < r; ++d) {
       int64_t i = idx[d] - (*pads)[d];
-      if (!map_index(i, x.dims()[d], mode)) {
+      if (!map_pad_index(i, x.dims()[d], mode)) {
         copy_elem(y.raw(), linear, value.raw(), 0, esize);
         return;
       }

@@ -70,6 +70,7 @@ bench: build models
 	$(PY) scripts/make_demo_image.py $(MODELS)/demo_text_960.npy
 	bash bench/compare_ort.sh $(BUILD)
 	bash bench/suite_table.sh $(BUILD)
+	bash bench/zoo_dynamic_quant.sh $(BUILD)
 	bash bench/compare_int8.sh $(BUILD)
 	bash bench/compare_fusion.sh $(BUILD)
 	bash bench/backend_table.sh $(BUILD)

@@ -1,9 +1,13 @@
 // The cpu backend's LSTM and GRU (f32, default activations) against the ref backend, forward,
 // reverse and bidirectional, with and without bias and initial states, on awkward
-// batch/input/hidden sizes; GRU with both linear_before_reset settings.
+// batch/input/hidden sizes; GRU with both linear_before_reset settings; sequence_lens (entries of
+// full, partial and zero length, constant or fed at run time, in every direction) on the cpu
+// kernel, and a length outside [0, seq] refused with the entry named.
+#include <map>
 #include <string>
 #include <vector>
 
+#include "compile/plan_stats.h"
 #include "cpu_typed_node.h"
 
 namespace nfuse {
@@ -71,6 +75,51 @@ TEST(CpuRnn, Gru) {
         }
       }
     }
+  }
+}
+
+// The nodes of n's plan on `cpu` that run on reference kernels.
+std::vector<std::string> reference_nodes(const TypedNode& n) {
+  runtime::SessionOptions o;
+  o.backend = "cpu";
+  auto s = runtime::Session::create(n.build(), o);
+  if (!s.ok()) return {"session: " + s.status().to_string()};
+  std::map<std::string, std::vector<int64_t>> dims;
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (!n.inputs[i].tensor.empty() && !n.inputs[i].constant)
+      dims["in" + std::to_string(i)] = n.inputs[i].tensor.dims();
+  auto plan = (*s)->prepare(dims);
+  if (!plan.ok()) return {"plan: " + plan.status().to_string()};
+  return compile::compute_stats((*s)->graph(), **plan).reference_nodes;
+}
+
+ir::Tensor lengths(const std::vector<int32_t>& v) {
+  ir::Tensor t = ir::Tensor::allocate(ir::DType::kI32, {static_cast<int64_t>(v.size())});
+  std::copy(v.begin(), v.end(), t.data<int32_t>());
+  return t;
+}
+
+TEST(CpuRnn, SequenceLengths) {
+  std::mt19937 rng(cpu_test::kSeed + 63);
+  const Case c{6, 5, 7, 12};
+  for (const char* op : {"LSTM", "GRU"}) {
+    for (const char* dir : {"forward", "reverse", "bidirectional"}) {
+      for (bool constant : {true, false}) {
+        TypedNode n = rnn_node(op, c, dir, true, true, rng);
+        n.inputs[4] = {lengths({6, 0, 3, 6, 1}), constant};
+        const std::string what = std::string(op) + " " + dir + " sequence_lens" + (constant ? " constant" : " input");
+        cpu_test::expect_typed_matches_ref(n, 4 * (c.input + c.hidden), what, 2);
+        EXPECT_TRUE(reference_nodes(n).empty()) << what << ": ran on the reference kernel";
+      }
+    }
+    TypedNode full = rnn_node(op, c, "bidirectional", false, false, rng);  // every entry full: the plain path
+    full.inputs[4] = {lengths({6, 6, 6, 6, 6}), false};
+    cpu_test::expect_typed_matches_ref(full, 4 * (c.input + c.hidden), std::string(op) + " full lengths");
+    TypedNode bad = rnn_node(op, c, "forward", false, false, rng);
+    bad.inputs[4] = {lengths({6, 7, 1, 1, 1}), false};
+    auto r = bad.run("cpu", 1);
+    ASSERT_FALSE(r.ok()) << op;
+    EXPECT_NE(r.status().to_string().find("sequence_lens[1] = 7"), std::string::npos) << r.status().to_string();
   }
 }
 

@@ -4,8 +4,8 @@
 // run, both operands broadcast, rank-1 against rank-4), each dtype the kernels take, Gather's
 // negative indices and out-of-range ones (an error naming the index), Pad's three modes with
 // wide reflect pads and negative (cropping) pads, Tile with repeats on every axis; at 1 and 2
-// threads on tensors big enough to split into parts. Each case also checks that the node ran on
-// the cpu kernel, not on its reference kernel.
+// threads on tensors big enough to split into parts; Cast between every pair of dtypes. Each case also checks that the
+// node ran on the cpu kernel, not on its reference kernel.
 #include <limits>
 #include <map>
 #include <string>
@@ -13,6 +13,7 @@
 
 #include "compile/plan_stats.h"
 #include "cpu_typed_node.h"
+#include "frontend/onnx/onnx_tensor.h"
 
 namespace nfuse {
 namespace {
@@ -241,6 +242,43 @@ TEST(CpuCopy, PadInEveryModeWithWideAndNegativePads) {
   big.inputs = {{random_tensor({1, 16, 60, 60}, rng), false},
                 {indices({0, 0, 3, 3, 0, 0, 3, 3}, ir::DType::kI64, {8}), true}};
   check(big, "Pad reflect 16x60x60");
+}
+
+// Cast between every pair of numeric dtypes (and bool) runs the reference conversion in parallel
+// parts: the same bits, NaN, infinities, out-of-range values and fractions of both signs included.
+TEST(CpuCast, EveryDtypePair) {
+  const ir::DType kTypes[] = {ir::DType::kF32, ir::DType::kF64, ir::DType::kF16, ir::DType::kBF16, ir::DType::kI8,
+                              ir::DType::kU8,  ir::DType::kI16, ir::DType::kU16, ir::DType::kI32,  ir::DType::kU32,
+                              ir::DType::kI64, ir::DType::kU64, ir::DType::kBool};
+  const double kValues[] = {0.0,
+                            -0.0,
+                            1.5,
+                            -2.5,
+                            3.7,
+                            -100.25,
+                            255.0,
+                            300.0,
+                            -129.0,
+                            65504.0,
+                            1e10,
+                            -1e10,
+                            std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::quiet_NaN()};
+  for (ir::DType from : kTypes) {
+    ir::Tensor x = ir::Tensor::allocate(from, {70001});
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double v = kValues[i % std::size(kValues)] + static_cast<double>(i % 7);
+      const bool integral = ir::dtype_is_integer(from) || from == ir::DType::kBool;
+      ir::store_from_double(from, x.raw(), i, integral && !std::isfinite(v) ? 3.0 : v);
+    }
+    for (ir::DType to : kTypes) {
+      TypedNode n;
+      n.op = "Cast";
+      n.attrs.set("to", static_cast<int64_t>(frontend::onnx::dtype_to_onnx(to)));
+      n.inputs = {{x, false}};
+      check(n, std::string("Cast ") + std::string(ir::dtype_name(from)) + " -> " + std::string(ir::dtype_name(to)));
+    }
+  }
 }
 
 }  // namespace

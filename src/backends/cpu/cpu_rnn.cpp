@@ -1,6 +1,6 @@
 // LSTM and GRU on f32 (forward, reverse, bidirectional) with the default activations, layout 0,
-// constant W, R and B, no sequence_lens, peepholes or input_forget: everything else runs on the
-// reference kernel. Per direction, the input projection X * W^T + biases of every time step is
+// constant W, R and B, initial states, and sequence_lens; peepholes, input_forget and other
+// activations run on the reference kernel. Per direction, the input projection X * W^T + biases of every time step is
 // one GEMM; each step then adds h * R^T onto its rows of that product (the GEMM's residual input)
 // and one fused pass applies the gates. W^T and R^T are packed once at compile time. Gate order
 // in W/R/B: LSTM i o f c, GRU z r h. LSTM gate nonlinearities run on the vectorised sigmoid /
@@ -55,6 +55,62 @@ bool pack_transposed(const kernels::F32GemmConfig& cfg, const float* w, size_t k
 
 bool ensure(AlignedFloats& b, size_t n) { return b.size() >= n || b.resize(n); }
 
+// sequence_lens (as the ref: steps past an entry's length leave its state and Y alone, Y zero;
+// a reverse direction runs each entry from its own last step). When some entry is shorter than
+// the sequence, each step runs on every batch row with the rows' input projections gathered
+// from their own time steps, and the state rows of entries already finished are put back.
+class SequenceLengths {
+ public:
+  // Reads sequence_lens (nullptr: all full); true when some entry is shorter than seq.
+  Result<bool> read(const ir::Tensor* lens, size_t seq, size_t batch) {
+    len_.assign(batch, seq);
+    short_ = false;
+    if (!lens || lens->numel() == 0) return false;
+    if (static_cast<size_t>(lens->numel()) != batch)
+      return invalid_argument("sequence_lens has " + std::to_string(lens->numel()) + " entries for a batch of " +
+                              std::to_string(batch));
+    for (size_t b = 0; b < batch; ++b) {
+      const int64_t v = lens->get_int(static_cast<int64_t>(b));
+      if (v < 0 || static_cast<size_t>(v) > seq) {
+        return invalid_argument("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(v) + " is outside [0, " +
+                                std::to_string(seq) + "]");
+      }
+      len_[b] = static_cast<size_t>(v);
+      short_ = short_ || len_[b] != seq;
+    }
+    return short_;
+  }
+  bool active(size_t b, size_t s) const { return s < len_[b]; }
+  // Entry b's time step at step s.
+  size_t time(size_t b, size_t s, bool backward) const { return backward ? len_[b] - 1 - s : s; }
+  // The step's input projections, one g-wide row per batch entry (zeros for finished ones).
+  const float* stage(const float* xw, size_t s, bool backward, size_t batch, size_t g, AlignedFloats& out) const {
+    for (size_t b = 0; b < batch; ++b) {
+      float* row = out.data() + b * g;
+      if (active(b, s)) {
+        std::copy_n(xw + (time(b, s, backward) * batch + b) * g, g, row);
+      } else {
+        std::fill_n(row, g, 0.0f);
+      }
+    }
+    return out.data();
+  }
+  // Puts back the state rows (hs wide) of the entries finished before step s.
+  void restore_finished(size_t s, size_t batch, size_t hs, const float* saved, float* state) const {
+    for (size_t b = 0; b < batch; ++b)
+      if (!active(b, s)) std::copy_n(saved + b * hs, hs, state + b * hs);
+  }
+  // Y rows of the entries active at step s (y: direction d's [seq][nd][batch][hs] base).
+  void write_y(size_t s, bool backward, size_t batch, size_t hs, size_t nd, size_t d, const float* h, float* y) const {
+    for (size_t b = 0; b < batch; ++b)
+      if (active(b, s)) std::copy_n(h + b * hs, hs, y + ((time(b, s, backward) * nd + d) * batch + b) * hs);
+  }
+
+ private:
+  std::vector<size_t> len_;
+  bool short_ = false;
+};
+
 struct Direction {
   AlignedFloats w_packed, r_packed;  // K x 4H panels: K = input for W, hidden for R
   std::vector<float> bias;           // Wb + Rb, 4H
@@ -105,9 +161,12 @@ class LstmOp final : public CpuOp {
     ir::Tensor* y_c = present(2);
     const float* h0 = input(5);
     const float* c0 = input(6);
+    NFUSE_ASSIGN_OR_RETURN(const bool varlen, lens_.read(t.inputs.size() > 4 ? t.inputs[4] : nullptr, seq, batch));
     if (!ensure(xw_, seq * batch * g) || !ensure(gates_, batch * g) || !ensure(h_, batch * hs) ||
-        !ensure(c_, batch * hs) || !ensure(tanh_c_, hs))
+        !ensure(c_, batch * hs) || !ensure(tanh_c_, hs) ||
+        (varlen && (!ensure(stage_, batch * g) || !ensure(saved_, 2 * batch * hs))))
       return out_of_memory("cpu LSTM buffers");
+    if (y && varlen) std::fill_n(y->data<float>(), y->numel(), 0.0f);
     for (size_t d = 0; d < nd; ++d) {
       const Direction& dir = dirs_[d];
       float* h = h_.data();
@@ -117,6 +176,17 @@ class LstmOp final : public CpuOp {
       gemm(rc, seq * batch, input_, x.data<float>(), dir.w_packed.data(), dir.bias.data(), nullptr, xw_.data());
       const bool backward = reverse_only_ || d == 1;
       for (size_t s = 0; s < seq; ++s) {
+        if (varlen) {
+          const float* xs = lens_.stage(xw_.data(), s, backward, batch, g, stage_);
+          std::copy_n(h, batch * hs, saved_.data());
+          std::copy_n(c, batch * hs, saved_.data() + batch * hs);
+          gemm(rc, batch, hs, h, dir.r_packed.data(), nullptr, xs, gates_.data());
+          apply_gates(batch, h, c);
+          lens_.restore_finished(s, batch, hs, saved_.data(), h);
+          lens_.restore_finished(s, batch, hs, saved_.data() + batch * hs, c);
+          if (y) lens_.write_y(s, backward, batch, hs, nd, d, h, y->data<float>());
+          continue;
+        }
         const size_t step = backward ? seq - 1 - s : s;
         gemm(rc, batch, hs, h, dir.r_packed.data(), nullptr, xw_.data() + step * batch * g, gates_.data());
         apply_gates(batch, h, c);
@@ -168,8 +238,9 @@ class LstmOp final : public CpuOp {
   bool reverse_only_;
   float clip_;
   std::vector<Direction> dirs_;
-  AlignedFloats xw_, gates_, h_, c_, tanh_c_;
+  AlignedFloats xw_, gates_, h_, c_, tanh_c_, stage_, saved_;
   std::vector<float> zeros_;
+  SequenceLengths lens_;
 };
 
 // GRU, gates z r h. linear_before_reset = 1: one recurrent GEMM h * R^T + [0, 0, Rbh] per step.
@@ -214,9 +285,11 @@ class GruOp final : public CpuOp {
     ir::Tensor* y_h = t.outputs.size() > 1 && !t.outputs[1]->empty() ? t.outputs[1] : nullptr;
     const float* h0 = t.inputs.size() > 5 && t.inputs[5] && t.inputs[5]->numel() > 0 ? t.inputs[5]->data<float>()
                                                                                        : nullptr;
+    NFUSE_ASSIGN_OR_RETURN(const bool varlen, lens_.read(t.inputs.size() > 4 ? t.inputs[4] : nullptr, seq, batch));
     if (!ensure(xw_, seq * batch * g) || !ensure(gates_, batch * g) || !ensure(h_, batch * hs) ||
-        !ensure(rh_, batch * hs))
+        !ensure(rh_, batch * hs) || (varlen && (!ensure(stage_, batch * g) || !ensure(saved_, batch * hs))))
       return out_of_memory("cpu GRU buffers");
+    if (y && varlen) std::fill_n(y->data<float>(), y->numel(), 0.0f);
     for (size_t d = 0; d < nd; ++d) {
       const Direction& dir = dirs_[d];
       float* h = h_.data();
@@ -226,6 +299,14 @@ class GruOp final : public CpuOp {
                xw_.data(), g);
       const bool backward = reverse_only_ || d == 1;
       for (size_t s = 0; s < seq; ++s) {
+        if (varlen) {
+          const float* xs = lens_.stage(xw_.data(), s, backward, batch, g, stage_);
+          std::copy_n(h, batch * hs, saved_.data());
+          step_gates(rc, dir, batch, xs, h);
+          lens_.restore_finished(s, batch, hs, saved_.data(), h);
+          if (y) lens_.write_y(s, backward, batch, hs, nd, d, h, y->data<float>());
+          continue;
+        }
         const size_t step = backward ? seq - 1 - s : s;
         step_gates(rc, dir, batch, xw_.data() + step * batch * g, h);
         if (y) std::copy_n(h, batch * hs, y->data<float>() + (step * nd + d) * batch * hs);
@@ -288,7 +369,8 @@ class GruOp final : public CpuOp {
   float clip_;
   bool lbr_;
   std::vector<Direction> dirs_;
-  AlignedFloats xw_, gates_, h_, rh_;
+  AlignedFloats xw_, gates_, h_, rh_, stage_, saved_;
+  SequenceLengths lens_;
 };
 
 // True when the activations are the op's defaults: sigmoid then tanh (GRU) or tanh, tanh (LSTM).
@@ -326,7 +408,9 @@ Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileConte
   const ir::Tensor* r = constant_f32(node.input(2));
   const ir::Tensor* b = omitted(node, 3) ? nullptr : constant_f32(node.input(3));
   if (!w || !r || (!omitted(node, 3) && !b)) return std::unique_ptr<CpuOp>();
-  if (!omitted(node, 4) || !omitted(node, 7)) return std::unique_ptr<CpuOp>();  // sequence_lens, peepholes
+  if (!omitted(node, 7)) return std::unique_ptr<CpuOp>();  // peepholes
+  if (!omitted(node, 4) && node.input(4)->type.dtype != ir::DType::kI32 && node.input(4)->type.dtype != ir::DType::kI64)
+    return std::unique_ptr<CpuOp>();
   for (size_t i : {size_t{5}, size_t{6}})
     if (!omitted(node, i) && !is_f32(node.input(static_cast<int>(i)))) return std::unique_ptr<CpuOp>();
   if (w->rank() != 3 || r->rank() != 3 || w->dim(0) != dirs || r->dim(0) != dirs) return std::unique_ptr<CpuOp>();

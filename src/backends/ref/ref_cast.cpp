@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/ref/ref_cast.h"
+
 #include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_elementwise_util.h"
 
@@ -56,20 +58,25 @@ Status cast_kernel(KernelArgs& a) {
   const ir::Tensor& x = a.in(0);
   ir::Tensor& y = a.out(0);
   if (x.numel() != y.numel()) return a.error("output does not match the input");
-  bool done = false;
-  ir::visit_dtype(x.dtype(), [&]<typename S>() {
-    ir::visit_dtype(y.dtype(), [&]<typename D>() {
-      const S* in = x.data<S>();
-      D* out = y.data<D>();
-      for (int64_t i = 0; i < x.numel(); ++i) out[i] = convert<D, S>(in[i]);
-      done = true;
-    });
-  });
-  return done ? ok_status() : a.error("cannot cast " + std::string(ir::dtype_name(x.dtype())) + " to " +
-                                      std::string(ir::dtype_name(y.dtype())));
+  if (cast_elements(x.dtype(), y.dtype(), x.raw(), y.raw(), 0, static_cast<size_t>(x.numel()))) return ok_status();
+  return a.error("cannot cast " + std::string(ir::dtype_name(x.dtype())) + " to " +
+                 std::string(ir::dtype_name(y.dtype())));
 }
 
 }  // namespace
+
+bool cast_elements(ir::DType from, ir::DType to, const void* in, void* out, size_t begin, size_t end) {
+  bool done = false;
+  ir::visit_dtype(from, [&]<typename S>() {
+    ir::visit_dtype(to, [&]<typename D>() {
+      const S* src = static_cast<const S*>(in);
+      D* dst = static_cast<D*>(out);
+      for (size_t i = begin; i < end; ++i) dst[i] = convert<D, S>(src[i]);
+      done = true;
+    });
+  });
+  return done;
+}
 
 void register_cast_kernels(KernelRegistry& registry) {
   registry.add("Cast", cast_kernel);

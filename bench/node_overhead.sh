@@ -3,15 +3,18 @@
 # Sigmoid, Max, in turn, over 1x16 floats: ~0.01 us of arithmetic each) run with `nfuse bench`
 # (median of RUNS after WARMUP), and the same chain of 1 node; (chain - one) / (N - 1) is what
 # dispatch, checks and bookkeeping cost per node. Every backend at 1 and 2 threads.
-#   bench/node_overhead.sh [BUILD_DIR]     env: NODES (1000), WARMUP (10), RUNS (50)
+# Then the cost of entering a compiled If body: a chain of IF_NODES If nodes (a condition fed at run
+# time, one Add in each branch) against the same chain of plain Adds; the difference per If.
+#   bench/node_overhead.sh [BUILD_DIR]     env: NODES (1000), IF_NODES (100), WARMUP (10), RUNS (50)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 NFUSE="$BUILD/nfuse"
 NODES="${NODES:-1000}"
+IFS_COUNT="${IF_NODES:-100}"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-/usr/bin/python3 - "$TMP" "$NODES" <<'PY'
+/usr/bin/python3 - "$TMP" "$NODES" "$IFS_COUNT" <<'PY'
 import sys, numpy as np, onnx
 from onnx import helper, numpy_helper, TensorProto
 out, n = sys.argv[1], int(sys.argv[2])
@@ -31,6 +34,28 @@ def chain(count):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 onnx.save(chain(n), f"{out}/chain.onnx")
 onnx.save(chain(1), f"{out}/one.onnx")
+def if_chain(count, wrapped):
+    nodes, inits, prev = [], [], "x"
+    for i in range(count):
+        y = f"v{i}"
+        if not wrapped:
+            inits.append(numpy_helper.from_array(np.full((1, 16), 0.5, np.float32), f"c{i}"))
+            nodes.append(helper.make_node("Add", [prev, f"c{i}"], [y], name=f"n{i}"))
+        else:
+            def branch(tag, value):
+                c = numpy_helper.from_array(np.full((1, 16), value, np.float32), f"{tag}c{i}")
+                return helper.make_graph([helper.make_node("Add", [prev, f"{tag}c{i}"], [f"{tag}{y}"])], f"{tag}{i}", [],
+                                         [helper.make_tensor_value_info(f"{tag}{y}", TensorProto.FLOAT, [1, 16])], [c])
+            nodes.append(helper.make_node("If", ["cond"], [y], name=f"n{i}", then_branch=branch("t", 0.5),
+                                          else_branch=branch("e", 0.25)))
+        prev = y
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])]
+    if wrapped: ins.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
+    g = helper.make_graph(nodes, "ifs" if wrapped else "adds", ins,
+                          [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 16])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+onnx.save(if_chain(int(sys.argv[3]), True), f"{out}/ifs.onnx")
+onnx.save(if_chain(int(sys.argv[3]), False), f"{out}/adds.onnx")
 PY
 median_ms() { "$NFUSE" bench "$1" --backend "$2" --threads "$3" --no-optimize --warmup "${WARMUP:-10}" --runs "${RUNS:-50}" --json |
   sed -n 's/.*"median_ms":\([^,}]*\).*/\1/p'; }
@@ -41,5 +66,15 @@ for backend in ref cpu fusion; do
     one=$(median_ms "$TMP/one.onnx" "$backend" "$t")
     printf "%-8s %7d %12.4f %12.4f %14.3f\n" "$backend" "$t" "$chain" "$one" \
       "$(awk -v c="$chain" -v o="$one" -v n="$NODES" 'BEGIN { print (c - o) * 1000 / (n - 1) }')"
+  done
+done
+echo
+printf "%-8s %7s %12s %12s %14s\n" backend threads "If chain ms" "Add chain ms" "us per If"
+for backend in cpu fusion; do
+  for t in 1 2; do
+    ifs=$(median_ms "$TMP/ifs.onnx" "$backend" "$t")
+    adds=$(median_ms "$TMP/adds.onnx" "$backend" "$t")
+    printf "%-8s %7d %12.4f %12.4f %14.3f\n" "$backend" "$t" "$ifs" "$adds" \
+      "$(awk -v i="$ifs" -v a="$adds" -v n="$IFS_COUNT" 'BEGIN { print (i - a) * 1000 / n }')"
   done
 done

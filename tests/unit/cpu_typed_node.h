@@ -7,10 +7,12 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "compile/plan_stats.h"
 #include "cpu_test_util.h"
 
 namespace nfuse::cpu_test {
@@ -94,6 +96,24 @@ inline void expect_typed_matches_ref(const TypedNode& c, int64_t k, const std::s
       }
     }
   }
+}
+
+// expect_typed_matches_ref at 1 and 2 threads, and the node ran on its cpu kernel, not on its
+// reference kernel.
+inline void expect_cpu_kernel_matches_ref(const TypedNode& n, int64_t k, const std::string& what) {
+  for (int threads : {1, 2}) expect_typed_matches_ref(n, k, what, threads);
+  runtime::SessionOptions o;
+  o.backend = "cpu";
+  auto s = runtime::Session::create(n.build(), o);
+  ASSERT_TRUE(s.ok()) << what << ": " << s.status().to_string();
+  std::map<std::string, std::vector<int64_t>> dims;
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (!n.inputs[i].tensor.empty() && !n.inputs[i].constant)
+      dims["in" + std::to_string(i)] = n.inputs[i].tensor.dims();
+  auto plan = (*s)->prepare(dims);
+  ASSERT_TRUE(plan.ok()) << what << ": " << plan.status().to_string();
+  const auto ref_nodes = compile::compute_stats((*s)->graph(), **plan).reference_nodes;
+  EXPECT_TRUE(ref_nodes.empty()) << what << ": ran on the reference kernel";
 }
 
 }  // namespace nfuse::cpu_test

@@ -2,8 +2,12 @@
 // shape, one operand a scalar, and one operand varying along a contiguous run of axes only (per-channel [1,C,1,1]
 // scales and biases, [N] row biases). Any other numpy broadcast (both operands broadcast, as [N,1,W] + [1,H,1])
 // runs row by row (cpu_broadcast.h) on the same vector kernels; only opset-1..6 `axis` broadcasts run on the
-// reference kernel.
+// reference kernel. Sum, Mean, Max and Min over any number of inputs fold left on the same kernels, one
+// pass per input, accumulating in f32 as ONNX Runtime does (ref accumulates in double: the two
+// differ in the last bits of a Sum or Mean, never of a Max or Min).
 #include <algorithm>
+#include <cstring>
+#include <string_view>
 
 #include "backends/cpu/cpu_broadcast.h"
 #include "backends/cpu/cpu_op.h"
@@ -150,14 +154,61 @@ class BinaryOp final : public CpuOp {
   DimsKey<3> general_key_;
 };
 
+// y = in0 op in1 op ... op in(n-1), left to right; Mean divides the sum by n at the end.
+class VariadicOp final : public CpuOp {
+ public:
+  VariadicOp(F32BinaryOp op, bool mean)
+      : step_(op, nullptr, false), kernels_(kernels::f32_vbinary_config(kernels::selected_isa())), mean_(mean) {}
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    ir::Tensor& y = *t.outputs[0];
+    const size_t n = t.inputs.size();
+    if (n == 1) {  // the output has the input's dims
+      std::memcpy(y.data<float>(), t.inputs[0]->data<float>(), static_cast<size_t>(y.numel()) * sizeof(float));
+    } else {
+      NFUSE_RETURN_IF_ERROR_PLAIN(step_.run({{t.inputs[0], t.inputs[1]}, {}, {&y}}, rc));
+      for (size_t k = 2; k < n; ++k) NFUSE_RETURN_IF_ERROR_PLAIN(step_.run({{&y, t.inputs[k]}, {}, {&y}}, rc));
+    }
+    if (!mean_ || n == 1) return ok_status();
+    const float count = static_cast<float>(n);
+    constexpr size_t kChunk = 16384;
+    const size_t total = static_cast<size_t>(y.numel());
+    float* out = y.data<float>();
+    rc.pool.run((total + kChunk - 1) / kChunk, [&](size_t i, size_t) {
+      const size_t s = i * kChunk, e = std::min(total, s + kChunk);
+      kernels_.opc[static_cast<size_t>(F32BinaryOp::kDiv)](out + s, count, out + s, e - s);
+    });
+    return ok_status();
+  }
+
+ private:
+  BinaryOp step_;  // in place on y after the first pass: the kernels are element-wise
+  const kernels::F32VbinaryConfig& kernels_;
+  bool mean_;
+};
+
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_elementwise(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_variadic(const ir::Node& node, const CompileContext&) {
+  static const std::pair<const char*, F32BinaryOp> kOps[] = {
+      {"Sum", F32BinaryOp::kAdd}, {"Mean", F32BinaryOp::kAdd}, {"Max", F32BinaryOp::kMax}, {"Min", F32BinaryOp::kMin}};
+  auto it = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return node.op_type == o.first; });
+  if (it == std::end(kOps) || node.num_inputs() < 1) return std::unique_ptr<CpuOp>();
+  for (int i = 0; i < node.num_inputs(); ++i)
+    if (!is_f32(node.input(i))) return std::unique_ptr<CpuOp>();
+  // Before opset 8 these ops did not broadcast; the shapes are then equal and the numpy rule agrees.
+  return std::unique_ptr<CpuOp>(std::make_unique<VariadicOp>(it->second, node.op_type == "Mean"));
+}
+
+Result<std::unique_ptr<CpuOp>> make_elementwise(const ir::Node& node, const CompileContext& ctx) {
   static const std::pair<const char*, F32BinaryOp> kOps[] = {{"Add", F32BinaryOp::kAdd}, {"Sub", F32BinaryOp::kSub},
                                                              {"Mul", F32BinaryOp::kMul}, {"Div", F32BinaryOp::kDiv},
                                                              {"Max", F32BinaryOp::kMax}, {"Min", F32BinaryOp::kMin}};
   auto it = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return node.op_type == o.first; });
   if (it == std::end(kOps)) return make_unary(node);
+  if ((it->first == std::string_view("Max") || it->first == std::string_view("Min")) && node.num_inputs() != 2) {
+    return make_variadic(node, ctx);
+  }
   if (node.num_inputs() != 2 || !is_f32(node.input(0)) || !is_f32(node.input(1))) {
     return std::unique_ptr<CpuOp>();
   }

@@ -90,6 +90,10 @@ Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileCont
 Result<std::unique_ptr<CpuOp>> make_pool(const ir::Node& node, const CompileContext& ctx);
 Result<std::unique_ptr<CpuOp>> make_gemm(const ir::Node& node, const CompileContext& ctx);
 Result<std::unique_ptr<CpuOp>> make_elementwise(const ir::Node& node, const CompileContext& ctx);
+// Sum, Mean, Max, Min over any number of f32 inputs with numpy broadcasting (cpu_binary.cpp).
+Result<std::unique_ptr<CpuOp>> make_variadic(const ir::Node& node, const CompileContext& ctx);
+// TopK on f32, f64, i32, i64 along any axis, lines in parallel (cpu_topk.cpp); bit-exact with ref.
+Result<std::unique_ptr<CpuOp>> make_topk(const ir::Node& node, const CompileContext& ctx);
 Result<std::unique_ptr<CpuOp>> make_softmax(const ir::Node& node, const CompileContext& ctx);
 // Resize of 4-D NCHW f32 over H and W, nearest and linear (cpu_resize.cpp).
 Result<std::unique_ptr<CpuOp>> make_resize(const ir::Node& node, const CompileContext& ctx);

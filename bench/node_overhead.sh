@@ -59,22 +59,21 @@ onnx.save(if_chain(int(sys.argv[3]), False), f"{out}/adds.onnx")
 PY
 median_ms() { "$NFUSE" bench "$1" --backend "$2" --threads "$3" --no-optimize --warmup "${WARMUP:-10}" --runs "${RUNS:-50}" --json |
   sed -n 's/.*"median_ms":\([^,}]*\).*/\1/p'; }
-printf "%-8s %7s %12s %12s %14s\n" backend threads "chain ms" "1-node ms" "us per node"
-for backend in ref cpu fusion; do
-  for t in 1 2; do
-    chain=$(median_ms "$TMP/chain.onnx" "$backend" "$t")
-    one=$(median_ms "$TMP/one.onnx" "$backend" "$t")
-    printf "%-8s %7d %12.4f %12.4f %14.3f\n" "$backend" "$t" "$chain" "$one" \
-      "$(awk -v c="$chain" -v o="$one" -v n="$NODES" 'BEGIN { print (c - o) * 1000 / (n - 1) }')"
+# difference_table MODEL BASE DIVISOR LABELS... BACKENDS...: (MODEL - BASE) * 1000 / DIVISOR in us
+# for each backend at 1 and 2 threads.
+difference_table() {
+  local model=$1 base=$2 divisor=$3 model_label=$4 base_label=$5 unit_label=$6
+  shift 6
+  printf "%-8s %7s %12s %12s %14s\n" backend threads "$model_label" "$base_label" "$unit_label"
+  for backend in "$@"; do
+    for t in 1 2; do
+      a=$(median_ms "$model" "$backend" "$t")
+      b=$(median_ms "$base" "$backend" "$t")
+      printf "%-8s %7d %12.4f %12.4f %14.3f\n" "$backend" "$t" "$a" "$b" \
+        "$(awk -v a="$a" -v b="$b" -v n="$divisor" 'BEGIN { print (a - b) * 1000 / n }')"
+    done
   done
-done
+}
+difference_table "$TMP/chain.onnx" "$TMP/one.onnx" $((NODES - 1)) "chain ms" "1-node ms" "us per node" ref cpu fusion
 echo
-printf "%-8s %7s %12s %12s %14s\n" backend threads "If chain ms" "Add chain ms" "us per If"
-for backend in cpu fusion; do
-  for t in 1 2; do
-    ifs=$(median_ms "$TMP/ifs.onnx" "$backend" "$t")
-    adds=$(median_ms "$TMP/adds.onnx" "$backend" "$t")
-    printf "%-8s %7d %12.4f %12.4f %14.3f\n" "$backend" "$t" "$ifs" "$adds" \
-      "$(awk -v i="$ifs" -v a="$adds" -v n="$IFS_COUNT" 'BEGIN { print (i - a) * 1000 / n }')"
-  done
-done
+difference_table "$TMP/ifs.onnx" "$TMP/adds.onnx" "$IFS_COUNT" "If chain ms" "Add chain ms" "us per If" cpu fusion

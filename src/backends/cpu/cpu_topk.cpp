@@ -4,24 +4,15 @@
 // as larger than every number, and the k values come out sorted whatever `sorted` says (ONNX
 // leaves that order unspecified when sorted = 0).
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 #include <vector>
 
 #include "backends/cpu/cpu_op.h"
+#include "ops/topk_order.h"
 
 namespace nfuse::backends::cpu {
 
 namespace {
-
-template <typename T>
-bool greater(T x, T y) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(x)) return !std::isnan(y);
-    if (std::isnan(y)) return false;
-  }
-  return x > y;
-}
 
 class TopKOp final : public CpuOp {
  public:
@@ -73,8 +64,8 @@ class TopKOp final : public CpuOp {
         std::iota(order.begin(), order.end(), int64_t{0});
         auto before = [&](int64_t p, int64_t q) {
           const T a = line[static_cast<size_t>(p)], b = line[static_cast<size_t>(q)];
-          const bool ab = largest ? greater(a, b) : greater(b, a);
-          const bool ba = largest ? greater(b, a) : greater(a, b);
+          const bool ab = largest ? ops::topk_greater(a, b) : ops::topk_greater(b, a);
+          const bool ba = largest ? ops::topk_greater(b, a) : ops::topk_greater(a, b);
           return ab || (!ba && p < q);
         };
         std::partial_sort(order.begin(), order.begin() + k, order.end(), before);

@@ -1,28 +1,15 @@
 // TopK along one axis: a stable sort of each line, so equal values keep the smaller index
 // first (the ONNX rule). NaN counts as larger than every number.
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 #include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_util.h"
+#include "ops/topk_order.h"
 
 namespace nfuse::backends::ref {
 namespace {
-
-template <typename C>
-bool is_nan(C v) {
-  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
-  else return false;
-}
-
-template <typename C>
-bool greater(C x, C y) {
-  if (is_nan(x)) return !is_nan(y);
-  if (is_nan(y)) return false;
-  return x > y;
-}
 
 Status topk(KernelArgs& a) {
   const ir::Tensor& x = a.in(0);
@@ -47,7 +34,7 @@ Status topk(KernelArgs& a) {
         auto at = [&](int64_t j) { return load(in[base + j * inner]); };
         std::iota(order.begin(), order.end(), int64_t{0});
         std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
-          return largest ? greater(at(p), at(q)) : greater(at(q), at(p));
+          return largest ? ops::topk_greater(at(p), at(q)) : ops::topk_greater(at(q), at(p));
         });
         for (int64_t j = 0; j < k; ++j) {
           const int64_t src = order[static_cast<size_t>(j)];

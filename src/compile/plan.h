@@ -30,6 +30,13 @@ struct Step {
 };
 
 struct Plan {
+  // The graph the plan was built on when it is not the session's own: a copy re-optimized for
+  // these input shapes (runtime/shape_specialization.h), whose pass changes follow. Null when
+  // the plan runs the session's graph. First, so it outlives the steps built from it.
+  std::shared_ptr<const ir::Graph> specialized_graph;
+  std::vector<std::string> specialization_changes;
+  // The If/Loop/Scan bodies' runner of a specialized graph (its bodies are its own copies).
+  std::shared_ptr<void> specialized_subgraphs;
   std::vector<PlannedValue> values;  // index = slot
   std::unordered_map<const ir::Value*, int> slot_of;
   std::vector<ir::Tensor> folded;    // slot -> value for known_value slots (empty otherwise)

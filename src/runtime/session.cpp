@@ -4,6 +4,7 @@
 #include "partition/partition_report.h"
 #include "runtime/arena_memory.h"
 #include "runtime/compiled_subgraphs.h"
+#include "runtime/shape_specialization.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -81,6 +82,21 @@ Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std
   auto it = cache_.find(input_dims);
   if (it != cache_.end()) return &it->second;
   NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*graph_, input_dims, plan_options()));
+  if (options_.optimize && plan_decides_an_if(*graph_, *plan)) {
+    passes::PassReport changes;
+    Result<std::unique_ptr<ir::Graph>> specialized = specialize_to_shapes(*graph_, input_dims, &changes);
+    if (specialized.ok()) {
+      std::shared_ptr<const ir::Graph> g = std::move(*specialized);
+      // Its bodies are copies of graph_'s: compiled by a runner of their own, which lives with this plan.
+      auto subgraphs = std::make_shared<CompiledSubgraphs>(options_);
+      compile::PlanOptions po = plan_options();
+      po.run_subgraph = make_subgraph_runner(subgraphs);
+      NFUSE_ASSIGN_OR_RETURN(plan, compile::build_plan(*g, input_dims, po));
+      plan->specialized_graph = std::move(g);
+      plan->specialization_changes = changes.lines();
+      plan->specialized_subgraphs = std::move(subgraphs);
+    }  // else the first plan stands: it runs the If's compiled branch
+  }
   Prepared p;
   const size_t arena_bytes = plan->memory.arena_bytes;
   p.arena = allocate_arena(arena_bytes);
@@ -121,7 +137,7 @@ Result<std::string> Session::placement_report_json(const std::map<std::string, s
   compile::PlanOptions po = plan_options();
   po.partition.always_partition = true;
   try {
-    NFUSE_ASSIGN_OR_RETURN(auto partitioned, compile::build_plan(*graph_, input_dims, po));
+    NFUSE_ASSIGN_OR_RETURN(auto partitioned, compile::build_plan(planned_graph(*plan), input_dims, po));
     if (!partitioned->partition_report) return internal_error("the plan has no partition report");
     return partition::partition_report_json(*partitioned->partition_report, model_label);
   } catch (const std::bad_alloc&) {

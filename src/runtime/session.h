@@ -43,6 +43,11 @@ class Session {
   static Result<std::unique_ptr<Session>> create(std::unique_ptr<ir::Graph> graph, SessionOptions options);
 
   const ir::Graph& graph() const { return *graph_; }
+  // The graph `plan` runs: graph(), or the copy specialized to the plan's input shapes (an If
+  // the shapes decide, folded to its branch: runtime/shape_specialization.h).
+  const ir::Graph& planned_graph(const compile::Plan& plan) const {
+    return plan.specialized_graph ? *plan.specialized_graph : *graph_;
+  }
   const SessionOptions& options() const { return options_; }
   // What the optimization passes changed (empty when optimize is off).
   const passes::PassReport& pass_report() const { return pass_report_; }

@@ -2,7 +2,7 @@
 // and s8 outputs at zero points across both ranges, every length 0..67 and 1000 (vector steps
 // and tails), a guard byte after n, values around every rounding tie (k + 0.5 times the scale),
 // saturation at both ends, +-inf, NaN (-> the zero point), -0, denormals, and scales that make
-// the division round (1/3, 0.1).
+// the division round (1/3, 0.1); the centred kernels against the same value minus the zero point.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,6 +56,15 @@ TEST(F32Qvcvt, MatchesQuantizeValue) {
                   << " n " << n << " i " << i << " x " << x[i];
             }
             ASSERT_EQ(y[n], 0xA5) << "wrote past n";
+            if (is_signed) continue;  // the centred kernels serve DynamicQuantizeLinear: u8
+            std::vector<float> c(n + 1, 7.5f);
+            f32_quantize_centered_select(isa)(x.data(), n, p, c.data());
+            for (size_t i = 0; i < n; ++i) {
+              const float expect = static_cast<float>(nfuse::quantize_value<uint8_t>(x[i], scale, zp) - zp);
+              ASSERT_EQ(c[i], expect) << "centred, isa " << static_cast<int>(isa) << " zp " << zp << " scale " << scale
+                                      << " n " << n << " i " << i << " x " << x[i];
+            }
+            ASSERT_EQ(c[n], 7.5f) << "centred wrote past n";
           }
         }
       }

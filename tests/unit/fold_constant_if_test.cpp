@@ -48,9 +48,10 @@ void add_bool_initializer(OnnxBuilder& b, const std::string& name, bool v) {
   t->add_int32_data(v ? 1 : 0);
 }
 
-OnnxBuilder wrapped(bool constant_cond, bool value) {
+// batch -1: symbolic, so only a plan's input dims decide a shape check.
+OnnxBuilder wrapped(bool constant_cond, bool value, int64_t batch = 1) {
   OnnxBuilder b;
-  b.input("x", kF, {1, 4, 8, 8});
+  b.input("x", kF, {batch, 4, 8, 8});
   random_initializer(b, "w", {4, 4, 3, 3}, 11);
   random_initializer(b, "bias", {1, 4, 1, 1}, 12);
   b.initializer("two", {}, {2.0f});
@@ -111,6 +112,43 @@ TEST(FoldConstantIf, AShapeCheckFoldsAndTheNetworkRunsOnCpuKernels) {
   EXPECT_EQ(r.session->pass_report().num_changes("fold_constant_if"), 1u);
   EXPECT_EQ(count_ops(r.session->graph(), "If"), 0);
   EXPECT_TRUE(r.reference_nodes.empty()) << r.reference_nodes.front();
+}
+
+// The same check on a symbolic batch: Session::create cannot fold it, each plan can. The plan
+// for batch 1 runs the then branch's nodes, the plan for batch 3 the else branch's, neither an If,
+// and both agree with the reference interpreter on the unoptimized graph.
+TEST(FoldConstantIf, AShapeCheckOnASymbolicDimFoldsInEachPlan) {
+  auto reference = load(wrapped(false, true, -1));
+  ASSERT_TRUE(reference);
+  runtime::SessionOptions o;
+  o.backend = "cpu";
+  auto s = runtime::Session::create(load(wrapped(false, true, -1)), o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(count_ops((*s)->graph(), "If"), 1) << "folded before the dims were known";
+  for (int64_t batch : {1, 3, 1}) {
+    const std::string what = "batch " + std::to_string(batch);
+    ir::Tensor x = ir::Tensor::allocate(ir::DType::kF32, {batch, 4, 8, 8});
+    const std::vector<float> r = random_values(x.numel(), static_cast<uint32_t>(batch), -2.0f, 2.0f);
+    std::copy(r.begin(), r.end(), x.data<float>());
+    auto plan = (*s)->prepare({{"x", x.dims()}});
+    ASSERT_TRUE(plan.ok()) << what << ": " << plan.status().to_string();
+    ASSERT_TRUE((*plan)->specialized_graph) << what;
+    const ir::Graph& g = (*s)->planned_graph(**plan);
+    EXPECT_EQ(count_ops(g, "If"), 0) << what;
+    EXPECT_EQ(count_ops(g, batch == 1 ? "Conv" : "Mul"), 1) << what;
+    bool folded = false;
+    for (const std::string& line : (*plan)->specialization_changes)
+      folded = folded || line.find("fold_constant_if") != std::string::npos;
+    EXPECT_TRUE(folded) << what;
+    auto expected = backends::ref::interpret_graph(*reference, {x});
+    ASSERT_TRUE(expected.ok()) << what << ": " << expected.status().to_string();
+    auto got = (*s)->run({{"x", x}});
+    ASSERT_TRUE(got.ok()) << what << ": " << got.status().to_string();
+    ASSERT_EQ((*got)[0].dims(), (*expected)[0].dims()) << what;
+    for (int64_t i = 0; i < (*expected)[0].numel(); ++i)
+      ASSERT_NEAR((*got)[0].data<float>()[i], (*expected)[0].data<float>()[i], 1e-4f) << what << ", element " << i;
+  }
+  EXPECT_EQ((*s)->cached_plans(), 2u);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // and the cpu backend runs it on the int8 GEMM bit-exactly with the reference interpreter on the
 // unfused graph: u8 and s8 weights, per-tensor and per-channel zero points and scales, 3x3 with
 // padding and stride, grouped, 1x1 (the direct path), 1-D (lifted to 2-D), depthwise (the f32
-// depthwise kernel on exact integers), all-zero input; s8 weights with zero points of 0 (the W * X
+// depthwise kernel on exact integers, small planes through the padded copy, large ones mapped in
+// place, whole or in row strips), all-zero input; s8 weights with zero points of 0 (the W * X
 // path with its float epilogue, where the CPU has the kernel) strided, grouped, 1x1 and 1-D; Relu,
 // Clip and Sigmoid after the pattern fused into the node on every path.
 #include "passes/fuse_dynamic_quant.h"
@@ -22,6 +23,7 @@ struct ConvVariant {
   bool zero_zp = false;
   bool bias = true;
   int64_t c = 5, m = 6, kernel = 3, stride = 1, pad = 1, group = 1;
+  int64_t h = 9, w = 11;  // x's spatial size (w alone when one_d)
   bool one_d = false;
   bool scale_on_last_axis = false;  // scale [M]: broadcasts along W, not M, so no fusion
   std::string activation = "";      // "Relu", "Clip" (0..6) or "Sigmoid" after the pattern: fused too
@@ -41,7 +43,7 @@ std::vector<int64_t> channel_dims(const ConvVariant& v, bool batch) {
 OnnxBuilder conv_model(const ConvVariant& v) {
   OnnxBuilder b;
   std::vector<int64_t> xd{2, v.c};
-  for (int64_t s : spatial(v, 9, 11)) xd.push_back(s);
+  for (int64_t s : spatial(v, v.h, v.w)) xd.push_back(s);
   b.input("x", kF, xd);
   b.node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xzp"}, "dq");
   std::vector<int64_t> wd{v.m, v.c / v.group};
@@ -92,6 +94,20 @@ const ConvVariant kVariants[] = {
     {.weight_type = kU8, .per_channel = true, .kernel = 5, .stride = 3, .pad = 2, .one_d = true},
     {.weight_type = kU8, .per_channel = true, .c = 6, .m = 6, .group = 6},                 // depthwise 3x3
     {.weight_type = kI8, .c = 8, .m = 8, .kernel = 5, .stride = 2, .pad = 2, .group = 8},  // depthwise 5x5 s2
+    // Depthwise planes too large for the padded copy, quantized in place into the scratch plane:
+    // 4 planes are row strips at 2 threads, whole planes at 1; 16 planes are whole planes on both.
+    {.weight_type = kU8, .per_channel = true, .c = 2, .m = 2, .group = 2, .h = 120, .w = 97},
+    {.weight_type = kI8,
+     .c = 3,
+     .m = 3,
+     .kernel = 5,
+     .stride = 2,
+     .pad = 2,
+     .group = 3,
+     .h = 131,
+     .w = 100,
+     .activation = "Clip"},
+    {.weight_type = kU8, .c = 16, .m = 16, .stride = 2, .group = 16, .h = 112, .w = 112, .activation = "Relu"},
     // s8 weights with zero points of 0: the W * X path where the CPU has it (AVX-512 VNNI).
     {.weight_type = kI8, .per_channel = true, .zero_zp = true, .c = 6, .m = 26, .stride = 2, .group = 2},
     {.weight_type = kI8, .zero_zp = true, .c = 16, .m = 20, .kernel = 1, .pad = 0},

@@ -38,10 +38,12 @@ int cmd_inspect(const InspectArgs& inspect) {
   if (!shapes.ok()) return report(shapes.status());
   auto session = open_session(args);
   if (!session.ok()) return report(session.status());
-  const ir::Graph& g = (*session)->graph();
-  const std::vector<AssumedInput> assumed = assumed_inputs(g, *shapes);
+  const std::vector<AssumedInput> assumed = assumed_inputs((*session)->graph(), *shapes);
   auto plan = (*session)->prepare((*session)->default_input_dims(*shapes));
   if (!plan.ok()) return report(with_assumed(plan.status(), assumed));
+  // What runs: the session's graph, or its copy specialized to these shapes (an If they decide).
+  const ir::Graph& g = (*session)->planned_graph(**plan);
+  const std::vector<std::string>& specialization = (*plan)->specialization_changes;
   const compile::PlanStats st = compile::compute_stats(g, **plan);
   if (args.json) {
     nlohmann::json j;
@@ -67,6 +69,8 @@ int cmd_inspect(const InspectArgs& inspect) {
     j["backend"] = args.backend;
     j["optimized"] = !args.no_optimize;
     j["pass_changes"] = (*session)->pass_report().lines();
+    j["specialized_to_shapes"] = (*plan)->specialized_graph != nullptr;
+    j["specialization_changes"] = specialization;
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -110,6 +114,12 @@ int cmd_inspect(const InspectArgs& inspect) {
   if (inspect.passes) {
     for (const std::string& line : g.import_notes) std::printf("            import: %s\n", line.c_str());
     for (const std::string& line : changes) std::printf("            %s\n", line.c_str());
+  }
+  if ((*plan)->specialized_graph) {
+    std::printf("specialized %zu changes for these input shapes%s\n", specialization.size(),
+                inspect.passes ? "" : " (--passes lists them)");
+    if (inspect.passes)
+      for (const std::string& line : specialization) std::printf("            %s\n", line.c_str());
   }
   std::printf("ops        ");
   int col = 0;

@@ -14,6 +14,7 @@
 #include <numeric>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_dwconv.h"
 #include "backends/cpu/cpu_small_channel_conv.h"
 #include "kernels/f32-gemm/f32_gemm.h"
 
@@ -53,9 +54,6 @@ void add_residual_and_activate(float* y, const float* r, size_t n, const Activat
   }
   if (act.needs_pass()) act.apply(y, n);
 }
-
-Result<std::unique_ptr<CpuOp>> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                           Epilogue epilogue);
 
 namespace {
 std::atomic<ConvAlgorithm> g_forced_algorithm{ConvAlgorithm::kAuto};
@@ -288,7 +286,9 @@ Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileCont
   if (group < 1 || w->dim(0) % group != 0 || w->numel() == 0) return std::unique_ptr<CpuOp>();
   NFUSE_ASSIGN_OR_RETURN(Epilogue e, read_epilogue(node));
   if (e.fused_bias) return std::unique_ptr<CpuOp>();
-  if (group > 1 && w->dim(1) == 1 && w->dim(0) == group) return make_dwconv(node, *w, bias, std::move(e));
+  if (group > 1 && w->dim(1) == 1 && w->dim(0) == group) {
+    return std::unique_ptr<CpuOp>(make_dwconv(node, *w, bias, std::move(e)));
+  }
   if (use_winograd(node, *w)) return make_winograd_conv(node, *w, bias, std::move(e));
   if (use_small_channel_conv(node, *w)) return make_small_channel_conv(node, *w, bias, std::move(e));
   if (use_pixel_rows(node, *w)) return make_pixel_rows_conv(node, *w, bias, std::move(e));

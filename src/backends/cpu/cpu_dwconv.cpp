@@ -9,10 +9,17 @@
 // unmasked one, where in place a 14- or 28-wide row is all edge steps with masked loads (measured:
 // the copy wins up to 56x56, in place wins from 112x112).
 //
+// run_centered() (the dynamically quantized depthwise Conv, cpu_dwconv.h) quantizes each plane's
+// rows on their way in, into the same per-worker scratch (the small-plane copy, or a plane-sized
+// buffer), so the centred values are written and read while in cache instead of as one more
+// whole-tensor pass; the per-channel scale is applied to each output plane just written.
+//
 // Work is split into tasks of whole planes (several small planes per task, so a 7x7x960 layer is
 // not 960 dispatches) or, when there are too few planes for the threads, strips of output rows.
 #include <algorithm>
 #include <cstring>
+
+#include "backends/cpu/cpu_dwconv.h"
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
@@ -40,22 +47,34 @@ PaddedPlane padded_plane(const Conv2dGeometry& g) {
 
 bool copy_small_planes(const Conv2dGeometry& g) { return padded_plane(g).floats() <= kCopyMaxFloats; }
 
+// Writes n values of an input row: copied, or quantized and centred for run_centered().
+void load_row(const float* x, size_t n, float* dst, const DwCenteredInput* in) {
+  if (!in) {
+    std::memcpy(dst, x, n * sizeof(float));
+  } else if (in->params.scale == 0.0f) {
+    std::fill(dst, dst + n, 0.0f);
+  } else {
+    in->quantize(x, n, in->params, dst);
+  }
+}
+
 // Copies channel plane `x` into `dst` at (pad_top, pad_left); with `fill`, also writes the zeros
 // around it (once per worker and run: the next plane's copy leaves them in place).
-void copy_padded(const Conv2dGeometry& g, const PaddedPlane& pp, const float* x, float* dst, bool fill) {
+void copy_padded(const Conv2dGeometry& g, const PaddedPlane& pp, const float* x, float* dst, bool fill,
+                 const DwCenteredInput* in) {
   if (fill) std::fill(dst, dst + pp.floats(), 0.0f);
   const size_t left = std::min(g.pad_left, pp.cols);
   const size_t copy = pp.cols > left ? std::min(g.w, pp.cols - left) : 0;
   const size_t r1 = std::min(pp.rows, g.pad_top + g.h);
   for (size_t r = std::min(g.pad_top, r1); r < r1; ++r) {
-    std::memcpy(dst + r * pp.stride + left, x + (r - g.pad_top) * g.w, copy * sizeof(float));
+    load_row(x + (r - g.pad_top) * g.w, copy, dst + r * pp.stride + left, in);
   }
 }
 
-class DwConv final : public CpuOp {
+class DwConv final : public DwConvOp {
  public:
-  DwConv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias, Epilogue e)
-      : node_(node), w_dims_(w.dims()), epilogue_(std::move(e)) {
+  DwConv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias, Epilogue e, bool centered)
+      : node_(node), w_dims_(w.dims()), epilogue_(std::move(e)), centered_(centered) {
     weights_.assign(w.data<float>(), w.data<float>() + w.numel());
     if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + bias->numel());
   }
@@ -63,10 +82,19 @@ class DwConv final : public CpuOp {
   size_t scratch_floats(const OpTensors& t, size_t) const override {
     const std::optional<Conv2dGeometry> g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
     if (!g) return 0;  // run() reports the error
-    return copy_small_planes(*g) ? padded_plane(*g).floats() : 0;
+    if (copy_small_planes(*g)) return padded_plane(*g).floats();
+    return centered_ ? g->h * g->w : 0;  // the mapped input plane
   }
 
-  Status run(const OpTensors& t, RunContext& rc) override {
+  Status run(const OpTensors& t, RunContext& rc) override { return run_planes(t, rc, nullptr); }
+
+  Status run_centered(const OpTensors& t, RunContext& rc, const DwCenteredInput& in) override {
+    if (!centered_) return internal_error(node_.label() + ": depthwise op built without a centred-input scratch");
+    return run_planes(t, rc, &in);
+  }
+
+ private:
+  Status run_planes(const OpTensors& t, RunContext& rc, const DwCenteredInput* in) {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     if (!fn_ || g != last_) {
       fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), g->kh, g->kw, g->sh, g->sw, g->dh, g->dw);
@@ -74,10 +102,10 @@ class DwConv final : public CpuOp {
     }
     const float* x = t.inputs[0]->data<float>();
     float* y = t.outputs[0]->data<float>();
-    const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
+    const float* r = !in && epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
     const size_t khw = g->kh * g->kw, in_plane = g->h * g->w, out_plane = g->ho * g->wo;
     const Activation& act = epilogue_.act;
-    const bool hswish_in_store = !r && act.kind == ops::FusedActivation::kHardSwish;
+    const bool hswish_in_store = !in && !r && act.kind == ops::FusedActivation::kHardSwish;
 
     const bool copy = copy_small_planes(*g);
     const PaddedPlane pp = padded_plane(*g);
@@ -102,7 +130,7 @@ class DwConv final : public CpuOp {
       kernels::F32DwconvParams p;
       if (copy) {
         float* buf = rc.scratch.get(worker);
-        copy_padded(*g, pp, x + plane * in_plane, buf, !buffer_ready_[worker]);
+        copy_padded(*g, pp, x + plane * in_plane, buf, !buffer_ready_[worker], in);
         buffer_ready_[worker] = 1;
         p.in = buf;
         p.in_stride = pp.stride;
@@ -110,6 +138,14 @@ class DwConv final : public CpuOp {
         p.in_width = pp.stride;  // the slack is zeros too: every step reads inside the row
       } else {
         p.in = x + plane * in_plane;
+        if (in) {  // the input rows these output rows read, mapped into the scratch plane
+          float* buf = rc.scratch.get(worker);
+          const size_t r0 = std::min(g->h, y0 * g->sh > g->pad_top ? y0 * g->sh - g->pad_top : 0);
+          const size_t last = (y1 - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+          const size_t r1 = std::min(g->h, last > g->pad_top ? last - g->pad_top : 0);
+          if (r1 > r0) load_row(p.in + r0 * g->w, (r1 - r0) * g->w, buf + r0 * g->w, in);
+          p.in = buf;
+        }
         p.in_stride = g->w;
         p.in_height = g->h;
         p.in_width = g->w;
@@ -117,7 +153,7 @@ class DwConv final : public CpuOp {
         p.pad_left = g->pad_left;
       }
       p.w = weights_.data() + c * khw;
-      p.bias = bias_.empty() ? 0.0f : bias_[c];
+      p.bias = in || bias_.empty() ? 0.0f : bias_[c];
       p.out = y + plane * out_plane;
       p.out_stride = g->wo;
       p.out_width = g->wo;
@@ -127,7 +163,7 @@ class DwConv final : public CpuOp {
       p.sw = g->sw;
       p.dh = g->dh;
       p.dw = g->dw;
-      if (!r) {
+      if (!r && !in) {
         p.min = act.min;
         p.max = act.max;
       }
@@ -139,7 +175,11 @@ class DwConv final : public CpuOp {
       fn_(p, y0, y1);
       float* o = p.out + y0 * g->wo;
       const size_t n = (y1 - y0) * g->wo;
-      if (r) {
+      if (in) {  // the exact integer sums, scaled
+        const float s = in->scale[c], b = in->bias[c], lo = in->act->min, hi = in->act->max;
+        for (size_t i = 0; i < n; ++i) o[i] = std::min(hi, std::max(lo, o[i] * s + b));
+        if (in->act->needs_pass()) in->act->apply(o, n);
+      } else if (r) {
         add_residual_and_activate(o, r + plane * out_plane + y0 * g->wo, n, act);
       } else if (hswish_in_store) {
         act.apply_affine(o, n);  // the kernel applied the HardSwish, not what follows it
@@ -160,10 +200,10 @@ class DwConv final : public CpuOp {
     return ok_status();
   }
 
- private:
   const ir::Node& node_;
   std::vector<int64_t> w_dims_;
   Epilogue epilogue_;
+  bool centered_;  // scratch_floats() covers run_centered()'s mapped plane
   std::vector<float> weights_, bias_;
   Conv2dGeometryCache geo_;
   kernels::F32DwconvFn fn_ = nullptr;
@@ -173,9 +213,13 @@ class DwConv final : public CpuOp {
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                           Epilogue epilogue) {
-  return std::unique_ptr<CpuOp>(std::make_unique<DwConv>(node, w, bias, std::move(epilogue)));
+std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
+                                      Epilogue epilogue) {
+  return std::make_unique<DwConv>(node, w, bias, std::move(epilogue), false);
+}
+
+std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, const ir::Tensor& w) {
+  return std::make_unique<DwConv>(node, w, nullptr, Epilogue{}, true);
 }
 
 }  // namespace nfuse::backends::cpu

@@ -14,6 +14,7 @@
 #include "backends/cpu/cpu_op.h"
 #include "ir/tensor.h"
 #include "kernels/f32-qvcvt/f32_qvcvt.h"
+#include "kernels/f32-rminmax/f32_rminmax.h"
 #include "kernels/quant_arithmetic.h"
 
 namespace nfuse::backends::cpu {
@@ -48,13 +49,34 @@ struct DynamicQuantChannels {
   }
 };
 
+// DynamicQuantizeLinear's u8 parameters of x[0, n): its range from the min/max kernel, one
+// contiguous part per worker (the range does not depend on the order, f32_rminmax.h).
+inline DynamicQuantParams dynamic_quant_params_parallel(const float* x, size_t n, ThreadPool& pool) {
+  const kernels::F32MinMaxFn minmax = kernels::f32_rminmax_select(kernels::selected_isa());
+  constexpr size_t kMinPart = 16384;  // below this a part's wake-up costs more than its scan
+  const size_t parts = std::max<size_t>(1, std::min(pool.threads(), n / kMinPart));
+  float lo = 0.0f, hi = 0.0f;
+  if (parts == 1) {
+    minmax(x, n, &lo, &hi);
+  } else {
+    std::vector<float> range(2 * parts, 0.0f);
+    const size_t step = (n + parts - 1) / parts;
+    pool.run(parts, [&](size_t i, size_t) {
+      const size_t b = std::min(n, i * step);
+      minmax(x + b, std::min(step, n - b), &range[2 * i], &range[2 * i + 1]);
+    });
+    for (size_t i = 0; i < parts; ++i) lo = std::min(lo, range[2 * i]), hi = std::max(hi, range[2 * i + 1]);
+  }
+  return dynamic_quant_params(lo, hi);
+}
+
 // DynamicQuantizeLinear's u8 parameters of x[0, n), and x quantized with them into xq, in parts
 // across the pool's workers (scale 0, an all-zero x, quantizes to zeros); after each part,
 // on_part(begin, count, q) runs on the same worker while that part of xq is still in cache.
 template <typename OnPart>
 DynamicQuantParams quantize_dynamic_input(const float* x, size_t n, kernels::F32QuantizeFn quantize, ThreadPool& pool,
                                           uint8_t* xq, OnPart&& on_part) {
-  const DynamicQuantParams q = dynamic_quant_params_of(x, n);
+  const DynamicQuantParams q = dynamic_quant_params_parallel(x, n, pool);
   const kernels::F32QuantizeParams qp =
       q.scale != 0.0f ? kernels::f32_quantize_params(q.scale, q.zero_point, false) : kernels::F32QuantizeParams{};
   constexpr size_t kPart = 16384;

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_dwconv.h"
 #include "backends/cpu/cpu_dynamic_quant_channels.h"
 #include "backends/cpu/cpu_op.h"
 #include "backends/cpu/cpu_q8_im2col.h"
@@ -241,22 +242,23 @@ class DynamicQuantConv final : public CpuOp {
 };
 
 // Depthwise with one filter per channel: where K = kh * kw products of at most 255 * 255 each sum
-// to less than 2^24 (K <= 258), the f32 depthwise kernel (cpu_dwconv.cpp), run on x - a and
+// to less than 2^24 (K <= 258), the f32 depthwise kernel (cpu_dwconv.cpp), run on x_q - a and
 // w - w_zp as floats, computes the exact integer accumulator in any order, FMA or not, and
 // padding contributes its zero as ConvInteger's zero-point padding does. The epilogue then
-// scales exactly as the GEMM path does. (As one GEMM of N = 1 per channel, MobileNetV2's
-// depthwise layers took 98% of its time.)
+// scales exactly as the GEMM path does. x is quantized plane by plane inside the depthwise op
+// (run_centered), so the centred floats never make a whole-tensor round trip through memory.
+// (As one GEMM of N = 1 per channel, MobileNetV2's depthwise layers took 98% of its time.)
 class DynamicQuantDepthwise final : public CpuOp {
  public:
-  DynamicQuantDepthwise(const ir::Node& node, std::unique_ptr<CpuOp> dw, const ir::Tensor& w, const ir::Tensor& w_zp,
+  DynamicQuantDepthwise(const ir::Node& node, std::unique_ptr<DwConvOp> dw, const ir::Tensor& w, const ir::Tensor& w_zp,
                         const ir::Tensor& w_scale, const ir::Tensor* bias, Activation act)
       : node_(node),
         act_(std::move(act)),
         dw_(std::move(dw)),
-        quantize_(kernels::f32_quantize_q8_select(kernels::selected_isa())),
+        quantize_centered_(kernels::f32_quantize_centered_select(kernels::selected_isa())),
         co_(static_cast<size_t>(w.dim(0))),
-        ch_(w, co_, static_cast<size_t>(w.numel()) / co_, static_cast<size_t>(w.numel()) / co_, 1, w_zp, w_scale,
-            bias) {
+        ch_(w, co_, static_cast<size_t>(w.numel()) / co_, static_cast<size_t>(w.numel()) / co_, 1, w_zp, w_scale, bias),
+        run_scale_(co_) {
     ch_.shifted = {};  // the float weights live in dw_
   }
 
@@ -267,42 +269,27 @@ class DynamicQuantDepthwise final : public CpuOp {
     if (x.rank() != 4 || static_cast<size_t>(x.dim(1)) != co_) {
       return invalid_model(node_.label() + ": input is not [N, " + std::to_string(co_) + ", H, W]");
     }
-    const size_t total = static_cast<size_t>(x.numel());
-    if (centered_.dims() != x.dims()) centered_ = ir::Tensor::allocate(ir::DType::kF32, x.dims());
-    if (xq_.size() < total) xq_.resize(total);
-    float* xc = centered_.data<float>();
-    const DynamicQuantParams q = quantize_dynamic_input(x.data<float>(), total, quantize_, rc.pool, xq_.data(),
-                                                        [&](size_t b, size_t len, const DynamicQuantParams& p) {
-                                                          const float a = static_cast<float>(p.zero_point);
-                                                          for (size_t j = b; j < b + len; ++j)
-                                                            xc[j] = static_cast<float>(xq_[j]) - a;
-                                                        });
-    OpTensors centered = t;
-    centered.inputs[0] = &centered_;
-    NFUSE_RETURN_IF_ERROR_PLAIN(dw_->run(centered, rc));
-    ir::Tensor& y = *t.outputs[0];
-    const size_t planes = static_cast<size_t>(y.dim(0) * y.dim(1)), plane = static_cast<size_t>(y.numel()) / planes;
-    float* yv = y.data<float>();
-    rc.pool.run(planes, [&](size_t pi, size_t) {
-      const size_t o = pi % co_;
-      const float s = q.scale * ch_.scale[o], b = ch_.bias[o];
-      float* row = yv + pi * plane;
-      const float lo = act_.min, hi = act_.max;
-      for (size_t i = 0; i < plane; ++i) row[i] = std::min(hi, std::max(lo, row[i] * s + b));  // row[i]: the exact sum
-      if (act_.needs_pass()) act_.apply(row, plane);
-    });
-    return ok_status();
+    const DynamicQuantParams q =
+        dynamic_quant_params_parallel(x.data<float>(), static_cast<size_t>(x.numel()), rc.pool);
+    for (size_t o = 0; o < co_; ++o) run_scale_[o] = q.scale * ch_.scale[o];
+    DwCenteredInput in;
+    in.quantize = quantize_centered_;
+    if (q.scale != 0.0f) in.params = kernels::f32_quantize_params(q.scale, q.zero_point, false);
+    in.params.scale = q.scale;  // 0: the op writes zeros
+    in.scale = run_scale_.data();
+    in.bias = ch_.bias.data();
+    in.act = &act_;
+    return dw_->run_centered(t, rc, in);
   }
 
  private:
   const ir::Node& node_;
   Activation act_;
-  std::unique_ptr<CpuOp> dw_;
-  const kernels::F32QuantizeFn quantize_;
+  std::unique_ptr<DwConvOp> dw_;
+  const kernels::F32QuantizeCenteredFn quantize_centered_;
   size_t co_;
   DynamicQuantChannels ch_;
-  ir::Tensor centered_;  // x - a as floats, sized by the last input
-  std::vector<uint8_t> xq_;
+  std::vector<float> run_scale_;  // x_scale * w_scale[c], this run's
 };
 
 // The weights minus their zero points, as f32 (exact), for the float depthwise kernel.
@@ -317,10 +304,6 @@ ir::Tensor centered_weights(const ir::Tensor& w, const ir::Tensor& w_zp) {
 }
 
 }  // namespace
-
-// The f32 depthwise kernel (cpu_dwconv.cpp).
-Result<std::unique_ptr<CpuOp>> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                           Epilogue epilogue);
 
 Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, const CompileContext&) {
   auto none = [] { return std::unique_ptr<CpuOp>(); };
@@ -343,8 +326,7 @@ Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, con
   const Activation& act = epilogue.act;
   // Depthwise, with every partial sum an integer below 2^24: exact on the f32 kernel (class comment).
   if (group == m && w->dim(1) == 1 && k * 255 * 255 < (int64_t{1} << 24)) {
-    NFUSE_ASSIGN_OR_RETURN(std::unique_ptr<CpuOp> dw, make_dwconv(node, centered_weights(*w, *w_zp), nullptr, {}));
-    if (!dw) return none();
+    std::unique_ptr<DwConvOp> dw = make_dwconv_centered(node, centered_weights(*w, *w_zp));
     return std::unique_ptr<CpuOp>(
         std::make_unique<DynamicQuantDepthwise>(node, std::move(dw), *w, *w_zp, *w_scale, bias, act));
   }

@@ -15,15 +15,26 @@ F32QuantizeParams f32_quantize_params(float scale, int32_t zero_point, bool is_s
   return p;
 }
 
-void f32_quantize_q8__scalar(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y) {
+namespace {
+
+// q - zp: x / scale, NaN -> 0, clamped to [lo, hi], rounded half to even.
+inline float centered_value(float x, const F32QuantizeParams& p) {
   constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: adding and subtracting rounds half to even
-  for (size_t i = 0; i < n; ++i) {
-    float v = x[i] / p.scale;
-    v = v == v ? v : 0.0f;
-    v = std::min(std::max(v, p.lo), p.hi);
-    v = (v + kMagic) - kMagic;  // exact for |v| <= 2^22, which the clamp guarantees
-    y[i] = static_cast<uint8_t>(static_cast<int32_t>(v + p.zero_point));
-  }
+  float v = x / p.scale;
+  v = v == v ? v : 0.0f;
+  v = std::min(std::max(v, p.lo), p.hi);
+  return (v + kMagic) - kMagic;  // exact for |v| <= 2^22, which the clamp guarantees
+}
+
+}  // namespace
+
+void f32_quantize_q8__scalar(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y) {
+  for (size_t i = 0; i < n; ++i)
+    y[i] = static_cast<uint8_t>(static_cast<int32_t>(centered_value(x[i], p) + p.zero_point));
+}
+
+void f32_quantize_centered__scalar(const float* x, size_t n, const F32QuantizeParams& p, float* y) {
+  for (size_t i = 0; i < n; ++i) y[i] = centered_value(x[i], p);
 }
 
 F32QuantizeFn f32_quantize_q8_select(Isa isa) {
@@ -35,6 +46,17 @@ F32QuantizeFn f32_quantize_q8_select(Isa isa) {
 #endif
   (void)isa;
   return f32_quantize_q8__scalar;
+}
+
+F32QuantizeCenteredFn f32_quantize_centered_select(Isa isa) {
+#if defined(__x86_64__) && defined(NFUSE_HAVE_AVX512_KERNELS)
+  if (isa == Isa::kAvx512) return f32_quantize_centered__avx512;
+#endif
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx2Fma || isa == Isa::kAvx512) return f32_quantize_centered__avx2;
+#endif
+  (void)isa;
+  return f32_quantize_centered__scalar;
 }
 
 }  // namespace nfuse::kernels

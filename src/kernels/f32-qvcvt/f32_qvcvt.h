@@ -7,6 +7,10 @@
 //       saturating after it), rounded half to even, plus zp;
 //   y = the low byte of that integer (the u8 value, or the s8 one's two's complement).
 //
+// The centred variant writes q - zp as f32 (the rounded, clamped v before the zero point is
+// added): what an integer product (x_q - zp) * w takes as its left factor, for the f32 kernels
+// that compute such products exactly (the depthwise path of a dynamically quantized Conv).
+//
 // Kernels: scalar (the oracle), AVX2 (32 per step), AVX-512 (16 per step, masked tails); no
 // allocation, no reads or writes past n.
 #pragma once
@@ -36,7 +40,16 @@ void f32_quantize_q8__avx2(const float* x, size_t n, const F32QuantizeParams& p,
 void f32_quantize_q8__avx512(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y);
 #endif
 
+using F32QuantizeCenteredFn = void (*)(const float* x, size_t n, const F32QuantizeParams& p, float* y);
+
+void f32_quantize_centered__scalar(const float* x, size_t n, const F32QuantizeParams& p, float* y);
+#if defined(__x86_64__)
+void f32_quantize_centered__avx2(const float* x, size_t n, const F32QuantizeParams& p, float* y);
+void f32_quantize_centered__avx512(const float* x, size_t n, const F32QuantizeParams& p, float* y);
+#endif
+
 // The kernel for `isa` (scalar where it has none). Never null.
 F32QuantizeFn f32_quantize_q8_select(Isa isa);
+F32QuantizeCenteredFn f32_quantize_centered_select(Isa isa);
 
 }  // namespace nfuse::kernels

@@ -9,12 +9,16 @@
 namespace nfuse::kernels {
 namespace {
 
-inline __m256i quantize8(const float* x, __m256 scale, __m256 lo, __m256 hi, __m256 zp) {
+// q - zp (f32_qvcvt.h).
+inline __m256 centered8(const float* x, __m256 scale, __m256 lo, __m256 hi) {
   __m256 v = _mm256_div_ps(_mm256_loadu_ps(x), scale);
   v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
   v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
-  v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  return _mm256_cvtps_epi32(_mm256_add_ps(v, zp));
+  return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+inline __m256i quantize8(const float* x, __m256 scale, __m256 lo, __m256 hi, __m256 zp) {
+  return _mm256_cvtps_epi32(_mm256_add_ps(centered8(x, scale, lo, hi), zp));
 }
 
 }  // namespace
@@ -33,6 +37,13 @@ void f32_quantize_q8__avx2(const float* x, size_t n, const F32QuantizeParams& p,
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), ordered);
   }
   f32_quantize_q8__scalar(x + i, n - i, p, y + i);
+}
+
+void f32_quantize_centered__avx2(const float* x, size_t n, const F32QuantizeParams& p, float* y) {
+  const __m256 scale = _mm256_set1_ps(p.scale), lo = _mm256_set1_ps(p.lo), hi = _mm256_set1_ps(p.hi);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, centered8(x + i, scale, lo, hi));
+  f32_quantize_centered__scalar(x + i, n - i, p, y + i);
 }
 
 }  // namespace nfuse::kernels

@@ -15,12 +15,16 @@ namespace nfuse::kernels {
 
 namespace {
 
-inline __m512i quantize16(__m512 x, __m512 scale, __m512 lo, __m512 hi, __m512 zp) {
+// q - zp (f32_qvcvt.h).
+inline __m512 centered16(__m512 x, __m512 scale, __m512 lo, __m512 hi) {
   __m512 v = _mm512_div_ps(x, scale);
   v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
   v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-  v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  return _mm512_cvtps_epi32(_mm512_add_ps(v, zp));
+  return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+inline __m512i quantize16(__m512 x, __m512 scale, __m512 lo, __m512 hi, __m512 zp) {
+  return _mm512_cvtps_epi32(_mm512_add_ps(centered16(x, scale, lo, hi), zp));
 }
 
 }  // namespace
@@ -36,6 +40,16 @@ void f32_quantize_q8__avx512(const float* x, size_t n, const F32QuantizeParams& 
   if (i < n) {
     const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
     _mm512_mask_cvtepi32_storeu_epi8(y + i, m, quantize16(_mm512_maskz_loadu_ps(m, x + i), scale, lo, hi, zp));
+  }
+}
+
+void f32_quantize_centered__avx512(const float* x, size_t n, const F32QuantizeParams& p, float* y) {
+  const __m512 scale = _mm512_set1_ps(p.scale), lo = _mm512_set1_ps(p.lo), hi = _mm512_set1_ps(p.hi);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, centered16(_mm512_loadu_ps(x + i), scale, lo, hi));
+  if (i < n) {
+    const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, centered16(_mm512_maskz_loadu_ps(m, x + i), scale, lo, hi));
   }
 }
 

@@ -1,0 +1,36 @@
+// The depthwise Conv op of cpu_dwconv.cpp, for the ops built on it (cpu_conv.cpp's Conv,
+// cpu_dynamic_quant_conv.cpp's dynamically quantized depthwise Conv).
+#pragma once
+
+#include <memory>
+
+#include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_op.h"
+#include "kernels/f32-qvcvt/f32_qvcvt.h"
+
+namespace nfuse::backends::cpu {
+
+// A dynamically quantized depthwise Conv's per-run input map and output scale: each input plane is
+// quantized and centred (x_q - a as f32, f32_qvcvt.h) on its way into the kernel, while it is in
+// the worker's cache, the kernel sums the integer products exactly (the op's weights are w - w_zp
+// as f32), and each output y becomes act(clamp(y * scale[c] + bias[c], act.min, act.max)).
+struct DwCenteredInput {
+  kernels::F32QuantizeCenteredFn quantize = nullptr;
+  kernels::F32QuantizeParams params;  // params.scale 0 (an all-zero input): every value maps to 0
+  const float* scale = nullptr;       // per channel
+  const float* bias = nullptr;        // per channel
+  const Activation* act = nullptr;
+};
+
+class DwConvOp : public CpuOp {
+ public:
+  virtual Status run_centered(const OpTensors& t, RunContext& rc, const DwCenteredInput& in) = 0;
+};
+
+// w: [C, 1, kh, kw] f32; bias: [C] or nullptr.
+std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
+                                      Epilogue epilogue);
+// The same for run_centered() only: its scratch holds an input plane for the map.
+std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, const ir::Tensor& w);
+
+}  // namespace nfuse::backends::cpu

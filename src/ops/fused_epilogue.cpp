@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace nfuse::ops {
 namespace {
@@ -13,10 +14,16 @@ struct ActivationSpec {
 };
 
 constexpr ActivationSpec kSpecs[] = {
-    {FusedActivation::kRelu, "Relu", 0},          {FusedActivation::kClip, "Clip", 2},
-    {FusedActivation::kLeakyRelu, "LeakyRelu", 1}, {FusedActivation::kSigmoid, "Sigmoid", 0},
-    {FusedActivation::kHardSigmoid, "HardSigmoid", 2}, {FusedActivation::kHardSwish, "HardSwish", 2},
-    {FusedActivation::kSiLU, "SiLU", 0}, {FusedActivation::kTanh, "Tanh", 0},
+    {FusedActivation::kRelu, "Relu", 0},
+    {FusedActivation::kClip, "Clip", 2},
+    {FusedActivation::kLeakyRelu, "LeakyRelu", 1},
+    {FusedActivation::kSigmoid, "Sigmoid", 0},
+    {FusedActivation::kHardSigmoid, "HardSigmoid", 2},
+    {FusedActivation::kHardSwish, "HardSwish", 2},
+    {FusedActivation::kSiLU, "SiLU", 0},
+    {FusedActivation::kTanh, "Tanh", 0},
+    {FusedActivation::kGelu, "Gelu", 0},
+    {FusedActivation::kGeluTanh, "GeluTanh", 0},
 };
 
 }  // namespace
@@ -95,6 +102,9 @@ double apply_fused_activation(FusedActivation act, const std::vector<float>& p, 
     case FusedActivation::kHardSwish: return y * std::clamp(p[0] * y + p[1], 0.0, 1.0);
     case FusedActivation::kSiLU: return y / (1.0 + std::exp(-y));
     case FusedActivation::kTanh: return std::tanh(y);
+    case FusedActivation::kGelu: return 0.5 * y * (1.0 + std::erf(y / std::numbers::sqrt2));
+    case FusedActivation::kGeluTanh:
+      return 0.5 * y * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (y + 0.044715 * y * y * y)));
   }
   return y;
 }

@@ -13,7 +13,8 @@
 //                    blocks)
 //
 // Attributes (all optional; absent means "no epilogue"):
-//   nfuse.activation         string  Relu | Clip | LeakyRelu | Sigmoid | HardSigmoid | HardSwish | SiLU | Tanh
+//   nfuse.activation         string  Relu | Clip | LeakyRelu | Sigmoid | HardSigmoid | HardSwish | SiLU | Tanh |
+//                                    Gelu | GeluTanh
 //   nfuse.activation_params  floats  Relu: []            max(y, 0)
 //                                    Clip: [lo, hi]      min(max(y, lo), hi)
 //                                    LeakyRelu: [alpha]  y >= 0 ? y : alpha * y
@@ -23,6 +24,8 @@
 //                                                                (ONNX HardSwish: [1/6, 0.5])
 //                                    SiLU: []            y * sigmoid(y)   (x * Sigmoid(x), "Swish")
 //                                    Tanh: []            tanh(y)
+//                                    Gelu: []            y/2 (1 + erf(y / sqrt 2))  (nfuse.Gelu, Gelu-20)
+//                                    GeluTanh: []        y/2 (1 + tanh(sqrt(2/pi) (y + 0.044715 y^3)))
 //   nfuse.residual           int     1: the residual is node.implicit_inputs[0]
 //   nfuse.bias               int     1: the bias is the last implicit input (implicit_inputs[1]
 //                                    when there is a residual too, else implicit_inputs[0])
@@ -48,7 +51,19 @@ inline constexpr const char* kFusedResidualAttr = "nfuse.residual";
 inline constexpr const char* kFusedBiasAttr = "nfuse.bias";
 inline constexpr const char* kFusedAffineAttr = "nfuse.affine";
 
-enum class FusedActivation { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kSiLU, kTanh };
+enum class FusedActivation {
+  kNone,
+  kRelu,
+  kClip,
+  kLeakyRelu,
+  kSigmoid,
+  kHardSigmoid,
+  kHardSwish,
+  kSiLU,
+  kTanh,
+  kGelu,
+  kGeluTanh
+};
 
 struct FusedEpilogue {
   FusedActivation activation = FusedActivation::kNone;

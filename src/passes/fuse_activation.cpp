@@ -35,13 +35,19 @@ std::optional<std::pair<float, float>> clip_bounds(const ir::Node& clip) {
   return std::make_pair(lo, hi);
 }
 
-// Pattern: p -> Relu | Clip | LeakyRelu | Sigmoid | HardSigmoid | HardSwish
+// Pattern: p -> Relu | Clip | LeakyRelu | Sigmoid | Tanh | HardSigmoid | HardSwish | Gelu
+// (nfuse.Gelu, what recognize_gelu makes of an exporter's Erf or Tanh pattern, or ONNX Gelu-20)
 std::optional<Match> match_single(ir::Value* p) {
   ir::Node* a = sole_consumer(p);
-  if (!a || !a->domain.empty() || a->input(0) != p) return std::nullopt;
+  const bool gelu = a && a->op_type == "Gelu" && (a->domain.empty() || a->domain == "nfuse");
+  if (!a || (!a->domain.empty() && !gelu) || a->input(0) != p) return std::nullopt;
   Match m{FusedActivation::kNone, {}, a->output(0), {a}};
   const std::string& op = a->op_type;
-  if (op == "Relu") {
+  if (gelu) {
+    const std::string form = a->attrs.get_string("approximate", "none");
+    if (form != "none" && form != "tanh") return std::nullopt;
+    m.act = form == "tanh" ? FusedActivation::kGeluTanh : FusedActivation::kGelu;
+  } else if (op == "Relu") {
     m.act = FusedActivation::kRelu;
   } else if (op == "Clip") {
     auto b = clip_bounds(*a);

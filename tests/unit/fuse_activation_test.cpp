@@ -39,6 +39,15 @@ std::string add_activation(OnnxBuilder& b, const std::string& act) {
     b.initializer("lo", {}, {-0.25f});
     b.node("Clip", {"y", "lo"}, {"z"}, "act");
     return "Clip";
+  } else if (act == "Gelu" || act == "GeluTanh") {  // nfuse.Gelu, as recognize_gelu mints it
+    auto& n = b.node("Gelu", {"y"}, {"z"}, "act");
+    n.set_domain("nfuse");
+    if (act == "GeluTanh") {
+      auto* a = n.add_attribute();
+      a->set_name("approximate");
+      a->set_type(::onnx::AttributeProto::STRING);
+      a->set_s("tanh");
+    }
   } else if (act == "LeakyRelu") {
     set_float_attr(b.node("LeakyRelu", {"y"}, {"z"}, "act"), "alpha", 0.3f);
   } else if (act == "HardSigmoid") {
@@ -101,13 +110,15 @@ TEST_P(FuseActivation, FusesIntoProducer) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (const char* act : {"Relu", "Relu6", "ClipMinOnly", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish",
-                          "MulHardSigmoid", "SiLU", "Tanh", "AddClipDivMul", "AddClipMulDiv", "AddClipDiv"}) {
+  for (const char* act :
+       {"Relu", "Relu6", "ClipMinOnly", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "MulHardSigmoid", "SiLU",
+        "Tanh", "AddClipDivMul", "AddClipMulDiv", "AddClipDiv", "Gelu", "GeluTanh"}) {
     cases.push_back({"Conv", act});
   }
   for (const char* p : {"ConvTranspose", "Gemm", "MatMul"}) {
     cases.push_back({p, "Relu"});
     cases.push_back({p, "AddClipDivMul"});
+    cases.push_back({p, "Gelu"});
   }
   return cases;
 }
@@ -116,6 +127,24 @@ INSTANTIATE_TEST_SUITE_P(All, FuseActivation, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return info.param.producer + "_" + info.param.activation;
                          });
+
+// GELU fused into each producer runs in the cpu kernels' epilogue (the f32-vmath GELU on the
+// rows just written), against the reference interpreter on the unfused graph.
+TEST(FuseActivationGelu, RunsFusedOnTheCpuKernels) {
+  for (const char* producer : {"Conv", "ConvTranspose", "Gemm", "MatMul"}) {
+    for (const char* act : {"Gelu", "GeluTanh"}) {
+      OnnxBuilder b(14);
+      add_producer(b, producer);
+      add_activation(b, act);
+      out(b, "z");
+      const std::string what = std::string(producer) + "+" + act;
+      const PipelineRun r = run_pipeline_against_ref(b, "cpu", what);
+      ASSERT_TRUE(r.session) << what;
+      EXPECT_EQ(count_ops(r.session->graph(), "Gelu"), 0) << what << ": not fused";
+      EXPECT_TRUE(r.reference_nodes.empty()) << what << ": " << r.reference_nodes.front();
+    }
+  }
+}
 
 TEST(FuseActivationBlocked, ClipAttributesBeforeOpset11) {
   OnnxBuilder b(10);

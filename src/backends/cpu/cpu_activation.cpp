@@ -7,6 +7,7 @@
 
 #include "backends/cpu/cpu_op.h"
 #include "kernels/f32-vbinary/f32_vbinary.h"
+#include "kernels/f32-vmath/f32_vmath.h"
 #include "kernels/f32-vunary/f32_vunary.h"
 
 namespace nfuse::backends::cpu {
@@ -56,6 +57,8 @@ void Activation::apply_activation(float* y, size_t n) const {
     case ops::FusedActivation::kTanh:
       kernels::f32_vunary_config(kernels::selected_isa()).tanh(y, y, n);
       return;
+    case ops::FusedActivation::kGelu: kernels::f32_vmath_config(kernels::selected_isa()).gelu(y, y, n); return;
+    case ops::FusedActivation::kGeluTanh: kernels::f32_vmath_config(kernels::selected_isa()).gelu_tanh(y, y, n); return;
     case ops::FusedActivation::kHardSigmoid: {
       const float a = params[0], b = params[1];
       for (size_t i = 0; i < n; ++i) y[i] = unit_clamp(a * y[i] + b);

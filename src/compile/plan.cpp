@@ -249,23 +249,43 @@ Status place_partitioned(const ir::Graph& graph, const std::vector<const ir::Nod
 
 }  // namespace
 
+namespace {
+
+// build_plan's first stage: slots, concrete types and plan-time values; `runtime_nodes` gets the
+// nodes left to run.
+Status propagate_plan_into(const ir::Graph& graph, const std::map<std::string, std::vector<int64_t>>& input_dims,
+                           Plan& plan, std::vector<const ir::Node*>* runtime_nodes) {
+  for (const auto& v : graph.values())
+    if (v->constant) slot_for(plan, v.get());
+  for (const ir::Value* in : graph.inputs()) {
+    int s = slot_for(plan, in);
+    plan.input_slots.push_back(s);
+    auto it = input_dims.find(in->name);
+    if (it == input_dims.end()) return invalid_argument("no shape given for input '" + in->name + "'");
+    plan.values[static_cast<size_t>(s)].type = {in->type.dtype, ir::Shape::from_dims(it->second)};
+    plan.values[static_cast<size_t>(s)].known_value = false;
+  }
+  NFUSE_RETURN_IF_ERROR(propagate(graph, plan, runtime_nodes), "planning graph '" + graph.name + "'");
+  for (const ir::Value* out : graph.outputs()) plan.output_slots.push_back(slot_for(plan, out));
+  return ok_status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plan>> propagate_plan(const ir::Graph& graph,
+                                             const std::map<std::string, std::vector<int64_t>>& input_dims) {
+  auto plan = std::make_unique<Plan>();
+  std::vector<const ir::Node*> runtime_nodes;
+  NFUSE_RETURN_IF_ERROR_PLAIN(propagate_plan_into(graph, input_dims, *plan, &runtime_nodes));
+  return plan;
+}
+
 Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
                                          const std::map<std::string, std::vector<int64_t>>& input_dims,
                                          const PlanOptions& options) {
   auto plan = std::make_unique<Plan>();
-  for (const auto& v : graph.values())
-    if (v->constant) slot_for(*plan, v.get());
-  for (const ir::Value* in : graph.inputs()) {
-    int s = slot_for(*plan, in);
-    plan->input_slots.push_back(s);
-    auto it = input_dims.find(in->name);
-    if (it == input_dims.end()) return invalid_argument("no shape given for input '" + in->name + "'");
-    plan->values[static_cast<size_t>(s)].type = {in->type.dtype, ir::Shape::from_dims(it->second)};
-    plan->values[static_cast<size_t>(s)].known_value = false;
-  }
   std::vector<const ir::Node*> runtime_nodes;
-  NFUSE_RETURN_IF_ERROR(propagate(graph, *plan, &runtime_nodes), "planning graph '" + graph.name + "'");
-  for (const ir::Value* out : graph.outputs()) plan->output_slots.push_back(slot_for(*plan, out));
+  NFUSE_RETURN_IF_ERROR_PLAIN(propagate_plan_into(graph, input_dims, *plan, &runtime_nodes));
 
   backends::CompileContext cc;
   cc.graph = &graph;

@@ -67,6 +67,12 @@ struct PlanOptions {
   std::shared_ptr<const backends::SubgraphRunner> run_subgraph;
 };
 
+// build_plan's first stage alone: concrete types and the values known at plan time, no steps
+// and no arena (nothing compiled). What the runtime looks at before it decides which graph to
+// plan (runtime/shape_specialization.h).
+Result<std::unique_ptr<Plan>> propagate_plan(const ir::Graph& graph,
+                                             const std::map<std::string, std::vector<int64_t>>& input_dims);
+
 // Specialises `graph` to `input_dims` (one entry per graph input, by name), propagates shapes
 // and shape-like constants, assigns nodes to the backend, plans the arena and compiles steps.
 Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,

@@ -116,8 +116,9 @@ inline DynamicQuantParams dynamic_quant_params(float lo, float hi) {
   if (p.scale != 0.0f) p.zero_point = saturate_to<uint8_t>(round_half_even(0.0f - lo / p.scale));
   return p;
 }
-// The same from the data itself; std::min/max skip NaNs (the comparison is false), and GCC
-// vectorizes the loops as they stand.
+// The same from the data itself; std::min/max skip NaNs (the comparison is false). The statement
+// of the arithmetic for the ref backend: GCC does not vectorize this loop (no -ffast-math), so
+// the cpu backend takes the range from kernels/f32-rminmax instead.
 inline DynamicQuantParams dynamic_quant_params_of(const float* x, size_t n) {
   float lo = 0.0f, hi = 0.0f;
   for (size_t i = 0; i < n; ++i) {

@@ -78,24 +78,32 @@ compile::PlanOptions Session::plan_options() const {
   return po;
 }
 
+Result<std::unique_ptr<compile::Plan>> Session::specialized_plan(
+    const std::map<std::string, std::vector<int64_t>>& input_dims) {
+  if (!options_.optimize || !has_top_level_if(*graph_)) return std::unique_ptr<compile::Plan>();
+  NFUSE_ASSIGN_OR_RETURN(auto types, compile::propagate_plan(*graph_, input_dims));
+  if (!plan_decides_an_if(*graph_, *types)) return std::unique_ptr<compile::Plan>();
+  passes::PassReport changes;
+  Result<std::unique_ptr<ir::Graph>> specialized = specialize_to_shapes(*graph_, input_dims, &changes);
+  if (!specialized.ok()) return std::unique_ptr<compile::Plan>();  // the If's compiled branch runs instead
+  std::shared_ptr<const ir::Graph> g = std::move(*specialized);
+  // Its bodies are copies of graph_'s: compiled by a runner of their own, which lives with the plan.
+  auto subgraphs = std::make_shared<CompiledSubgraphs>(options_);
+  compile::PlanOptions po = plan_options();
+  po.run_subgraph = make_subgraph_runner(subgraphs);
+  NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*g, input_dims, po));
+  plan->specialized_graph = std::move(g);
+  plan->specialization_changes = changes.lines();
+  plan->specialized_subgraphs = std::move(subgraphs);
+  return plan;
+}
+
 Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std::vector<int64_t>>& input_dims) {
   auto it = cache_.find(input_dims);
   if (it != cache_.end()) return &it->second;
-  NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*graph_, input_dims, plan_options()));
-  if (options_.optimize && plan_decides_an_if(*graph_, *plan)) {
-    passes::PassReport changes;
-    Result<std::unique_ptr<ir::Graph>> specialized = specialize_to_shapes(*graph_, input_dims, &changes);
-    if (specialized.ok()) {
-      std::shared_ptr<const ir::Graph> g = std::move(*specialized);
-      // Its bodies are copies of graph_'s: compiled by a runner of their own, which lives with this plan.
-      auto subgraphs = std::make_shared<CompiledSubgraphs>(options_);
-      compile::PlanOptions po = plan_options();
-      po.run_subgraph = make_subgraph_runner(subgraphs);
-      NFUSE_ASSIGN_OR_RETURN(plan, compile::build_plan(*g, input_dims, po));
-      plan->specialized_graph = std::move(g);
-      plan->specialization_changes = changes.lines();
-      plan->specialized_subgraphs = std::move(subgraphs);
-    }  // else the first plan stands: it runs the If's compiled branch
+  NFUSE_ASSIGN_OR_RETURN(std::unique_ptr<compile::Plan> plan, specialized_plan(input_dims));
+  if (!plan) {
+    NFUSE_ASSIGN_OR_RETURN(plan, compile::build_plan(*graph_, input_dims, plan_options()));
   }
   Prepared p;
   const size_t arena_bytes = plan->memory.arena_bytes;

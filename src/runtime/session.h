@@ -88,6 +88,10 @@ class Session {
     std::unique_ptr<backends::ExecContext> ctx;
   };
   Result<Prepared*> prepared_for(const std::map<std::string, std::vector<int64_t>>& input_dims);
+  // The plan of graph_ specialized to these dims when they decide one of its Ifs
+  // (runtime/shape_specialization.h); null when they decide none, or specializing failed.
+  Result<std::unique_ptr<compile::Plan>> specialized_plan(
+      const std::map<std::string, std::vector<int64_t>>& input_dims);
 
   std::unique_ptr<ir::Graph> graph_;
   SessionOptions options_;

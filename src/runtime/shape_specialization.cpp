@@ -13,7 +13,15 @@ std::vector<std::string> names_of(const std::vector<ir::Value*>& values) {
   return names;
 }
 
+bool is_if(const ir::Node& n) { return n.op_type == "If" && n.domain.empty() && !n.outputs.empty(); }
+
 }  // namespace
+
+bool has_top_level_if(const ir::Graph& graph) {
+  for (const auto& n : graph.nodes())
+    if (is_if(*n)) return true;
+  return false;
+}
 
 bool plan_decides_an_if(const ir::Graph& graph, const compile::Plan& plan) {
   auto known = [&](const ir::Value* v) {
@@ -21,8 +29,7 @@ bool plan_decides_an_if(const ir::Graph& graph, const compile::Plan& plan) {
     return it != plan.slot_of.end() && plan.values[static_cast<size_t>(it->second)].known_value;
   };
   for (const auto& n : graph.nodes()) {
-    if (n->op_type != "If" || !n->domain.empty() || n->outputs.empty()) continue;
-    if (known(n->input(0)) && !known(n->outputs[0])) return true;
+    if (is_if(*n) && known(n->input(0)) && !known(n->outputs[0])) return true;
   }
   return false;
 }

@@ -17,7 +17,10 @@
 
 namespace nfuse::runtime {
 
-// True when `plan` (built on `graph`) knows the condition of one of graph's top-level Ifs but
+// True when graph has an If among its own nodes (bodies aside): the only graphs worth a look.
+bool has_top_level_if(const ir::Graph& graph);
+
+// True when `plan` (built or propagated on `graph`) knows the condition of one of graph's top-level Ifs but
 // still runs that If.
 bool plan_decides_an_if(const ir::Graph& graph, const compile::Plan& plan);
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -54,12 +55,13 @@ struct DynamicQuantChannels {
 inline DynamicQuantParams dynamic_quant_params_parallel(const float* x, size_t n, ThreadPool& pool) {
   const kernels::F32MinMaxFn minmax = kernels::f32_rminmax_select(kernels::selected_isa());
   constexpr size_t kMinPart = 16384;  // below this a part's wake-up costs more than its scan
-  const size_t parts = std::max<size_t>(1, std::min(pool.threads(), n / kMinPart));
+  constexpr size_t kMaxParts = 64;    // a scan at memory speed gains nothing from more
+  const size_t parts = std::clamp<size_t>(std::min(pool.threads(), n / kMinPart), 1, kMaxParts);
   float lo = 0.0f, hi = 0.0f;
   if (parts == 1) {
     minmax(x, n, &lo, &hi);
   } else {
-    std::vector<float> range(2 * parts, 0.0f);
+    std::array<float, 2 * kMaxParts> range{};  // no allocation per run
     const size_t step = (n + parts - 1) / parts;
     pool.run(parts, [&](size_t i, size_t) {
       const size_t b = std::min(n, i * step);

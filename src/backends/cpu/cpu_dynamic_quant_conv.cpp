@@ -250,16 +250,21 @@ class DynamicQuantConv final : public CpuOp {
 // (As one GEMM of N = 1 per channel, MobileNetV2's depthwise layers took 98% of its time.)
 class DynamicQuantDepthwise final : public CpuOp {
  public:
-  DynamicQuantDepthwise(const ir::Node& node, std::unique_ptr<DwConvOp> dw, const ir::Tensor& w, const ir::Tensor& w_zp,
+  // dw: the f32 depthwise op on the weights minus their zero points (centered_weights).
+  DynamicQuantDepthwise(const ir::Node& node, std::unique_ptr<DwConvOp> dw, const ir::Tensor& w,
                         const ir::Tensor& w_scale, const ir::Tensor* bias, Activation act)
       : node_(node),
         act_(std::move(act)),
         dw_(std::move(dw)),
         quantize_centered_(kernels::f32_quantize_centered_select(kernels::selected_isa())),
         co_(static_cast<size_t>(w.dim(0))),
-        ch_(w, co_, static_cast<size_t>(w.numel()) / co_, static_cast<size_t>(w.numel()) / co_, 1, w_zp, w_scale, bias),
+        w_scale_(co_),
+        bias_(co_, 0.0f),
         run_scale_(co_) {
-    ch_.shifted = {};  // the float weights live in dw_
+    for (size_t o = 0; o < co_; ++o) {
+      w_scale_[o] = w_scale.data<float>()[w_scale.numel() == 1 ? 0 : o];
+      if (bias) bias_[o] = bias->data<float>()[o];
+    }
   }
 
   size_t scratch_floats(const OpTensors& t, size_t threads) const override { return dw_->scratch_floats(t, threads); }
@@ -271,13 +276,12 @@ class DynamicQuantDepthwise final : public CpuOp {
     }
     const DynamicQuantParams q =
         dynamic_quant_params_parallel(x.data<float>(), static_cast<size_t>(x.numel()), rc.pool);
-    for (size_t o = 0; o < co_; ++o) run_scale_[o] = q.scale * ch_.scale[o];
+    for (size_t o = 0; o < co_; ++o) run_scale_[o] = q.scale * w_scale_[o];
     DwCenteredInput in;
     in.quantize = quantize_centered_;
-    if (q.scale != 0.0f) in.params = kernels::f32_quantize_params(q.scale, q.zero_point, false);
-    in.params.scale = q.scale;  // 0: the op writes zeros
+    in.params = kernels::f32_quantize_params(q.scale, q.zero_point, false);  // scale 0: the op writes zeros
     in.scale = run_scale_.data();
-    in.bias = ch_.bias.data();
+    in.bias = bias_.data();
     in.act = &act_;
     return dw_->run_centered(t, rc, in);
   }
@@ -288,8 +292,8 @@ class DynamicQuantDepthwise final : public CpuOp {
   std::unique_ptr<DwConvOp> dw_;
   const kernels::F32QuantizeCenteredFn quantize_centered_;
   size_t co_;
-  DynamicQuantChannels ch_;
-  std::vector<float> run_scale_;  // x_scale * w_scale[c], this run's
+  std::vector<float> w_scale_, bias_;  // per channel
+  std::vector<float> run_scale_;       // x_scale * w_scale[c], this run's
 };
 
 // The weights minus their zero points, as f32 (exact), for the float depthwise kernel.
@@ -328,7 +332,7 @@ Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, con
   if (group == m && w->dim(1) == 1 && k * 255 * 255 < (int64_t{1} << 24)) {
     std::unique_ptr<DwConvOp> dw = make_dwconv_centered(node, centered_weights(*w, *w_zp));
     return std::unique_ptr<CpuOp>(
-        std::make_unique<DynamicQuantDepthwise>(node, std::move(dw), *w, *w_zp, *w_scale, bias, act));
+        std::make_unique<DynamicQuantDepthwise>(node, std::move(dw), *w, *w_scale, bias, act));
   }
   auto op = std::make_unique<DynamicQuantConv>(node, *w, *w_zp, *w_scale, bias, static_cast<size_t>(group), act);
   if (!op->prepare(*w)) return out_of_memory(node.label() + ": packed weights");

@@ -17,14 +17,27 @@ using cpu_test::OneNode;
 struct ConvCase {
   ConvCase(int64_t n_, int64_t c_, int64_t h_, int64_t w_, int64_t m_, int64_t k_, int64_t stride_ = 1,
            int64_t pad_ = 0, int64_t dilation_ = 1, int64_t group_ = 1, bool bias_ = true, std::string act_ = "",
-           bool residual_ = false)
-      : n(n_), c(c_), h(h_), w(w_), m(m_), k(k_), stride(stride_), pad(pad_), dilation(dilation_), group(group_),
-        bias(bias_), act(std::move(act_)), residual(residual_) {}
+           bool residual_ = false, bool row_ = false)
+      : n(n_),
+        c(c_),
+        h(h_),
+        w(w_),
+        m(m_),
+        k(k_),
+        stride(stride_),
+        pad(pad_),
+        dilation(dilation_),
+        group(group_),
+        bias(bias_),
+        act(std::move(act_)),
+        residual(residual_),
+        row(row_) {}
   int64_t n, c, h, w, m, k;
   int64_t stride, pad, dilation, group;
   bool bias;
   std::string act;  // "" | Relu | Clip | HardSwish | Sigmoid | LeakyRelu | Tanh, "+affine": nfuse.affine too
   bool residual;
+  bool row;  // a 1 x k kernel on a 1-row input (h must be 1): a lifted Conv1d
 };
 
 std::string describe(const ConvCase& c) {
@@ -32,7 +45,7 @@ std::string describe(const ConvCase& c) {
          std::to_string(c.w) + " m" + std::to_string(c.m) + " k" + std::to_string(c.k) + " s" +
          std::to_string(c.stride) + " p" + std::to_string(c.pad) + " d" + std::to_string(c.dilation) + " g" +
          std::to_string(c.group) + (c.bias ? " bias" : "") + (c.act.empty() ? "" : " " + c.act) +
-         (c.residual ? " residual" : "");
+         (c.residual ? " residual" : "") + (c.row ? " row" : "");
 }
 
 // Runs the case on the algorithm `algo` forces (im2col + GEMM unless a test says otherwise: kAuto
@@ -43,12 +56,13 @@ void check(const ConvCase& c, std::mt19937& rng, int threads = 1,
   OneNode node;
   node.op = "Conv";
   node.inputs.push_back({cpu_test::random_tensor({c.n, c.c, c.h, c.w}, rng), false});
-  node.inputs.push_back({cpu_test::random_tensor({c.m, c.c / c.group, c.k, c.k}, rng), true});
+  const int64_t kh = c.row ? 1 : c.k, ph = c.row ? 0 : c.pad, sh = c.row ? 1 : c.stride, dh = c.row ? 1 : c.dilation;
+  node.inputs.push_back({cpu_test::random_tensor({c.m, c.c / c.group, kh, c.k}, rng), true});
   if (c.bias) node.inputs.push_back({cpu_test::random_tensor({c.m}, rng), true});
-  node.attrs.set("kernel_shape", std::vector<int64_t>{c.k, c.k});
-  node.attrs.set("strides", std::vector<int64_t>{c.stride, c.stride});
-  node.attrs.set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
-  node.attrs.set("dilations", std::vector<int64_t>{c.dilation, c.dilation});
+  node.attrs.set("kernel_shape", std::vector<int64_t>{kh, c.k});
+  node.attrs.set("strides", std::vector<int64_t>{sh, c.stride});
+  node.attrs.set("pads", std::vector<int64_t>{ph, c.pad, ph, c.pad});
+  node.attrs.set("dilations", std::vector<int64_t>{dh, c.dilation});
   node.attrs.set("group", c.group);
   const bool affine = c.act.ends_with("+affine");
   const std::string act = affine ? c.act.substr(0, c.act.size() - 7) : c.act;
@@ -61,12 +75,13 @@ void check(const ConvCase& c, std::mt19937& rng, int threads = 1,
   if (affine) node.attrs.set(ops::kFusedAffineAttr, std::vector<float>{-1.75f, 0.625f});
   if (c.residual) {
     const int64_t ek = (c.k - 1) * c.dilation + 1;
-    const int64_t ho = (c.h + 2 * c.pad - ek) / c.stride + 1, wo = (c.w + 2 * c.pad - ek) / c.stride + 1;
+    const int64_t ho = c.row ? 1 : (c.h + 2 * c.pad - ek) / c.stride + 1, wo = (c.w + 2 * c.pad - ek) / c.stride + 1;
     node.residual = cpu_test::random_tensor({c.n, c.m, ho, wo}, rng);
   }
-  const bool winograd = (algo == backends::cpu::ConvAlgorithm::kWinograd || algo == backends::cpu::ConvAlgorithm::kAuto) &&
-                        c.k == 3 && c.stride == 1 && c.dilation == 1 && c.group == 1;
-  cpu_test::expect_matches_ref(node, c.c / c.group * c.k * c.k, describe(c), threads,
+  const bool winograd =
+      (algo == backends::cpu::ConvAlgorithm::kWinograd || algo == backends::cpu::ConvAlgorithm::kAuto) && !c.row &&
+      c.k == 3 && c.stride == 1 && c.dilation == 1 && c.group == 1;
+  cpu_test::expect_matches_ref(node, c.c / c.group * kh * c.k, describe(c), threads,
                                winograd ? test::f32_wino43_tol : test::f32_gemm_tol);
 }
 
@@ -241,6 +256,50 @@ TEST(CpuConv, AutomaticAlgorithm) {
   check({1, 64, 7, 7, 64, 3, 1, 1, 1, 1, true, "Relu", true}, rng, 2, ConvAlgorithm::kAuto);  // pixel rows
 }
 
+// Convolutions over one row (lifted Conv1d), forced onto the phase-split tap GEMM and, for the
+// same shapes, the im2col GEMM: strides 1 to 5 (1 and 2 have copies of their own), dilation,
+// pads up to past the window, a stride larger than the kernel, channel counts around the
+// microkernel's MR and one K block (several channel blocks per tap), outputs shorter than one NR
+// panel and spanning several strips, groups, batch, every epilogue, threads; and kAuto on a
+// Conv1d stack's shapes.
+TEST(CpuConv, RowTaps) {
+  using backends::cpu::ConvAlgorithm;
+  std::mt19937 rng(cpu_test::kSeed + 13);
+  auto row = [&](int64_t n, int64_t c, int64_t w, int64_t m, int64_t k, int64_t s, int64_t p, int64_t d = 1,
+                 int64_t g = 1, bool bias = true, std::string act = "", bool residual = false, int threads = 1,
+                 ConvAlgorithm algo = ConvAlgorithm::kRowTaps) {
+    check({n, c, 1, w, m, k, s, p, d, g, bias, std::move(act), residual, true}, rng, threads, algo);
+  };
+  for (int64_t s : {1, 2, 3, 5}) {
+    for (int64_t k : {1, 2, 3, 5, 10}) {
+      for (int64_t p : {int64_t{0}, k / 2, k}) {
+        row(1, 9, 61, 13, k, s, p);
+        row(1, 40, 157, 33, k, s, p);
+      }
+    }
+  }
+  row(1, 8, 50, 8, 3, 1, 2, 2);              // dilation 2
+  row(1, 12, 80, 17, 3, 2, 3, 3);            // dilation 3, stride 2: shift 3 of 2 phases
+  row(1, 16, 40, 9, 2, 7, 0);                // stride past the kernel: columns skipped
+  row(1, 1, 300, 64, 10, 5, 0);              // one input channel (a wav2vec-style stem)
+  row(1, 500, 37, 20, 3, 2, 1);              // channels over one K block: blocks per tap
+  row(1, 64, 3199, 64, 3, 2, 0);             // a Conv1d stack's layer: several strips
+  row(1, 64, 5, 12, 3, 2, 0);                // two outputs
+  row(2, 48, 77, 40, 3, 1, 1);               // batch
+  row(1, 32, 45, 24, 3, 1, 1, 1, 4);         // groups
+  row(1, 36, 90, 35, 5, 2, 2, 1, 1, false);  // no bias
+  for (const char* act : {"Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu", "Tanh", "Relu+affine"}) {
+    for (bool residual : {false, true}) row(1, 33, 70, 19, 3, 2, 1, 1, 1, true, act, residual);
+  }
+  for (int threads : {2, 3}) {
+    row(1, 64, 1001, 64, 3, 2, 0, 1, 1, true, "Relu", true, threads);
+    row(1, 40, 60, 70, 5, 1, 2, 1, 1, true, "", false, threads);  // one strip: split over channels
+    row(2, 32, 333, 16, 4, 3, 1, 1, 2, true, "Sigmoid", false, threads);
+  }
+  for (int64_t s : {1, 2, 3}) row(1, 40, 157, 33, 3, s, 1, 1, 1, true, "", false, 1, ConvAlgorithm::kIm2colGemm);
+  row(1, 64, 3199, 64, 3, 2, 0, 1, 1, true, "", false, 2, ConvAlgorithm::kAuto);
+  row(1, 64, 99, 64, 2, 2, 0, 1, 1, true, "Relu", false, 1, ConvAlgorithm::kAuto);
+}
 
 // nfuse.affine after the activation (fuse_affine: PP-LCNet's learnable affine blocks) on every
 // algorithm and the depthwise paths, with and without a residual: the HardSwish the depthwise

@@ -7,7 +7,8 @@
 // input planes (row stride H*W) for every full NR-wide panel. The bias (one per GEMM row) and
 // the residual enter through the microkernel's epilogue on the first K block, so no pass
 // prefills C.
-// Depthwise convolutions go to cpu_dwconv.cpp.
+// Depthwise convolutions go to cpu_dwconv.cpp; convolutions over one row (lifted Conv1d) with 16
+// or more input channels to cpu_conv_row_taps.cpp, which needs no im2col.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -53,6 +54,43 @@ void add_residual_and_activate(float* y, const float* r, size_t n, const Activat
     for (size_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], act.min), act.max);
   }
   if (act.needs_pass()) act.apply(y, n);
+}
+
+kernels::F32GemmEpilogue wx_epilogue(const Activation& act, size_t p) {
+  kernels::F32GemmEpilogue ep;
+  ep.min = act.min;
+  ep.max = act.max;
+  ep.residual_stride = p;
+  return ep;
+}
+
+WxTasks plan_wx_tasks(size_t outer_units, size_t p, size_t max_strip, size_t nr, size_t panels, size_t mr, size_t rows,
+                      size_t threads) {
+  WxTasks t;
+  t.strip = std::min(max_strip, (p + nr - 1) / nr * nr);
+  t.strips = (p + t.strip - 1) / t.strip;
+  // Few strips: make their count (times images and groups) a multiple of the thread count, with
+  // strips of whole panels, so the threads finish together (7 strips on 2 threads idle one
+  // for a seventh of the op).
+  if (threads > 1 && outer_units * t.strips < 4 * threads && (outer_units * t.strips) % threads != 0) {
+    const size_t want = (outer_units * t.strips + threads - 1) / threads * threads;
+    const size_t per_image = (want + outer_units - 1) / outer_units;
+    const size_t s2 = ((p + per_image - 1) / per_image + nr - 1) / nr * nr;
+    if (s2 >= nr && (p + s2 - 1) / s2 == per_image) {
+      t.strip = s2;
+      t.strips = per_image;
+    }
+  }
+  t.outer = outer_units * t.strips;
+  // Split output channels too when pixels alone do not give every thread a few tasks. Every M
+  // chunk packs its strip of B again, so split only as much as an even load needs: the task
+  // count becomes a multiple of the thread count.
+  size_t mchunks = 1;
+  if (threads > 1 && t.outer % threads != 0 && t.outer < 4 * threads)
+    mchunks = std::min(panels, threads / std::gcd(t.outer, threads));
+  t.mstep = (panels + mchunks - 1) / mchunks * mr;
+  t.mchunks = (rows + t.mstep - 1) / t.mstep;
+  return t;
 }
 
 namespace {
@@ -118,45 +156,19 @@ class GemmConv final : public CpuOp {
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     const size_t p = g->ho * g->wo;
-    const size_t nr = cfg_.nr, threads = rc.pool.threads();
-    size_t strip = std::min(strip_panels_ * nr, (p + nr - 1) / nr * nr);
-    size_t strips = (p + strip - 1) / strip;
-    // Few strips: make their count (times images and groups) a multiple of the thread count, with
-    // strips of whole panels, so the threads finish together (7 strips on 2 threads idle one
-    // for a seventh of the op).
-    if (threads > 1 && g->n * group_ * strips < 4 * threads && (g->n * group_ * strips) % threads != 0) {
-      const size_t want = (g->n * group_ * strips + threads - 1) / threads * threads;
-      const size_t per_image = (want + g->n * group_ - 1) / (g->n * group_);
-      const size_t s2 = ((p + per_image - 1) / per_image + nr - 1) / nr * nr;
-      if (s2 >= nr && (p + s2 - 1) / s2 == per_image) {
-        strip = s2;
-        strips = per_image;
-      }
-    }
-    const size_t outer = g->n * group_ * strips;
-    // Split output channels too when pixels alone do not give every thread a few tasks.
-    size_t mchunks = 1;
-    // Every M chunk packs its strip of B again, so split only as much as an even load needs:
-    // the task count becomes a multiple of the thread count.
-    if (threads > 1 && outer % threads != 0 && outer < 4 * threads)
-      mchunks = std::min(panels_, threads / std::gcd(outer, threads));
-    const size_t mstep = (panels_ + mchunks - 1) / mchunks * cfg_.mr;
-    mchunks = (mg_ + mstep - 1) / mstep;
+    const WxTasks tasks =
+        plan_wx_tasks(g->n * group_, p, strip_panels_ * cfg_.nr, cfg_.nr, panels_, cfg_.mr, mg_, rc.pool.threads());
     const float* x = t.inputs[0]->data<float>();
     float* y = t.outputs[0]->data<float>();
     const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
     auto task = [&](size_t index, size_t worker) {
-      const size_t mc = index % mchunks;
-      const size_t s = (index / mchunks) % strips;
-      const size_t gi = (index / mchunks / strips) % group_;
-      const size_t n = index / mchunks / strips / group_;
-      const size_t p0 = s * strip, np = std::min(p, p0 + strip) - p0;
-      const size_t m0 = mc * mstep, m1 = std::min(mg_, m0 + mstep);
-      const float* xg = x + (n * g->c + gi * (g->c / group_)) * g->h * g->w;
-      const size_t out_off = (n * m_ + gi * mg_) * p;
-      run_tile(*g, xg, y + out_off, r ? r + out_off : nullptr, gi, p, p0, np, m0, m1, rc.scratch.get(worker));
+      const WxTasks::Task k = tasks.task(index, group_, p, mg_);
+      const float* xg = x + (k.image * g->c + k.group * (g->c / group_)) * g->h * g->w;
+      const size_t out_off = (k.image * m_ + k.group * mg_) * p;
+      run_tile(*g, xg, y + out_off, r ? r + out_off : nullptr, k.group, p, k.p0, k.np, k.m0, k.m1,
+               rc.scratch.get(worker));
     };
-    rc.pool.run(outer * mchunks, task);
+    rc.pool.run(tasks.count(), task);
     return ok_status();
   }
 
@@ -164,10 +176,7 @@ class GemmConv final : public CpuOp {
   void run_tile(const Conv2dGeometry& g, const float* x, float* y, const float* r, size_t gi, size_t p, size_t p0,
                 size_t np, size_t m0, size_t m1, float* ws) const {
     const Activation& act = epilogue_.act;
-    kernels::F32GemmEpilogue ep;
-    ep.min = act.min;
-    ep.max = act.max;
-    ep.residual_stride = p;
+    kernels::F32GemmEpilogue ep = wx_epilogue(act, p);
     const size_t mr = cfg_.mr, nr = cfg_.nr;
     const size_t npanels = (np + nr - 1) / nr;
     const float* a_group = packed_.data() + gi * panels_ * mr * kg_;
@@ -291,6 +300,7 @@ Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileCont
   }
   if (use_winograd(node, *w)) return make_winograd_conv(node, *w, bias, std::move(e));
   if (use_small_channel_conv(node, *w)) return make_small_channel_conv(node, *w, bias, std::move(e));
+  if (use_row_taps_conv(node, *w)) return make_row_taps_conv(node, *w, bias, std::move(e));
   if (use_pixel_rows(node, *w)) return make_pixel_rows_conv(node, *w, bias, std::move(e));
   auto op = std::make_unique<GemmConv>(node, *w, bias, std::move(e));
   if (!op->pack(*w)) return out_of_memory(node.label() + ": packed weights");

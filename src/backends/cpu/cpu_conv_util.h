@@ -3,12 +3,14 @@
 // fused epilogue read at compile time.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "backends/cpu/cpu_op.h"
+#include "kernels/f32-gemm/f32_gemm.h"
 #include "ops/conv_geometry.h"
 
 namespace nfuse::backends::cpu {
@@ -77,7 +79,7 @@ void pack_im2col(const Conv2dGeometry& g, const float* x, size_t kx_rows, size_t
 
 // How a dense Conv runs. kAuto is the cost-based choice; tests force the others to cover every
 // path on shapes where kAuto would not take it.
-enum class ConvAlgorithm { kAuto, kIm2colGemm, kWinograd, kPixelRows, kSmallChannels };
+enum class ConvAlgorithm { kAuto, kIm2colGemm, kWinograd, kPixelRows, kSmallChannels, kRowTaps };
 ConvAlgorithm forced_conv_algorithm();
 class ScopedConvAlgorithm {
  public:
@@ -108,6 +110,43 @@ Result<std::unique_ptr<CpuOp>> make_winograd_conv(const ir::Node& node, const ir
 // The X * W GEMM orientation for maps with few output pixels (cpu_conv_pixel_rows.cpp); one group.
 Result<std::unique_ptr<CpuOp>> make_pixel_rows_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
                                                     Epilogue epilogue);
+
+// How a W * X convolution (output channels as GEMM rows, pixels as columns) splits over the
+// threads: `outer_units` (images times groups) times strips of at most `max_strip` pixels (whole
+// NR panels), times chunks of output channels (`mstep` rows, whole MR panels) when the strips
+// alone would leave threads idle. Task i covers M chunk i % mchunks, strip (i / mchunks) % strips,
+// unit i / mchunks / strips.
+struct WxTasks {
+  size_t strip = 0, strips = 0, outer = 0, mchunks = 1, mstep = 0;
+  size_t count() const { return outer * mchunks; }
+  // Task `index` of one convolution with `groups` groups and `pixels` output pixels per image.
+  struct Task {
+    size_t image, group, p0, np, m0, m1;
+  };
+  Task task(size_t index, size_t groups, size_t pixels, size_t rows) const {
+    const size_t mc = index % mchunks, s = (index / mchunks) % strips;
+    const size_t p0 = s * strip, m0 = mc * mstep;
+    return {index / mchunks / strips / groups,
+            (index / mchunks / strips) % groups,
+            p0,
+            std::min(pixels, p0 + strip) - p0,
+            m0,
+            std::min(rows, m0 + mstep)};
+  }
+};
+// The microkernel epilogue of a W * X tile row set: the activation's clamp, the residual read
+// with the output's row stride `p` (the caller sets row_bias and residual per tile).
+kernels::F32GemmEpilogue wx_epilogue(const Activation& act, size_t p);
+
+WxTasks plan_wx_tasks(size_t outer_units, size_t p, size_t max_strip, size_t nr, size_t panels, size_t mr, size_t rows,
+                      size_t threads);
+
+// Convolutions over a single row (kh = 1 on a 1-row input: every Conv1d, once lift_1d_to_2d has
+// made it 2-D) with enough input channels per group, as a GEMM that reads its B in place from a
+// stride-phase copy of the input strip, one K block per tap (cpu_conv_row_taps.cpp): no im2col.
+bool use_row_taps_conv(const ir::Node& node, const ir::Tensor& w);
+Result<std::unique_ptr<CpuOp>> make_row_taps_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
+                                                  Epilogue epilogue);
 
 // out[i] = act(out[i] + r[i]) with the clamp included (for kernels that cannot take a residual).
 void add_residual_and_activate(float* y, const float* r, size_t n, const Activation& act);

@@ -1,7 +1,8 @@
 // The f32-vmath loops (f32_vmath.h), included once per ISA by f32_vmath_{scalar,avx2,avx512}.cpp
 // inside a namespace of its own, so each ISA gets its own vectorised copy: one scalar function
 // per op, branch-free (selects the compilers turn into compares and blends), mapped over the
-// array by a plain loop.
+// array by a plain loop (Gelu by blocks of passes, see gelu_blocks).
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -98,11 +99,27 @@ inline float log_value(float x) {
   return x < 0.0f || x != x ? NAN : r;
 }
 
-// erfc(z) for z >= 0 (or NaN): t exp(-z^2 + R(t)), t = 1 / (1 + z/2).
+// exp(x) for x <= 0, the exponent of erfc: exp_value less its overflow and NaN selects (a NaN
+// propagates through the arithmetic), a quarter of Gelu's instructions fewer.
+inline float exp_nonpositive(float x) {
+  const float z = x < kExpLo ? kExpLo : x;
+  const float biased = z * kLog2e + kMagicBias;
+  const float n = biased - kMagicBias;
+  const float s = std::bit_cast<float>(std::bit_cast<uint32_t>(biased) << 23);
+  float t = n * kMinusLn2Hi + z;
+  t = n * kMinusLn2Lo + t;
+  const float p = horner(t, kExpP);
+  const float e = (s * t) * p + s;
+  return x < kExpLo ? 0.0f : e;
+}
+
+// erfc(z)'s exponent and t for z >= 0 (or NaN): erfc(z) = t exp(-z^2 + R(t)), t = 1 / (1 + z/2).
+inline float erfc_exponent(float z, float t) { return horner(t, kErfcR) - z * z; }
+inline float erfc_t(float z) { return 1.0f / (1.0f + 0.5f * z); }
+
 inline float erfc_nonnegative(float z) {
-  const float t = 1.0f / (1.0f + 0.5f * z);
-  const float r = horner(t, kErfcR);
-  return t * exp_value(r - z * z);
+  const float t = erfc_t(z);
+  return t * exp_nonpositive(erfc_exponent(z, t));
 }
 
 inline float erf_value(float x) {
@@ -115,11 +132,14 @@ inline float erf_value(float x) {
 
 // x Phi(x) = x/2 erfc(-x / sqrt 2): from erfc(|x| / sqrt 2) on either side, so the negative
 // side (a small fraction of x) keeps erfc's relative accuracy.
-inline float gelu_value(float x) {
-  const float e = erfc_nonnegative(std::fabs(x) * kInvSqrt2);
-  const float half = e == 0.0f ? 0.0f : 0.5f * x * e;  // gelu(-inf) = 0, gelu(inf) = inf
+// x clamped to the finite range makes x/2 erfc = 0 (not inf * 0) at both infinities: gelu(-inf)
+// = 0, gelu(inf) = inf.
+inline float gelu_from_erfc(float x, float e) {
+  const float half = 0.5f * std::clamp(x, -FLT_MAX, FLT_MAX) * e;
   return x < 0.0f ? half : x - half;
 }
+
+inline float gelu_value(float x) { return gelu_from_erfc(x, erfc_nonnegative(std::fabs(x) * kInvSqrt2)); }
 
 // x (1 + tanh(u)) / 2 = x / (1 + exp(-2u)).
 inline float gelu_tanh_value(float x) {
@@ -134,11 +154,32 @@ void vmap(const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = F(x[i]);
 }
 
+// gelu_value over the array in three passes per block of kGeluBlock values (t and the exponent,
+// exp, the product): each pass is a short loop of independent vectors, where gelu_value's single
+// dependency chain (division, 11 FMAs of R, exp's 10 steps) keeps too few vectors in flight.
+// Measured 1.5x faster than vmap<gelu_value> with AVX2 (bench/RESULTS.md); the same results.
+inline constexpr size_t kGeluBlock = 64;
+void gelu_blocks(const float* x, float* y, size_t n) {
+  float t[kGeluBlock], a[kGeluBlock];
+  for (size_t i0 = 0; i0 < n; i0 += kGeluBlock) {
+    const size_t m = n - i0 < kGeluBlock ? n - i0 : kGeluBlock;
+    const float* xb = x + i0;
+    float* yb = y + i0;
+    for (size_t i = 0; i < m; ++i) {
+      const float z = std::fabs(xb[i]) * kInvSqrt2;
+      t[i] = erfc_t(z);
+      a[i] = erfc_exponent(z, t[i]);
+    }
+    for (size_t i = 0; i < m; ++i) a[i] = t[i] * exp_nonpositive(a[i]);
+    for (size_t i = 0; i < m; ++i) yb[i] = gelu_from_erfc(xb[i], a[i]);
+  }
+}
+
 }  // namespace
 
 inline const F32VmathConfig& config() {
-  static constexpr F32VmathConfig kConfig{vmap<exp_value>, vmap<log_value>,  vmap<sqrt_value>,
-                                          vmap<erf_value>, vmap<gelu_value>, vmap<gelu_tanh_value>};
+  static constexpr F32VmathConfig kConfig{vmap<exp_value>, vmap<log_value>, vmap<sqrt_value>,
+                                          vmap<erf_value>, gelu_blocks,     vmap<gelu_tanh_value>};
   return kConfig;
 }
 

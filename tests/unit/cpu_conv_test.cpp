@@ -299,6 +299,14 @@ TEST(CpuConv, RowTaps) {
   for (int64_t s : {1, 2, 3}) row(1, 40, 157, 33, 3, s, 1, 1, 1, true, "", false, 1, ConvAlgorithm::kIm2colGemm);
   row(1, 64, 3199, 64, 3, 2, 0, 1, 1, true, "", false, 2, ConvAlgorithm::kAuto);
   row(1, 64, 99, 64, 2, 2, 0, 1, 1, true, "Relu", false, 1, ConvAlgorithm::kAuto);
+  // The other microkernel shapes (NR 16 and 8: other strips and phase rows).
+  for (kernels::Isa isa : {kernels::Isa::kAvx2Fma, kernels::Isa::kScalar}) {
+    if (!kernels::isa_supported(isa)) continue;
+    kernels::ScopedIsaOverride force_isa(isa);
+    row(1, 40, 157, 33, 3, 2, 1);
+    row(1, 20, 300, 13, 5, 3, 2, 2, 1, true, "Relu", true, 2);
+    row(1, 300, 41, 9, 2, 1, 1);
+  }
 }
 
 // nfuse.affine after the activation (fuse_affine: PP-LCNet's learnable affine blocks) on every

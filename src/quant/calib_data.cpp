@@ -45,6 +45,28 @@ std::vector<ir::Tensor> split_batches(const ir::Tensor& t, int64_t batch_rows) {
   return out;
 }
 
+Result<std::vector<ir::Tensor>> rebatch_exact(std::vector<ir::Tensor> batches, int64_t rows, const std::string& what) {
+  int64_t total = 0;
+  bool exact = true;
+  for (const auto& b : batches) {
+    const int64_t n = b.rank() > 0 ? b.dim(0) : 1;
+    total += n;
+    exact = exact && n == rows;
+  }
+  if (exact) return batches;
+  if (rows < 1 || total % rows != 0) {
+    const int64_t drop = rows > 0 ? total % rows : 0;
+    return invalid_argument(what + ": " + std::to_string(total) +
+                            " samples do not divide into the model's fixed batch of " + std::to_string(rows) +
+                            " (drop " + std::to_string(drop) + " or add " + std::to_string(rows - drop) +
+                            ", e.g. with --calib-limit, or export the model with a dynamic batch)");
+  }
+  for (const auto& b : batches) {
+    if (b.rank() == 0) return invalid_argument(what + ": a sample without a batch dimension");
+  }
+  return split_batches(concat(batches), rows);
+}
+
 Result<std::vector<ir::Tensor>> load_npy_batches(const std::string& dir, int64_t limit, int64_t batch_rows) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return not_found("calibration folder '" + dir + "' does not exist");

@@ -27,4 +27,9 @@ Result<std::vector<ir::Tensor>> load_calibration(const std::string& dir, int64_t
 // Splits `t` along dim 0 into batches of at most `batch_rows` rows (copies).
 std::vector<ir::Tensor> split_batches(const ir::Tensor& t, int64_t batch_rows);
 
+// The rows of `batches` regrouped into batches of exactly `rows` rows, for a model whose batch
+// dimension is fixed (returned as they are when they already are). kInvalidArgument, naming
+// `what` and the counts, when the samples do not divide into that batch.
+Result<std::vector<ir::Tensor>> rebatch_exact(std::vector<ir::Tensor> batches, int64_t rows, const std::string& what);
+
 }  // namespace nfuse::quant

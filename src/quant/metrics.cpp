@@ -46,8 +46,8 @@ ErrorSummary ErrorMetrics::summary() const {
   s.count = count_;
   s.nonfinite_matches = nonfinite_matches_;
   s.nonfinite_mismatches = nonfinite_mismatches_;
-  if (ref_sq_ == 0.0 && got_sq_ == 0.0) {
-    s.cosine = 1.0;
+  if ((ref_sq_ == 0.0 && got_sq_ == 0.0) || noise_sq_ == 0.0) {
+    s.cosine = 1.0;  // an exact match is 1, not 1 - the double rounding of the quotient
   } else if (ref_sq_ == 0.0 || got_sq_ == 0.0) {
     s.cosine = 0.0;
   } else {

@@ -4,8 +4,8 @@
 // splitting a stream into batches changes results only by double rounding.
 //
 // Definitions, over all pairs (r = reference, x = result) with both values finite:
-//   cosine      = sum r x / (sqrt(sum r^2) sqrt(sum x^2)); 1 when both vectors are all zero,
-//                 0 when exactly one is.
+//   cosine      = sum r x / (sqrt(sum r^2) sqrt(sum x^2)); exactly 1 when x = r (both all zero
+//                 included), 0 when exactly one vector is all zero.
 //   snr_db      = 10 log10(sum r^2 / sum (r - x)^2), clamped to [-kSnrCapDb, kSnrCapDb]:
 //                 an exact match (noise 0) reports +kSnrCapDb (200 dB, beyond any f32 result:
 //                 f32 rounding alone gives ~150 dB), a zero reference with noise -kSnrCapDb.

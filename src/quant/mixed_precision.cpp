@@ -106,12 +106,20 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
 }
 
 std::vector<ir::Tensor> first_samples(const std::vector<ir::Tensor>& calibration, int64_t max_samples,
-                                      int64_t max_elements) {
+                                      int64_t max_elements, int64_t fixed_batch) {
   std::vector<ir::Tensor> out;
   if (calibration.empty()) return out;
   const ir::Tensor& b0 = calibration[0];
   const int64_t per_sample = b0.rank() > 0 && b0.dim(0) > 0 ? b0.numel() / b0.dim(0) : b0.numel();
   int64_t samples = std::clamp<int64_t>(max_elements / std::max<int64_t>(per_sample, 1), 1, max_samples);
+  if (fixed_batch > 1) {
+    // The model runs only whole batches; evaluate_output judges their rows one by one.
+    for (size_t i = 0; i < calibration.size() && (out.empty() || samples > 0); ++i) {
+      out.push_back(calibration[i]);
+      samples -= fixed_batch;
+    }
+    return out;
+  }
   // One sample per batch, so each is judged on its own.
   for (const auto& b : calibration) {
     for (const ir::Tensor& one : split_batches(b, 1)) {

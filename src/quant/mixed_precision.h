@@ -66,15 +66,16 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
                                            PromoteTo to, int threads);
 
 // The first calibration samples, one per batch, at most `max_samples` and `max_elements` input
-// elements in all (at least one sample). Sensitivity runs the graph once per layer, so it takes few
-// (kSensitivity*); promotion re-evaluates only once per step, and decides when to stop, so it
-// takes more (kPromotion*) to generalise. The held-out set never takes part.
+// elements in all (at least one sample); for a model with a fixed batch of `fixed_batch` > 1
+// rows, whole batches of the calibration (which then hold exactly that many), at least one. Sensitivity runs the graph
+// once per layer, so it takes few (kSensitivity*); promotion re-evaluates only once per step, and decides when to stop,
+// so it takes more (kPromotion*) to generalise. The held-out set never takes part.
 inline constexpr int64_t kSensitivitySamples = 8;
 inline constexpr int64_t kSensitivityElements = int64_t{1} << 22;
 inline constexpr int64_t kPromotionSamples = 32;
 inline constexpr int64_t kPromotionElements = int64_t{1} << 25;
 std::vector<ir::Tensor> first_samples(const std::vector<ir::Tensor>& calibration, int64_t max_samples,
-                                      int64_t max_elements);
+                                      int64_t max_elements, int64_t fixed_batch = 0);
 
 // Median wall time (ms) of `g` on the cpu backend (optimized) over `runs` runs after 3 warm-ups.
 Result<double> median_ms(const ir::Graph& g, const ir::Tensor& input, int runs, int threads);

@@ -258,21 +258,32 @@ Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir:
   if (reference.size() != batches.size()) return internal_error("evaluate_output: one reference per batch expected");
   NFUSE_ASSIGN_OR_RETURN(auto got, run_output0(qdq, batches, /*optimize=*/true, threads));
   ErrorMetrics m;
-  // A batch whose reference is nearly all zero (a photo without text for a text detector) has no
-  // meaningful cosine: batches below 1% of the largest reference energy do not set the worst.
-  std::vector<double> energy(got.size(), 0.0), cosine(got.size(), 1.0);
+  // Each sample is judged on its own: a batch's output rows when its dim 0 is the batch's rows.
+  // A sample whose reference is nearly all zero (a photo without text for a text detector) has
+  // no meaningful cosine: samples below 1% of the largest reference energy do not set the worst.
+  std::vector<double> energy, cosine;
   double max_energy = 0.0;
   for (size_t i = 0; i < got.size(); ++i) {
-    ErrorMetrics one;
-    NFUSE_RETURN_IF_ERROR(add_error(one, reference[i], got[i]), "graph output");
-    cosine[i] = one.summary().cosine;
-    const float* r = reference[i].data<float>();
-    for (int64_t k = 0; k < reference[i].numel(); ++k) energy[i] += static_cast<double>(r[k]) * r[k];
-    max_energy = std::max(max_energy, energy[i]);
-    m.merge(one);
+    ErrorMetrics whole;
+    NFUSE_RETURN_IF_ERROR(add_error(whole, reference[i], got[i]), "graph output");
+    m.merge(whole);
+    const ir::Tensor& r = reference[i];
+    const int64_t in_rows = batches[i].rank() > 0 ? batches[i].dim(0) : 1;
+    const int64_t rows = r.rank() > 0 && r.dim(0) == in_rows && in_rows > 1 ? in_rows : 1;
+    const size_t per_row = static_cast<size_t>(r.numel() / rows);
+    for (int64_t row = 0; row < rows; ++row) {
+      const float* ref_row = r.data<float>() + static_cast<size_t>(row) * per_row;
+      ErrorMetrics one;
+      one.update(ref_row, got[i].data<float>() + static_cast<size_t>(row) * per_row, per_row);
+      cosine.push_back(one.summary().cosine);
+      double e = 0.0;
+      for (size_t k = 0; k < per_row; ++k) e += static_cast<double>(ref_row[k]) * ref_row[k];
+      energy.push_back(e);
+      max_energy = std::max(max_energy, e);
+    }
   }
   double worst = 1.0;
-  for (size_t i = 0; i < got.size(); ++i) {
+  for (size_t i = 0; i < cosine.size(); ++i) {
     if (energy[i] >= 0.01 * max_energy) worst = std::min(worst, cosine[i]);
   }
   if (worst_batch_cosine) *worst_batch_cosine = worst;

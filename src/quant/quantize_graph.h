@@ -100,9 +100,10 @@ Result<QuantizeReport> evaluate_quantization(const QuantizeResult& q, const std:
 Result<std::vector<ir::Tensor>> run_output0(const ir::Graph& g, const std::vector<ir::Tensor>& batches,
                                             bool optimize, int threads = 1);
 // The error of `qdq`'s output 0 against `reference` (run_output0 of the float graph);
-// *worst_batch_cosine (optional): the lowest cosine of a single batch, among those whose
-// reference holds at least 1% of the largest batch's energy (cosine means nothing on an
-// all-but-zero reference).
+// *worst_batch_cosine (optional): the lowest cosine of a single sample (an output row of a batch
+// whose output dim 0 is its batch size; the whole batch otherwise), among those whose reference
+// holds at least 1% of the largest sample's energy (cosine means nothing on an all-but-zero
+// reference).
 Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir::Tensor>& batches,
                                      const std::vector<ir::Tensor>& reference, int threads = 1,
                                      double* worst_batch_cosine = nullptr);

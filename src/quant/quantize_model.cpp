@@ -40,14 +40,17 @@ Status write_text(const std::string& path, const std::string& text) {
   return ok_status();
 }
 
-// Rows per batch: the model input's static batch dimension when it has one (a graph with a
-// fixed batch of 1 takes one sample per run), else kBatchRows.
-int64_t batch_rows(const ir::Graph& g) {
+// The model input's static batch dimension (0 when it is symbolic or the input has no dims).
+int64_t fixed_batch(const ir::Graph& g) {
   const ir::Value* in = g.inputs().empty() ? nullptr : g.inputs()[0];
-  if (in && in->type.shape.rank() > 0 && in->type.shape[0].is_static() && in->type.shape[0].value > 0)
+  if (in && in->type.shape.rank_known() && in->type.shape.rank() > 0 && in->type.shape[0].is_static() &&
+      in->type.shape[0].value > 0)
     return in->type.shape[0].value;
-  return kBatchRows;
+  return 0;
 }
+
+// Rows per batch: the fixed batch when the model has one, else kBatchRows.
+int64_t batch_rows(const ir::Graph& g) { return fixed_batch(g) > 0 ? fixed_batch(g) : kBatchRows; }
 
 int64_t count_samples(const std::vector<ir::Tensor>& batches) {
   int64_t n = 0;
@@ -89,9 +92,12 @@ Result<QuantizeModelResult> weight_only_int4(const QuantizeModelOptions& o, cons
   if (replaced == 0) return unsupported("--weights int4: no MatMul / Gemm with a constant weight");
   NFUSE_RETURN_IF_ERROR(frontend::onnx::save_model(*int4, o.output), "export");
   auto data = load_npy_batches(o.eval.empty() ? o.calib : o.eval, o.calib_limit, batch_rows(model));
+  if (data.ok() && fixed_batch(model) > 0)
+    data = rebatch_exact(std::move(*data), fixed_batch(model), "evaluation data");
   if (!data.ok()) return data.status().with_context("loading the evaluation data");
-  NFUSE_ASSIGN_OR_RETURN(auto reference, run_output0(*fp32, *data, /*optimize=*/true, o.threads));
-  auto err = evaluate_output(*int4, *data, reference, o.threads);
+  auto reference = run_output0(*fp32, *data, /*optimize=*/true, o.threads);
+  if (!reference.ok()) return reference.status().with_context("evaluation: the float model");
+  auto err = evaluate_output(*int4, *data, *reference, o.threads);
   if (!err.ok()) return err.status().with_context("evaluation");
   QuantizeModelResult r;
   appendf(&r.summary, "wrote %s: %d MatMul / Gemm weights as int4 blocks of %lld (weight-only, MatMulNBits)\n",
@@ -111,21 +117,27 @@ Result<QuantizeModelResult> weight_only_int4(const QuantizeModelOptions& o, cons
 }
 
 // Sensitivity of every layer, and the promotions of --precision mixed, into `ri`.
-Status sensitivity_and_mixed(const QuantizeModelOptions& o, const std::vector<ir::Tensor>& calib, QuantizeResult& q,
-                             ReportInput* ri) {
-  const std::vector<ir::Tensor> subset = first_samples(calib, kSensitivitySamples, kSensitivityElements);
-  NFUSE_ASSIGN_OR_RETURN(auto reference, run_output0(*q.fp32, subset, /*optimize=*/false, o.threads));
-  auto sens = layer_sensitivity(q, subset, reference, o.threads);
+Status sensitivity_and_mixed(const QuantizeModelOptions& o, const std::vector<ir::Tensor>& calib, int64_t batch,
+                             QuantizeResult& q, ReportInput* ri) {
+  const std::vector<ir::Tensor> subset = first_samples(calib, kSensitivitySamples, kSensitivityElements, batch);
+  auto reference = run_output0(*q.fp32, subset, /*optimize=*/false, o.threads);
+  if (!reference.ok()) return reference.status().with_context("sensitivity: the float model");
+  auto sens = layer_sensitivity(q, subset, *reference, o.threads);
   if (!sens.ok()) return sens.status().with_context("sensitivity");
   ri->sensitivity = std::move(*sens);
   if (ri->options.precision != Precision::kMixed) return ok_status();
   NFUSE_ASSIGN_OR_RETURN(PromoteTo promote, parse_promote_to(o.promote));
-  NFUSE_ASSIGN_OR_RETURN(ri->int8_ms, median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads));
-  const std::vector<ir::Tensor> promo = first_samples(calib, kPromotionSamples, kPromotionElements);
-  NFUSE_ASSIGN_OR_RETURN(auto promo_reference, run_output0(*q.fp32, promo, /*optimize=*/false, o.threads));
-  auto mixed = promote_until(q, ri->sensitivity, promo, promo_reference, o.target_cosine, promote, o.threads);
+  auto int8_ms = median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads);
+  if (!int8_ms.ok()) return int8_ms.status().with_context("mixed precision: timing the int8 model");
+  ri->int8_ms = *int8_ms;
+  const std::vector<ir::Tensor> promo = first_samples(calib, kPromotionSamples, kPromotionElements, batch);
+  auto promo_reference = run_output0(*q.fp32, promo, /*optimize=*/false, o.threads);
+  if (!promo_reference.ok()) return promo_reference.status().with_context("mixed precision: the float model");
+  auto mixed = promote_until(q, ri->sensitivity, promo, *promo_reference, o.target_cosine, promote, o.threads);
   if (!mixed.ok()) return mixed.status().with_context("mixed precision");
-  NFUSE_ASSIGN_OR_RETURN(ri->final_ms, median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads));
+  auto final_ms = median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads);
+  if (!final_ms.ok()) return final_ms.status().with_context("mixed precision: timing the promoted model");
+  ri->final_ms = *final_ms;
   ri->mixed = std::move(*mixed);
   return ok_status();
 }
@@ -174,11 +186,13 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
   if (!o.html.empty()) appendf(out, "html: %s\n", o.html.c_str());
 }
 
-Result<std::vector<ir::Tensor>> load_data(const std::string& dir, int64_t limit, int64_t rows,
+// A folder's samples in the batches the model runs: exactly its fixed batch when it has one.
+Result<std::vector<ir::Tensor>> load_data(const std::string& dir, int64_t limit, const ir::Graph& model,
                                           const ImageOptions& image_options, const char* step) {
-  auto data = load_calibration(dir, limit, rows, image_options);
+  auto data = load_calibration(dir, limit, batch_rows(model), image_options);
   if (!data.ok()) return data.status().with_context(step);
-  return data;
+  if (fixed_batch(model) == 0) return data;
+  return rebatch_exact(std::move(*data), fixed_batch(model), std::string(step) + " '" + dir + "'");
 }
 
 }  // namespace
@@ -188,15 +202,14 @@ Result<QuantizeModelResult> quantize_model(const QuantizeModelOptions& o) {
   NFUSE_ASSIGN_OR_RETURN(QuantizeOptions qo, parse_options(o));
   NFUSE_ASSIGN_OR_RETURN(auto graph, frontend::onnx::load_model(o.model));
   if (o.weights == "int4") return weight_only_int4(o, *graph);
-  const int64_t rows = batch_rows(*graph);
   // .npy or image folders; images are resized to --size (default: the input's static H, W).
   ImageOptions image_options;
   NFUSE_RETURN_IF_ERROR_PLAIN(parse_image_options(o.size, o.mean, o.std_dev, o.layout, &image_options));
   if (!graph->inputs().empty()) complete_image_options(graph->inputs()[0]->type, &image_options);
-  NFUSE_ASSIGN_OR_RETURN(auto calib, load_data(o.calib, o.calib_limit, rows, image_options, "loading --calib"));
+  NFUSE_ASSIGN_OR_RETURN(auto calib, load_data(o.calib, o.calib_limit, *graph, image_options, "loading --calib"));
   std::vector<ir::Tensor> eval_batches;
   if (!o.eval.empty()) {
-    NFUSE_ASSIGN_OR_RETURN(eval_batches, load_data(o.eval, 0, rows, image_options, "loading --eval"));
+    NFUSE_ASSIGN_OR_RETURN(eval_batches, load_data(o.eval, 0, *graph, image_options, "loading --eval"));
   }
   auto q = quantize_static(*graph, calib, qo);
   if (!q.ok()) return q.status().with_context("calibration");
@@ -208,7 +221,7 @@ Result<QuantizeModelResult> quantize_model(const QuantizeModelOptions& o) {
   ri.result = &*q;
   ri.calibration_samples = count_samples(calib);
   ri.evaluation_samples = count_samples(eval_batches);
-  NFUSE_RETURN_IF_ERROR_PLAIN(sensitivity_and_mixed(o, calib, *q, &ri));
+  NFUSE_RETURN_IF_ERROR_PLAIN(sensitivity_and_mixed(o, calib, fixed_batch(*graph), *q, &ri));
   NFUSE_RETURN_IF_ERROR(frontend::onnx::save_model(*q->qdq, o.output), "export");
   auto rc = evaluate_quantization(*q, calib, o.threads);
   if (!rc.ok()) return rc.status().with_context("evaluation on --calib");

@@ -2,7 +2,10 @@
 # `nfuse quantize` end to end through the binary: the Fashion-MNIST classifier (trained by
 # `make models`) quantized with a held-out set, mixed precision, CLE and bias correction; the
 # QDQ file runs again through `nfuse run` on the integer kernels; the JSON and HTML reports hold
-# what docs/quantization.md promises; bad arguments fail with a one-line error naming the flag.
+# what docs/quantization.md promises; the same classifier with a fixed batch (100, and 1 fed from
+# files of several rows) through calibration, sensitivity, mixed precision and evaluation, and
+# samples that do not divide into the fixed batch refused naming the counts; bad arguments fail
+# with a one-line error naming the flag.
 # Usage: quantize_cli_test.sh NFUSE MODELS_DIR
 set -euo pipefail
 NFUSE="$1"
@@ -51,6 +54,55 @@ grep -q "class=\"bar" "$tmp/r.html" || { echo "FAIL: HTML report has no bars"; e
 
 # The QDQ file loads and runs on the integer kernels.
 "$NFUSE" inspect "$tmp/q.onnx" --backend cpu > "$tmp/inspect.txt" 2>&1 || { cat "$tmp/inspect.txt"; exit 1; }
+
+# Fixed batch dimensions (the model exported with batch 100, or 1): every step of the workflow runs
+# whole batches. Calibration from 1-row files (grouped into batches of 100), held out from
+# 100-row files, mixed precision to int16 (sensitivity, promotion, timing); batch 1 from 4-row files.
+"$PY" - "$model" "$MODELS/fashion_mnist/test_images.npy" "$tmp" <<'PY'
+import os, sys
+import numpy as np
+import onnx
+model, images, tmp = sys.argv[1:]
+for batch in (100, 1):
+    m = onnx.load(model)
+    for v in list(m.graph.input) + list(m.graph.output):
+        d = v.type.tensor_type.shape.dim[0]
+        d.Clear()
+        d.dim_value = batch
+    del m.graph.value_info[:]
+    onnx.save(m, os.path.join(tmp, "b%d.onnx" % batch))
+x = np.load(images)
+for name, start, files, rows in (("eval100", 5000, 2, 100), ("odd", 6000, 3, 50), ("rows4", 7000, 10, 4)):
+    os.makedirs(os.path.join(tmp, name))
+    for i in range(files):
+        np.save(os.path.join(tmp, name, "s%02d.npy" % i), x[start + i * rows:start + (i + 1) * rows])
+PY
+"$NFUSE" quantize "$tmp/b100.onnx" --calib "$calib" --calib-limit 200 --eval "$tmp/eval100" --precision mixed \
+  --promote int16 --target-cosine 0.99999 -o "$tmp/b100q.onnx" --report "$tmp/b100.json" > "$tmp/b100.txt" 2>&1 ||
+  { cat "$tmp/b100.txt"; echo "FAIL: quantize with a fixed batch of 100"; exit 1; }
+"$NFUSE" quantize "$tmp/b1.onnx" --calib "$tmp/rows4" --eval "$tmp/rows4" -o "$tmp/b1q.onnx" --report "$tmp/b1.json" \
+  > "$tmp/b1.txt" 2>&1 || { cat "$tmp/b1.txt"; echo "FAIL: quantize with a fixed batch of 1 from 4-row files"; exit 1; }
+"$PY" - "$tmp/b100.json" "$tmp/b1.json" <<'PY'
+import json, sys
+b100, b1 = (json.load(open(p)) for p in sys.argv[1:])
+def need(c, msg):
+    if not c:
+        print("FAIL:", msg); sys.exit(1)
+need(b100["calibration"]["samples"] == 200 and b100["evaluation"]["samples"] == 200, "batch 100: sample counts")
+need(b100["output"]["cosine"] > 0.999, "batch 100: held-out cosine %.6f" % b100["output"]["cosine"])
+m = b100["mixed_precision"]
+need(m["speed"]["int8_ms"] > 0, "batch 100: the mixed search timed the model")
+# The worst sample is one image (an output row), not a batch of 100: clearly below the average.
+need(m["worst_sample_cosine_before"] < m["output_before"]["cosine"] - 5e-5,
+     "batch 100: worst sample %.6f vs all %.6f" % (m["worst_sample_cosine_before"], m["output_before"]["cosine"]))
+need(all(l["alone"] is not None for l in b100["layers"]), "batch 100: every layer's sensitivity")
+need(b1["calibration"]["samples"] == 40 and b1["output"]["cosine"] > 0.999, "batch 1 from 4-row files")
+PY
+if "$NFUSE" quantize "$tmp/b100.onnx" --calib "$tmp/odd" -o "$tmp/bad.onnx" > "$tmp/bad.txt" 2>&1; then
+  echo "FAIL: 150 samples were accepted for a fixed batch of 100"; exit 1
+fi
+grep -q "loading --calib.*150 samples do not divide into the model's fixed batch of 100" "$tmp/bad.txt" ||
+  { cat "$tmp/bad.txt"; echo "FAIL: the batch error does not name the step and the counts"; exit 1; }
 
 # Bad arguments: a clear one-line error naming the flag, non-zero exit.
 expect_error() {

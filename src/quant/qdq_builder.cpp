@@ -209,6 +209,7 @@ Result<QdqGraph> build_qdq_graph(const ir::Graph& fp32, const QuantPlan& plan,
   // Activations, in the plan's order (deterministic value names).
   std::map<std::string, std::string> dq_name;
   for (const auto& t : plan.tensors) {
+    if (selection.weights_only) break;
     const auto s = scheme.find(t);
     if (s == scheme.end()) continue;
     const auto c = calibrated.find(t);

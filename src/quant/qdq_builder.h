@@ -43,6 +43,9 @@ struct QdqSelection {
   // rounding adds, (W_q - W) E[x], with E[x] the calibrated per-channel input mean (borders'
   // zero padding ignored). Conv and Gemm (absent or 1-D C); MatMul has no bias to correct.
   bool bias_correction = false;
+  // Weights only (`--weight-only`, and the floor every report shows): the same int8 weights,
+  // activations left in float, so the output error is what 8-bit weights alone cost.
+  bool weights_only = false;
 };
 
 struct QdqGraph {

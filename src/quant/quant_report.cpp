@@ -21,6 +21,7 @@ const char* act_name(ActScheme a) {
 
 std::string layer_precision(const QuantizeResult& q, const PlannedLayer& l) {
   if (q.selection.float_layers.count(l.node_output)) return "float";
+  if (q.selection.weights_only) return l.kind == LayerKind::kWeighted ? "w8 (float activations)" : "float";
   if (q.selection.int16_layers.count(l.node_output) || q.selection.act == ActScheme::kS16Symmetric) return "int16";
   return "int8";
 }
@@ -75,7 +76,7 @@ std::string report_json(const ReportInput& in) {
   j["model"] = in.model;
   j["method"] = std::string(method_name(in.options.method));
   j["act"] = act_name(in.options.act);
-  j["precision"] = precision_name(in.options.precision);
+  j["precision"] = q.selection.weights_only ? "weight-only int8" : precision_name(in.options.precision);
   j["cle_pairs"] = in.options.cle ? nlohmann::json(q.equalized_pairs) : nlohmann::json(nullptr);
   j["biases_corrected"] = in.options.bias_correction ? nlohmann::json(q.biases_corrected) : nlohmann::json(nullptr);
   auto set_report = [&](const char* key, const QuantizeReport& r, int64_t samples) {
@@ -92,6 +93,13 @@ std::string report_json(const ReportInput& in) {
   // The headline numbers: the held-out set's when there is one.
   const QuantizeReport& head = in.evaluation ? *in.evaluation : in.calibration;
   j["output"] = metrics(head.output);
+  j["output"]["worst_sample_cosine"] = in.output_worst;
+  if (in.weight_only_floor) {
+    j["weight_only_floor"] = metrics(*in.weight_only_floor);
+    j["weight_only_floor"]["worst_sample_cosine"] = in.weight_only_worst;
+  } else {
+    j["weight_only_floor"] = nullptr;
+  }
   j["first_below_0_95"] = head.first_below_0_95.empty() ? nlohmann::json(nullptr) : nlohmann::json(head.first_below_0_95);
   j["layers"] = nlohmann::json::array();
   for (const auto& le : in.calibration.layers) {

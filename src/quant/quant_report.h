@@ -28,6 +28,11 @@ struct ReportInput {
   std::optional<QuantizeReport> evaluation;
   std::vector<LayerSensitivity> sensitivity;  // empty when not measured
   std::optional<MixedPrecisionResult> mixed;
+  // The error floor 8-bit weights set: the graph with only its weights quantized (the same int8
+  // weights), on the held-out set when there is one.
+  std::optional<ErrorSummary> weight_only_floor;
+  double weight_only_worst = 1.0;  // its worst sample's cosine
+  double output_worst = 1.0;       // the quantized graph's worst sample on the same set
   double int8_ms = 0.0;   // measured only with mixed precision (0: not measured)
   double final_ms = 0.0;
 };

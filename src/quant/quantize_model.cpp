@@ -75,6 +75,8 @@ Result<QuantizeOptions> parse_options(const QuantizeModelOptions& o) {
   if (o.weights != "int8" && o.weights != "int4")
     return invalid_argument("--weights: '" + o.weights + "' is not int8 or int4");
   if (o.threads < 1) return invalid_argument("--threads: must be >= 1");
+  if (o.weight_only && o.weights == "int8" && o.precision != "int8")
+    return invalid_argument("--weight-only: activations stay float, so --precision " + o.precision + " does not apply");
   qo.cle = o.cle;
   qo.bias_correction = o.bias_correction;
   qo.method_options.percentile = o.percentile;
@@ -119,6 +121,7 @@ Result<QuantizeModelResult> weight_only_int4(const QuantizeModelOptions& o, cons
 // Sensitivity of every layer, and the promotions of --precision mixed, into `ri`.
 Status sensitivity_and_mixed(const QuantizeModelOptions& o, const std::vector<ir::Tensor>& calib, int64_t batch,
                              QuantizeResult& q, ReportInput* ri) {
+  if (q.selection.weights_only) return ok_status();  // nothing but the weights to blame
   const std::vector<ir::Tensor> subset = first_samples(calib, kSensitivitySamples, kSensitivityElements, batch);
   auto reference = run_output0(*q.fp32, subset, /*optimize=*/false, o.threads);
   if (!reference.ok()) return reference.status().with_context("sensitivity: the float model");
@@ -142,14 +145,34 @@ Status sensitivity_and_mixed(const QuantizeModelOptions& o, const std::vector<ir
   return ok_status();
 }
 
+// The weight-only floor and the quantized graph's worst sample, on the held-out set when there is
+// one (else the calibration set), into `ri`.
+Status floor_and_worst(const QuantizeModelOptions& o, const std::vector<ir::Tensor>& data, const QuantizeResult& q,
+                       ReportInput* ri) {
+  auto reference = run_output0(*q.fp32, data, /*optimize=*/false, o.threads);
+  if (!reference.ok()) return reference.status().with_context("the weight-only floor: the float model");
+  QdqSelection weights_only = q.selection;
+  weights_only.weights_only = true;
+  weights_only.float_layers.clear();
+  weights_only.int16_layers.clear();
+  auto floor_graph = build_qdq_graph(*q.fp32, q.plan, q.calibrated, weights_only);
+  if (!floor_graph.ok()) return floor_graph.status().with_context("the weight-only floor");
+  auto floor = evaluate_output(*floor_graph->graph, data, *reference, o.threads, &ri->weight_only_worst);
+  if (!floor.ok()) return floor.status().with_context("the weight-only floor");
+  ri->weight_only_floor = *floor;
+  auto out = evaluate_output(*q.qdq, data, *reference, o.threads, &ri->output_worst);
+  if (!out.ok()) return out.status().with_context("evaluation: the worst sample");
+  return ok_status();
+}
+
 void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const ReportInput& ri, double calibrated_s,
                std::string* out) {
   appendf(out,
           "wrote %s (%zu nodes): %zu layers, %zu activation tensors, %d weights quantized (%s, %s, %s); "
           "calibrated on %lld samples in %.1f s\n",
           o.output.c_str(), q.qdq->nodes().size(), q.layers.size(), q.tensors.size(), q.weights_quantized,
-          o.method.c_str(), o.act.c_str(), o.precision.c_str(), static_cast<long long>(ri.calibration_samples),
-          calibrated_s);
+          o.method.c_str(), o.act.c_str(), o.weight_only ? "weight-only" : o.precision.c_str(),
+          static_cast<long long>(ri.calibration_samples), calibrated_s);
   const QuantizeReport& head = ri.evaluation ? *ri.evaluation : ri.calibration;
   appendf(out, "per layer (%s set; 'alone': output cosine with only that layer quantized):\n",
           ri.evaluation ? "held-out" : "calibration");
@@ -167,6 +190,13 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
             ri.evaluation->output.max_abs_error);
   } else {
     appendf(out, "no held-out set: pass --eval DIR to measure on data the calibration did not see\n");
+  }
+  if (ri.weight_only_floor) {
+    appendf(out,
+            "worst sample (%s): cosine %.6f; weight-only int8 floor: cosine %.6f, worst sample %.6f "
+            "(what 8-bit weights alone cost)\n",
+            ri.evaluation ? "held-out" : "calibration", ri.output_worst, ri.weight_only_floor->cosine,
+            ri.weight_only_worst);
   }
   appendf(out, "first layer below cosine 0.95: %s\n",
           head.first_below_0_95.empty() ? "none" : head.first_below_0_95.c_str());
@@ -213,6 +243,11 @@ Result<QuantizeModelResult> quantize_model(const QuantizeModelOptions& o) {
   }
   auto q = quantize_static(*graph, calib, qo);
   if (!q.ok()) return q.status().with_context("calibration");
+  if (o.weight_only) {
+    QdqSelection weights_only = q->selection;
+    weights_only.weights_only = true;
+    NFUSE_RETURN_IF_ERROR(q->rebuild(weights_only), "--weight-only");
+  }
   const double calibrated_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   ReportInput ri;
@@ -223,6 +258,7 @@ Result<QuantizeModelResult> quantize_model(const QuantizeModelOptions& o) {
   ri.evaluation_samples = count_samples(eval_batches);
   NFUSE_RETURN_IF_ERROR_PLAIN(sensitivity_and_mixed(o, calib, fixed_batch(*graph), *q, &ri));
   NFUSE_RETURN_IF_ERROR(frontend::onnx::save_model(*q->qdq, o.output), "export");
+  NFUSE_RETURN_IF_ERROR_PLAIN(floor_and_worst(o, eval_batches.empty() ? calib : eval_batches, *q, &ri));
   auto rc = evaluate_quantization(*q, calib, o.threads);
   if (!rc.ok()) return rc.status().with_context("evaluation on --calib");
   ri.calibration = std::move(*rc);

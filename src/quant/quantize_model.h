@@ -31,6 +31,7 @@ struct QuantizeModelOptions {
   double target_cosine = 0.99;
   std::string promote = "float";  // float | int16
   std::string weights = "int8";   // int8 | int4
+  bool weight_only = false;       // --weight-only: int8 weights, float activations
   bool cle = false;
   bool bias_correction = false;
   std::string size, mean, std_dev, layout = "nchw";  // image folders: preprocessing

@@ -2,7 +2,8 @@
 # `nfuse quantize` end to end through the binary: the Fashion-MNIST classifier (trained by
 # `make models`) quantized with a held-out set, mixed precision, CLE and bias correction; the
 # QDQ file runs again through `nfuse run` on the integer kernels; the JSON and HTML reports hold
-# what docs/quantization.md promises; the same classifier with a fixed batch (100, and 1 fed from
+# what docs/quantization.md promises; the weight-only int8 floor in every report, W8A16 within
+# 0.002 of it, and `--weight-only` (int8 weights, float activations) reaching it; the same classifier with a fixed batch (100, and 1 fed from
 # files of several rows) through calibration, sensitivity, mixed precision and evaluation, and
 # samples that do not divide into the fixed batch refused naming the counts; bad arguments fail
 # with a one-line error naming the flag.
@@ -48,6 +49,30 @@ need(all(l["precision"] == "float" for l in layers if l["promoted"]), "promoted 
 need(m["output_after"]["cosine"] >= m["output_before"]["cosine"], "promotion does not lower the cosine")
 need("speed" in m and m["speed"]["int8_ms"] > 0, "speed cost measured")
 need(j["output"]["cosine"] > 0.999, "held-out output cosine %.6f" % j["output"]["cosine"])
+f = j["weight_only_floor"]
+need(f is not None and j["output"]["cosine"] <= f["cosine"] + 1e-4 and f["worst_sample_cosine"] <= f["cosine"],
+     "the weight-only floor is reported and bounds the output")
+need(j["output"]["worst_sample_cosine"] <= j["output"]["cosine"], "the worst sample is at most the average")
+PY
+
+# W8A16 everywhere against the floor of its 8-bit weights; --weight-only is that floor.
+"$NFUSE" quantize "$model" --calib "$calib" --calib-limit 120 --eval "$tmp/eval" --precision int16 \
+  -o "$tmp/w8a16.onnx" --report "$tmp/w8a16.json" > /dev/null
+"$NFUSE" quantize "$model" --calib "$calib" --calib-limit 120 --eval "$tmp/eval" --weight-only \
+  -o "$tmp/w8.onnx" --report "$tmp/w8.json" > /dev/null
+"$PY" - "$tmp/w8a16.json" "$tmp/w8.json" <<'PY'
+import json, sys
+a16, w8 = (json.load(open(p)) for p in sys.argv[1:])
+def need(c, msg):
+    if not c:
+        print("FAIL:", msg); sys.exit(1)
+floor = a16["weight_only_floor"]
+need(a16["output"]["worst_sample_cosine"] >= floor["worst_sample_cosine"] - 0.002,
+     "W8A16 worst sample %.6f vs the floor's %.6f" % (a16["output"]["worst_sample_cosine"], floor["worst_sample_cosine"]))
+need(w8["precision"] == "weight-only int8", "weight-only recorded")
+need(all(l["precision"] in ("w8 (float activations)", "float") for l in w8["layers"]), "weight-only layers")
+need(abs(w8["output"]["cosine"] - w8["weight_only_floor"]["cosine"]) < 1e-9, "--weight-only is the floor")
+need(w8["output"]["cosine"] >= a16["output"]["cosine"] - 1e-4, "float activations lose nothing over W8A16")
 PY
 grep -q "</table></body></html>" "$tmp/r.html" || { echo "FAIL: HTML report incomplete"; exit 1; }
 grep -q "class=\"bar" "$tmp/r.html" || { echo "FAIL: HTML report has no bars"; exit 1; }
@@ -117,6 +142,7 @@ expect_error "--method" --method median
 expect_error "--act" --act s16
 expect_error "--target-cosine" --target-cosine 1.5
 expect_error "--weights" --weights int2
+expect_error "--weight-only" --weight-only --precision int16
 if "$NFUSE" quantize "$model" --calib "$tmp/nothing_here" -o "$tmp/bad.onnx" > "$tmp/bad.txt" 2>&1; then
   echo "FAIL: a missing calibration folder was accepted"; exit 1
 fi

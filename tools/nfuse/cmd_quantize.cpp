@@ -27,6 +27,7 @@ int cmd_quantize(const QuantizeArgs& args) {
   o.target_cosine = args.target_cosine;
   o.promote = args.promote;
   o.weights = args.weights;
+  o.weight_only = args.weight_only;
   o.cle = args.cle;
   o.bias_correction = args.bias_correction;
   o.size = args.size;

@@ -69,6 +69,7 @@ struct QuantizeArgs {
   double target_cosine = 0.99;       // --precision mixed: final-output cosine to reach
   std::string promote = "float";     // --precision mixed: promote to float or int16 (W8A16)
   std::string weights = "int8";      // int8 | int4 (weight-only, MatMul)
+  bool weight_only = false;
   bool cle = false;                  // cross-layer equalization
   bool bias_correction = false;
   // Image folders (--calib / --eval holding PNG/JPEG): preprocessing into the model's input.

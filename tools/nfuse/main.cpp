@@ -80,6 +80,8 @@ int run_cli(int argc, char** argv) {
   quantize->add_option("--target-cosine", quantize_args.target_cosine, "--precision mixed: output cosine to reach");
   quantize->add_option("--promote", quantize_args.promote, "--precision mixed: promote to int16 or float");
   quantize->add_option("--weights", quantize_args.weights, "int8|int4 (int4: weight-only, MatMul)");
+  quantize->add_flag("--weight-only", quantize_args.weight_only,
+                     "int8 weights per channel, activations in float (the accuracy floor of 8-bit weights)");
   quantize->add_flag("--cle", quantize_args.cle, "cross-layer equalization before calibration");
   quantize->add_flag("--bias-correction", quantize_args.bias_correction, "correct the bias for weight rounding");
   quantize->add_option("--size", quantize_args.size, "image folders: HxW to resize to (default: model input)");

@@ -3,8 +3,9 @@
 # ConvInteger -> Cast -> Mul [-> Add], scripts/suite_models.py's quantize_dynamic, u8 and s8
 # weights) against their FP32 originals: `nfuse bench --backend cpu` on each, the ratio
 # FP32 / dynamic (> 1: the dynamic model is faster; issue 16's target is >= 1.5), and ONNX
-# Runtime on the same dynamic file. Interleaved per model, median of 50 runs after 10 warm-ups.
-# Usage: bench/zoo_dynamic_quant.sh [BUILD_DIR] [MODEL,...]   env: THREADS (default "1 2"), ORT_DIR
+# Runtime on the same dynamic file. Each nfuse time is the median of ROUNDS rounds (FP32 and
+# dynamic interleaved, A B A B), each the median of 50 runs after 10 warm-ups.
+# Usage: bench/zoo_dynamic_quant.sh [BUILD_DIR] [MODEL,...]   env: THREADS (default "1 2"), ROUNDS (3), ORT_DIR
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -13,6 +14,7 @@ NFUSE="$BUILD/nfuse"
 MODELS="$BUILD/models"
 ORT_DIR="${ORT_DIR:-$ROOT/.cache/ort}"
 THREADS="${THREADS:-1 2}"
+ROUNDS="${ROUNDS:-3}"
 source "$ROOT/bench/lib.sh"
 require_build_and_models
 ensure_ort
@@ -44,7 +46,9 @@ PY
     for t in $THREADS; do
       bench() { "$NFUSE" bench "$1" --backend cpu --threads "$t" --input "$input_name=$TMP/$name.input.npy" \
         --warmup 10 --runs 50 --json | json_field median_ms; }
-      a="$(bench "$src")"; b="$(bench "$dyn")"
+      : > "$TMP/a"; : > "$TMP/b"
+      for ((r = 0; r < ROUNDS; r++)); do bench "$src" >> "$TMP/a"; bench "$dyn" >> "$TMP/b"; done
+      a="$(median < "$TMP/a")"; b="$(median < "$TMP/b")"
       mkdir -p "$TMP/out"
       "$NFUSE" run "$dyn" --backend cpu --threads "$t" --input "$input_name=$TMP/$name.input.npy" \
         --output-dir "$TMP/out" >/dev/null

@@ -31,6 +31,7 @@ struct W8A16Spec {
   bool float_acts = false;   // no activation Q/DQ at all (the f32 reference with the same weights)
   bool w_min = false;        // every weight -128 (with x at an extreme: accumulators beyond int32)
   float y_range = 0.0f;      // output range; 0: ~4 standard deviations of random data
+  float bias_scale = 1.0f;   // bias "float": its values times this (large: an int64 bias)
   uint32_t seed = 7;
 };
 
@@ -153,7 +154,7 @@ class W8A16GraphBuilder {
       conv_in.push_back(b);
     } else if (s.bias == "float") {
       std::vector<float> bf;
-      for (int64_t i = 0; i < s.co; ++i) bf.push_back(0.1f * static_cast<float>(i % 5) - 0.2f);
+      for (int64_t i = 0; i < s.co; ++i) bf.push_back((0.1f * static_cast<float>(i % 5) - 0.2f) * s.bias_scale);
       conv_in.push_back(constant("bias", ir::Tensor::from_vector<float>(bf, {s.co})));
     }
     ir::Value* c = value("conv_out");

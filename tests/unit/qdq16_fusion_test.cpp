@@ -202,6 +202,40 @@ TEST(Qdq16Cpu, AccumulatorBeyondInt32) {
   EXPECT_GT(lo, -1990.0f);
 }
 
+// Depthwise on the column-run loop: kernels 3 and 5, strides 1 and 2, pads past the window,
+// dilation, rows wider than one 256-column chunk, u16 and s16, channel multipliers, extreme
+// inputs; and a float bias so large that its int64 value makes the channel's sum exceed int32
+// (those channels take the int64 accumulator, the zero-bias ones int32), outputs not saturated.
+TEST(Qdq16Cpu, DepthwiseColumnRunsBitExact) {
+  for (int64_t k : {3, 5})
+    for (int64_t stride : {1, 2}) {
+      check_cpu_vs_ref({.c = 6, .co = 6, .h = 9, .w = 300, .k = k, .stride = stride, .pad = k / 2, .group = 6});
+      check_cpu_vs_ref({.c = 4,
+                        .co = 8,
+                        .h = 7,
+                        .w = 13,
+                        .k = k,
+                        .stride = stride,
+                        .pad = k,
+                        .group = 4,
+                        .x_unsigned = true,
+                        .y_unsigned = true});
+    }
+  check_cpu_vs_ref({.c = 5, .co = 5, .h = 12, .w = 19, .pad = 2, .dilation = 2, .group = 5});
+  check_cpu_vs_ref({.c = 8, .co = 8, .h = 6, .w = 520, .group = 8, .x_unsigned = true}, true, 1);
+  check_cpu_vs_ref({.c = 8, .co = 8, .h = 6, .w = 40, .group = 8}, true, 2);
+  check_cpu_vs_ref({.c = 5,
+                    .co = 5,
+                    .h = 6,
+                    .w = 17,
+                    .group = 5,
+                    .bias = "float",
+                    .w_min = true,
+                    .y_range = 1e6f,
+                    .bias_scale = 1e6f},
+                   true, 2);
+}
+
 TEST(Qdq16Cpu, MatMulBitExact) {
   check_cpu_vs_ref({}, false);
   check_cpu_vs_ref({.x_unsigned = true, .y_unsigned = true, .contrib = true}, false);

@@ -9,8 +9,9 @@
 // group's input is transposed to NHWC and an im2col matrix [pixels x K] (K in (ky, kx, c) order,
 // weights reordered to match at pack time) is built from one C/group run per tap, padding taps
 // holding x_zp. C lands as [pixels x Co] and one pass transposes it into NCHW.
-// Depthwise convolutions (one input channel per group) run a direct loop: int64 accumulator,
-// then ref's requantize_value itself, parallel over (image, channel).
+// Depthwise convolutions (one input channel per group) run a direct loop over column runs per tap:
+// int32 accumulators where the channel's bias and weights bound the sum below 2^31 (int64
+// otherwise), then ref's requantize_value itself, parallel over (image, channel).
 // Covered only with constant scales, zero points, weights and bias; otherwise nullptr (ref).
 #include <algorithm>
 #include <cstring>
@@ -42,30 +43,77 @@ bool pack_qs16_conv_weights(const kernels::Qs16GemmConfig& cfg, const W8A16Param
   return true;
 }
 
+namespace {
+
+constexpr size_t kDw16Chunk = 256;  // output columns accumulated at once (on the stack)
+
+// One output row of depthwise channel m in chunks of columns: the accumulator starts at the bias,
+// each tap adds its in-range columns (ranges computed once per tap, no per-pixel bounds checks),
+// then ref's requantize. Acc: int32 when the caller proved the sum cannot overflow it, else int64.
+template <typename Acc, bool XUnsigned>
+void dw16_row(const Conv2dGeometry& g, const W8A16Params& p, int64_t bias, const int8_t* w, float mult,
+              const PlaneRowsOf<const uint16_t>& x, size_t oy, uint16_t* yr) {
+  const Acc xzp = static_cast<Acc>(p.x_zp);
+  const ptrdiff_t sw = static_cast<ptrdiff_t>(g.sw), wi = static_cast<ptrdiff_t>(g.w);
+  Acc acc[kDw16Chunk];
+  for (size_t c0 = 0; c0 < g.wo; c0 += kDw16Chunk) {
+    const size_t c1 = std::min(g.wo, c0 + kDw16Chunk);
+    for (size_t i = 0; i < c1 - c0; ++i) acc[i] = static_cast<Acc>(bias);
+    for (size_t ky = 0; ky < g.kh; ++ky) {
+      const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
+      if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) continue;
+      const uint16_t* xr = x.row(0, static_cast<size_t>(iy));
+      for (size_t kx = 0; kx < g.kw; ++kx) {
+        // ix = ox * sw + off inside [0, w) for ox in [lo, hi).
+        const ptrdiff_t off = static_cast<ptrdiff_t>(kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
+        const ptrdiff_t lo = std::max<ptrdiff_t>(static_cast<ptrdiff_t>(c0), off >= 0 ? 0 : (-off + sw - 1) / sw);
+        const ptrdiff_t hi =
+            std::min<ptrdiff_t>(static_cast<ptrdiff_t>(c1), wi - off <= 0 ? 0 : (wi - off - 1) / sw + 1);
+        if (lo >= hi) continue;
+        const Acc wv = w[ky * g.kw + kx];
+        Acc* a = acc + (lo - static_cast<ptrdiff_t>(c0));
+        const ptrdiff_t n = hi - lo;
+        const uint16_t* xs = xr + lo * sw + off;
+        auto value = [&](uint16_t bits) {
+          return XUnsigned ? static_cast<Acc>(bits) : static_cast<Acc>(static_cast<int16_t>(bits));
+        };
+        if (sw == 1) {
+          for (ptrdiff_t i = 0; i < n; ++i) a[i] += (value(xs[i]) - xzp) * wv;
+        } else {
+          for (ptrdiff_t i = 0; i < n; ++i) a[i] += (value(xs[i * sw]) - xzp) * wv;
+        }
+      }
+    }
+    for (size_t i = 0; i < c1 - c0; ++i) {
+      const int64_t v = acc[i];
+      yr[c0 + i] = p.y_unsigned ? nfuse::requantize_value<uint16_t>(v, mult, p.y_zp)
+                                : static_cast<uint16_t>(nfuse::requantize_value<int16_t>(v, mult, p.y_zp));
+    }
+  }
+}
+
+}  // namespace
+
 void qlinear_dwconv16_rows(const Conv2dGeometry& g, const W8A16Params& p, const int64_t* bias, size_t m,
                            const PlaneRowsOf<const uint16_t>& x, const PlaneRowsOf<uint16_t>& y, size_t y0,
                            size_t y1) {
-  const int8_t* w = p.w->data<int8_t>() + m * g.kh * g.kw;
-  const int64_t xzp = p.x_zp;
+  const size_t taps = g.kh * g.kw;
+  const int8_t* w = p.w->data<int8_t>() + m * taps;
   const float mult = p.mult[m];
+  // int32 holds every partial sum when |bias| + sum_t |w_t| * max |x - x_zp| < 2^31.
+  const int64_t x_lo = p.x_unsigned ? 0 : -32768, x_hi = p.x_unsigned ? 65535 : 32767;
+  const int64_t x_span = std::max(std::abs(x_lo - p.x_zp), std::abs(x_hi - p.x_zp));
+  int64_t w_sum = 0;
+  for (size_t t = 0; t < taps; ++t) w_sum += std::abs(int64_t{w[t]});
+  const bool fits32 = std::abs(bias[m]) + w_sum * x_span < (int64_t{1} << 31);
   for (size_t oy = y0; oy < y1; ++oy) {
     uint16_t* yr = y.row(0, oy);
-    for (size_t ox = 0; ox < g.wo; ++ox) {
-      int64_t acc = bias[m];
-      for (size_t ky = 0; ky < g.kh; ++ky) {
-        const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
-        if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) continue;
-        const uint16_t* xr = x.row(0, static_cast<size_t>(iy));
-        for (size_t kx = 0; kx < g.kw; ++kx) {
-          const ptrdiff_t ix = static_cast<ptrdiff_t>(ox * g.sw + kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
-          if (ix < 0 || ix >= static_cast<ptrdiff_t>(g.w)) continue;
-          const uint16_t bits = xr[static_cast<size_t>(ix)];
-          const int64_t xv = p.x_unsigned ? int64_t{bits} : int64_t{static_cast<int16_t>(bits)};
-          acc += (xv - xzp) * w[ky * g.kw + kx];
-        }
-      }
-      yr[ox] = p.y_unsigned ? nfuse::requantize_value<uint16_t>(acc, mult, p.y_zp)
-                            : static_cast<uint16_t>(nfuse::requantize_value<int16_t>(acc, mult, p.y_zp));
+    if (fits32) {
+      p.x_unsigned ? dw16_row<int32_t, true>(g, p, bias[m], w, mult, x, oy, yr)
+                   : dw16_row<int32_t, false>(g, p, bias[m], w, mult, x, oy, yr);
+    } else {
+      p.x_unsigned ? dw16_row<int64_t, true>(g, p, bias[m], w, mult, x, oy, yr)
+                   : dw16_row<int64_t, false>(g, p, bias[m], w, mult, x, oy, yr);
     }
   }
 }

@@ -30,8 +30,9 @@ void nhwc16(const PlaneRowsOf<const uint16_t>& x, size_t cin_g, size_t row0, siz
 void im2col16(const Conv2dGeometry& g, const uint16_t* nhwc, size_t row0, uint16_t x_zp_bits, size_t p0, size_t p1,
               uint16_t* dst);
 
-// Output rows [y0, y1) of depthwise output channel m (input channel c = m / multiplier): int64
-// accumulation, then ref's requantize. x: the input channel's rows, y: the output channel's.
+// Output rows [y0, y1) of depthwise output channel m (input channel c = m / multiplier): int32
+// accumulation where the bias and weights prove it cannot overflow (int64 otherwise), then
+// ref's requantize. x: the input channel's rows, y: the output channel's.
 void qlinear_dwconv16_rows(const Conv2dGeometry& g, const W8A16Params& p, const int64_t* bias, size_t m,
                            const PlaneRowsOf<const uint16_t>& x, const PlaneRowsOf<uint16_t>& y, size_t y0, size_t y1);
 

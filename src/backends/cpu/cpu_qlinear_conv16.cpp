@@ -84,10 +84,17 @@ void dw16_row(const Conv2dGeometry& g, const W8A16Params& p, int64_t bias, const
         }
       }
     }
+    // requantize_value, vectorisable: the multiplier is finite and positive (read_w8a16_params),
+    // so no NaN; clamping before rounding equals clamping after (the bounds are integers), and
+    // below 2^22 adding and subtracting 1.5 * 2^23 rounds to nearest even like nearbyint.
+    const float lo = (p.y_unsigned ? 0.0f : -32768.0f) - static_cast<float>(p.y_zp);
+    const float hi = (p.y_unsigned ? 65535.0f : 32767.0f) - static_cast<float>(p.y_zp);
+    constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
     for (size_t i = 0; i < c1 - c0; ++i) {
-      const int64_t v = acc[i];
-      yr[c0 + i] = p.y_unsigned ? nfuse::requantize_value<uint16_t>(v, mult, p.y_zp)
-                                : static_cast<uint16_t>(nfuse::requantize_value<int16_t>(v, mult, p.y_zp));
+      float v = static_cast<float>(acc[i]) * mult;
+      v = std::min(std::max(v, lo), hi);
+      v = (v + kRound) - kRound;
+      yr[c0 + i] = static_cast<uint16_t>(static_cast<int32_t>(v) + p.y_zp);
     }
   }
 }

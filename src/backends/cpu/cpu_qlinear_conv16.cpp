@@ -218,8 +218,14 @@ class QLinearConv16 final : public CpuOp {
       uint16_t* y = y_all + n * co_ * p;  // [P x Co] -> NCHW
       const size_t cstep = std::max<size_t>(1, (co_ + threads * 4 - 1) / (threads * 4));
       rc.pool.run((co_ + cstep - 1) / cstep, [&](size_t i, size_t) {
-        for (size_t o = i * cstep; o < std::min(co_, (i + 1) * cstep); ++o)
-          for (size_t q = 0; q < p; ++q) y[o * p + q] = product_[q * co_ + o];
+        const size_t o0 = i * cstep, o1 = std::min(co_, (i + 1) * cstep);
+        // 32 pixels at a time: their product rows stay in L1 while every channel of the task
+        // takes its 64 contiguous bytes, instead of one product row per output element.
+        for (size_t q0 = 0; q0 < p; q0 += 32) {
+          const size_t q1 = std::min(p, q0 + 32);
+          for (size_t o = o0; o < o1; ++o)
+            for (size_t q = q0; q < q1; ++q) y[o * p + q] = product_[q * co_ + o];
+        }
       });
     }
     return ok_status();

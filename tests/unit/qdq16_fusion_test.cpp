@@ -14,6 +14,7 @@
 
 #include "backends/ref/ref_kernel.h"
 #include "backends/run_profile.h"
+#include "kernels/cpu_features.h"
 #include "passes/fuse_qdq_conv.h"
 #include "passes/fuse_qdq_matmul.h"
 #include "runtime/session.h"
@@ -202,11 +203,7 @@ TEST(Qdq16Cpu, AccumulatorBeyondInt32) {
   EXPECT_GT(lo, -1990.0f);
 }
 
-// Depthwise on the column-run loop: kernels 3 and 5, strides 1 and 2, pads past the window,
-// dilation, rows wider than one 256-column chunk, u16 and s16, channel multipliers, extreme
-// inputs; and a float bias so large that its int64 value makes the channel's sum exceed int32
-// (those channels take the int64 accumulator, the zero-bias ones int32), outputs not saturated.
-TEST(Qdq16Cpu, DepthwiseColumnRunsBitExact) {
+void check_depthwise_cases() {
   for (int64_t k : {3, 5})
     for (int64_t stride : {1, 2}) {
       check_cpu_vs_ref({.c = 6, .co = 6, .h = 9, .w = 300, .k = k, .stride = stride, .pad = k / 2, .group = 6});
@@ -234,6 +231,20 @@ TEST(Qdq16Cpu, DepthwiseColumnRunsBitExact) {
                     .y_range = 1e6f,
                     .bias_scale = 1e6f},
                    true, 2);
+}
+
+// Depthwise on the column-run loop: kernels 3 and 5, strides 1 and 2, pads past the window,
+// dilation, rows wider than one 256-column chunk, u16 and s16, channel multipliers, extreme
+// inputs; and a float bias so large that its int64 value makes the channel's sum exceed int32
+// (those channels take the int64 accumulator, the zero-bias ones int32), outputs not saturated.
+// On every ISA variant of the qs16-dwconv kernels this CPU runs.
+TEST(Qdq16Cpu, DepthwiseColumnRunsBitExact) {
+  for (kernels::Isa isa : {kernels::Isa::kAvx512, kernels::Isa::kAvx2Fma, kernels::Isa::kScalar}) {
+    if (!kernels::isa_supported(isa)) continue;
+    SCOPED_TRACE(kernels::isa_name(isa));
+    kernels::ScopedIsaOverride force_isa(isa);
+    check_depthwise_cases();
+  }
 }
 
 TEST(Qdq16Cpu, MatMulBitExact) {

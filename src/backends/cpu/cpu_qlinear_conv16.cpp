@@ -9,9 +9,9 @@
 // group's input is transposed to NHWC and an im2col matrix [pixels x K] (K in (ky, kx, c) order,
 // weights reordered to match at pack time) is built from one C/group run per tap, padding taps
 // holding x_zp. C lands as [pixels x Co] and one pass transposes it into NCHW.
-// Depthwise convolutions (one input channel per group) run a direct loop over column runs per tap:
-// int32 accumulators where the channel's bias and weights bound the sum below 2^31 (int64
-// otherwise), then ref's requantize_value itself, parallel over (image, channel).
+// Depthwise convolutions (one input channel per group) run the qs16-dwconv row kernels (column
+// runs per tap, int32 accumulators where the channel's bias and weights bound the sum below 2^31,
+// int64 otherwise, ref's rounding), parallel over (image, channel).
 // Covered only with constant scales, zero points, weights and bias; otherwise nullptr (ref).
 #include <algorithm>
 #include <cstring>
@@ -19,6 +19,7 @@
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_qlinear16_util.h"
 #include "backends/cpu/cpu_qlinear_conv16_rows.h"
+#include "kernels/qs16-dwconv/qs16_dwconv.h"
 #include "kernels/qs16-gemm/qs16_gemm.h"
 
 namespace nfuse::backends::cpu {
@@ -43,85 +44,35 @@ bool pack_qs16_conv_weights(const kernels::Qs16GemmConfig& cfg, const W8A16Param
   return true;
 }
 
-namespace {
-
-constexpr size_t kDw16Chunk = 256;  // output columns accumulated at once (on the stack)
-
-// One output row of depthwise channel m in chunks of columns: the accumulator starts at the bias,
-// each tap adds its in-range columns (ranges computed once per tap, no per-pixel bounds checks),
-// then ref's requantize. Acc: int32 when the caller proved the sum cannot overflow it, else int64.
-template <typename Acc, bool XUnsigned>
-void dw16_row(const Conv2dGeometry& g, const W8A16Params& p, int64_t bias, const int8_t* w, float mult,
-              const PlaneRowsOf<const uint16_t>& x, size_t oy, uint16_t* yr) {
-  const Acc xzp = static_cast<Acc>(p.x_zp);
-  const ptrdiff_t sw = static_cast<ptrdiff_t>(g.sw), wi = static_cast<ptrdiff_t>(g.w);
-  Acc acc[kDw16Chunk];
-  for (size_t c0 = 0; c0 < g.wo; c0 += kDw16Chunk) {
-    const size_t c1 = std::min(g.wo, c0 + kDw16Chunk);
-    for (size_t i = 0; i < c1 - c0; ++i) acc[i] = static_cast<Acc>(bias);
-    for (size_t ky = 0; ky < g.kh; ++ky) {
-      const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
-      if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) continue;
-      const uint16_t* xr = x.row(0, static_cast<size_t>(iy));
-      for (size_t kx = 0; kx < g.kw; ++kx) {
-        // ix = ox * sw + off inside [0, w) for ox in [lo, hi).
-        const ptrdiff_t off = static_cast<ptrdiff_t>(kx * g.dw) - static_cast<ptrdiff_t>(g.pad_left);
-        const ptrdiff_t lo = std::max<ptrdiff_t>(static_cast<ptrdiff_t>(c0), off >= 0 ? 0 : (-off + sw - 1) / sw);
-        const ptrdiff_t hi =
-            std::min<ptrdiff_t>(static_cast<ptrdiff_t>(c1), wi - off <= 0 ? 0 : (wi - off - 1) / sw + 1);
-        if (lo >= hi) continue;
-        const Acc wv = w[ky * g.kw + kx];
-        Acc* a = acc + (lo - static_cast<ptrdiff_t>(c0));
-        const ptrdiff_t n = hi - lo;
-        const uint16_t* xs = xr + lo * sw + off;
-        auto value = [&](uint16_t bits) {
-          return XUnsigned ? static_cast<Acc>(bits) : static_cast<Acc>(static_cast<int16_t>(bits));
-        };
-        if (sw == 1) {
-          for (ptrdiff_t i = 0; i < n; ++i) a[i] += (value(xs[i]) - xzp) * wv;
-        } else {
-          for (ptrdiff_t i = 0; i < n; ++i) a[i] += (value(xs[i * sw]) - xzp) * wv;
-        }
-      }
-    }
-    // requantize_value, vectorisable: the multiplier is finite and positive (read_w8a16_params),
-    // so no NaN; clamping before rounding equals clamping after (the bounds are integers), and
-    // below 2^22 adding and subtracting 1.5 * 2^23 rounds to nearest even like nearbyint.
-    const float lo = (p.y_unsigned ? 0.0f : -32768.0f) - static_cast<float>(p.y_zp);
-    const float hi = (p.y_unsigned ? 65535.0f : 32767.0f) - static_cast<float>(p.y_zp);
-    constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
-    for (size_t i = 0; i < c1 - c0; ++i) {
-      float v = static_cast<float>(acc[i]) * mult;
-      v = std::min(std::max(v, lo), hi);
-      v = (v + kRound) - kRound;
-      yr[c0 + i] = static_cast<uint16_t>(static_cast<int32_t>(v) + p.y_zp);
-    }
-  }
-}
-
-}  // namespace
-
 void qlinear_dwconv16_rows(const Conv2dGeometry& g, const W8A16Params& p, const int64_t* bias, size_t m,
                            const PlaneRowsOf<const uint16_t>& x, const PlaneRowsOf<uint16_t>& y, size_t y0,
                            size_t y1) {
+  const kernels::Qs16DwRowFn row_fn = kernels::qs16_dwconv_row_select(kernels::selected_isa());
   const size_t taps = g.kh * g.kw;
-  const int8_t* w = p.w->data<int8_t>() + m * taps;
-  const float mult = p.mult[m];
+  kernels::Qs16DwRow r;
+  r.w = g.w, r.wo = g.wo, r.kh = g.kh, r.kw = g.kw, r.sw = g.sw, r.dw = g.dw, r.pad_left = g.pad_left;
+  r.weights = p.w->data<int8_t>() + m * taps;
+  r.bias = bias[m];
+  r.x_unsigned = p.x_unsigned, r.y_unsigned = p.y_unsigned;
+  r.x_zp = p.x_zp, r.y_zp = p.y_zp;
+  r.mult = p.mult[m];
   // int32 holds every partial sum when |bias| + sum_t |w_t| * max |x - x_zp| < 2^31.
   const int64_t x_lo = p.x_unsigned ? 0 : -32768, x_hi = p.x_unsigned ? 65535 : 32767;
   const int64_t x_span = std::max(std::abs(x_lo - p.x_zp), std::abs(x_hi - p.x_zp));
   int64_t w_sum = 0;
-  for (size_t t = 0; t < taps; ++t) w_sum += std::abs(int64_t{w[t]});
-  const bool fits32 = std::abs(bias[m]) + w_sum * x_span < (int64_t{1} << 31);
+  for (size_t t = 0; t < taps; ++t) w_sum += std::abs(int64_t{r.weights[t]});
+  r.acc32 = std::abs(bias[m]) + w_sum * x_span < (int64_t{1} << 31);
+  constexpr size_t kStackRows = 32;
+  const uint16_t* stack_rows[kStackRows];
+  std::vector<const uint16_t*> heap_rows(g.kh > kStackRows ? g.kh : 0);
+  const uint16_t** rows = g.kh > kStackRows ? heap_rows.data() : stack_rows;
+  r.rows = rows;
   for (size_t oy = y0; oy < y1; ++oy) {
-    uint16_t* yr = y.row(0, oy);
-    if (fits32) {
-      p.x_unsigned ? dw16_row<int32_t, true>(g, p, bias[m], w, mult, x, oy, yr)
-                   : dw16_row<int32_t, false>(g, p, bias[m], w, mult, x, oy, yr);
-    } else {
-      p.x_unsigned ? dw16_row<int64_t, true>(g, p, bias[m], w, mult, x, oy, yr)
-                   : dw16_row<int64_t, false>(g, p, bias[m], w, mult, x, oy, yr);
+    for (size_t ky = 0; ky < g.kh; ++ky) {
+      const ptrdiff_t iy = static_cast<ptrdiff_t>(oy * g.sh + ky * g.dh) - static_cast<ptrdiff_t>(g.pad_top);
+      rows[ky] = iy < 0 || iy >= static_cast<ptrdiff_t>(g.h) ? nullptr : x.row(0, static_cast<size_t>(iy));
     }
+    row_fn(r, y.row(0, oy));
   }
 }
 

@@ -72,5 +72,36 @@ TEST(F32Qvcvt, MatchesQuantizeValue) {
   }
 }
 
+// The 16-bit kernels (QuantizeLinear to int16 / uint16: W8A16 activations) the same way, with
+// inputs scaled to reach both ends of the 16-bit range.
+TEST(F32Qvcvt, SixteenBitMatchesQuantizeValue) {
+  std::mt19937 rng(31);
+  for (Isa isa : test::available_isas()) {
+    const F32Quantize16Fn fn = f32_quantize_q16_select(isa);
+    for (bool is_signed : {false, true}) {
+      for (int32_t zp : {-32768, -7, 0, 1, 32767, 40000, 65535}) {
+        if (is_signed ? zp > 32767 : zp < 0) continue;
+        for (float scale : {1.0f, 1.0f / 3.0f, 0.1f, 150.0f}) {
+          const F32QuantizeParams p = f32_quantize_params(scale, zp, is_signed, 16);
+          for (size_t n = 0; n <= 1000; n = n < 67 ? n + 1 : (n == 67 ? 1000 : 1001)) {
+            std::vector<float> x = inputs(n, scale, rng);
+            for (size_t i = 0; i < n; i += 3) x[i] *= 230.0f;  // past both ends of 16 bits
+            std::vector<uint16_t> y(n + 1, 0xA5A5);
+            fn(x.data(), n, p, y.data());
+            for (size_t i = 0; i < n; ++i) {
+              const int expect = is_signed ? static_cast<uint16_t>(nfuse::quantize_value<int16_t>(x[i], scale, zp))
+                                           : nfuse::quantize_value<uint16_t>(x[i], scale, zp);
+              ASSERT_EQ(static_cast<int>(y[i]), expect)
+                  << "isa " << static_cast<int>(isa) << (is_signed ? " s16" : " u16") << " zp " << zp << " scale "
+                  << scale << " n " << n << " i " << i << " x " << x[i];
+            }
+            ASSERT_EQ(y[n], 0xA5A5) << "wrote past n";
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nfuse::kernels

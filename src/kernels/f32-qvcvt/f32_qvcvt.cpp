@@ -5,11 +5,13 @@
 
 namespace nfuse::kernels {
 
-F32QuantizeParams f32_quantize_params(float scale, int32_t zero_point, bool is_signed) {
+F32QuantizeParams f32_quantize_params(float scale, int32_t zero_point, bool is_signed, int bits) {
   F32QuantizeParams p;
   p.scale = scale;
-  p.lo = static_cast<float>((is_signed ? -128 : 0) - zero_point);
-  p.hi = static_cast<float>((is_signed ? 127 : 255) - zero_point);
+  const int32_t qmin = bits == 16 ? (is_signed ? -32768 : 0) : (is_signed ? -128 : 0);
+  const int32_t qmax = bits == 16 ? (is_signed ? 32767 : 65535) : (is_signed ? 127 : 255);
+  p.lo = static_cast<float>(qmin - zero_point);
+  p.hi = static_cast<float>(qmax - zero_point);
   p.zero_point = static_cast<float>(zero_point);
   p.is_signed = is_signed;
   return p;
@@ -33,6 +35,11 @@ void f32_quantize_q8__scalar(const float* x, size_t n, const F32QuantizeParams& 
     y[i] = static_cast<uint8_t>(static_cast<int32_t>(centered_value(x[i], p) + p.zero_point));
 }
 
+void f32_quantize_q16__scalar(const float* x, size_t n, const F32QuantizeParams& p, uint16_t* y) {
+  for (size_t i = 0; i < n; ++i)
+    y[i] = static_cast<uint16_t>(static_cast<int32_t>(centered_value(x[i], p) + p.zero_point));
+}
+
 void f32_quantize_centered__scalar(const float* x, size_t n, const F32QuantizeParams& p, float* y) {
   for (size_t i = 0; i < n; ++i) y[i] = centered_value(x[i], p);
 }
@@ -46,6 +53,17 @@ F32QuantizeFn f32_quantize_q8_select(Isa isa) {
 #endif
   (void)isa;
   return f32_quantize_q8__scalar;
+}
+
+F32Quantize16Fn f32_quantize_q16_select(Isa isa) {
+#if defined(__x86_64__) && defined(NFUSE_HAVE_AVX512_KERNELS)
+  if (isa == Isa::kAvx512) return f32_quantize_q16__avx512;
+#endif
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx2Fma || isa == Isa::kAvx512) return f32_quantize_q16__avx2;
+#endif
+  (void)isa;
+  return f32_quantize_q16__scalar;
 }
 
 F32QuantizeCenteredFn f32_quantize_centered_select(Isa isa) {

@@ -43,6 +43,20 @@ void f32_quantize_q8__avx512(const float* x, size_t n, const F32QuantizeParams& 
   }
 }
 
+// vpmovdw: truncation, exact since every value is already inside the 16-bit range.
+void f32_quantize_q16__avx512(const float* x, size_t n, const F32QuantizeParams& p, uint16_t* y) {
+  const __m512 scale = _mm512_set1_ps(p.scale), lo = _mm512_set1_ps(p.lo), hi = _mm512_set1_ps(p.hi);
+  const __m512 zp = _mm512_set1_ps(p.zero_point);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i),
+                        _mm512_cvtepi32_epi16(quantize16(_mm512_loadu_ps(x + i), scale, lo, hi, zp)));
+  if (i < n) {
+    const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_cvtepi32_storeu_epi16(y + i, m, quantize16(_mm512_maskz_loadu_ps(m, x + i), scale, lo, hi, zp));
+  }
+}
+
 void f32_quantize_centered__avx512(const float* x, size_t n, const F32QuantizeParams& p, float* y) {
   const __m512 scale = _mm512_set1_ps(p.scale), lo = _mm512_set1_ps(p.lo), hi = _mm512_set1_ps(p.hi);
   size_t i = 0;

@@ -9,6 +9,10 @@
 
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace nfuse::kernels {
 namespace {
 
@@ -117,7 +121,30 @@ void qs16_gemm_pack_a(size_t mr, size_t kr, size_t rows, size_t k, const uint16_
   if (a_col_stride == 1 && rows == mr && k % kr == 0) {  // the hot case: contiguous rows
     if (kr == 2) {  // one 32-bit copy per row and K pair
       const uint32_t flip2 = flip * 0x00010001u;
-      for (size_t g = 0; g < groups; ++g) {
+      size_t g0 = 0;
+#if defined(__SSE2__)
+      // Four rows by four K pairs at a time: a 4 x 4 transpose of 32-bit pairs in registers
+      // instead of a 4-byte gather per row and pair (the packing cost about as much as the GEMM).
+      if (mr % 4 == 0) {
+        const __m128i f = _mm_set1_epi32(static_cast<int>(flip2));
+        for (; g0 + 4 <= groups; g0 += 4) {
+          for (size_t r0 = 0; r0 < mr; r0 += 4) {
+            auto row = [&](size_t r) {
+              return _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + (r0 + r) * a_row_stride + g0 * 2));
+            };
+            const __m128i x0 = row(0), x1 = row(1), x2 = row(2), x3 = row(3);
+            const __m128i t0 = _mm_unpacklo_epi32(x0, x1), t1 = _mm_unpacklo_epi32(x2, x3);
+            const __m128i t2 = _mm_unpackhi_epi32(x0, x1), t3 = _mm_unpackhi_epi32(x2, x3);
+            const __m128i y[4] = {_mm_unpacklo_epi64(t0, t1), _mm_unpackhi_epi64(t0, t1), _mm_unpacklo_epi64(t2, t3),
+                                  _mm_unpackhi_epi64(t2, t3)};
+            for (size_t j = 0; j < 4; ++j)
+              _mm_storeu_si128(reinterpret_cast<__m128i*>(packed + ((g0 + j) * mr + r0) * 2), _mm_xor_si128(y[j], f));
+          }
+        }
+        packed += g0 * mr * 2;
+      }
+#endif
+      for (size_t g = g0; g < groups; ++g) {
         for (size_t r = 0; r < mr; ++r) {
           uint32_t v;
           std::memcpy(&v, a + r * a_row_stride + g * 2, sizeof v);

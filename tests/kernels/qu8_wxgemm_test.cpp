@@ -149,6 +149,31 @@ TEST(Qu8WxGemm, SignsZeroPointsAndExtremes) {
 // folded) the cross term c_r * (column sum of the packed X panel - K a) joins the accumulator,
 // so acc = sum (x - a)(w + c_r); then the clamp of a fused Relu / Clip. Every tile edge; guard floats catch writes
 // outside the tile.
+// The per-column sums of a packed X panel against the plain sum, K up to 5000 (several 256-group
+// folds of the 16-bit partial sums), random bytes and all 255 (each partial field at its limit).
+TEST(Qu8WxGemm, PanelColumnSums) {
+  std::mt19937 rng(37);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Qu8WxConfig* cfg : qu8_wxgemm_configs()) {
+    for (size_t k : {1, 4, 300, 1024, 1028, 2047, 5000}) {
+      for (bool saturated : {false, true}) {
+        const size_t kpad = (k + 3) / 4 * 4, nc = cfg->nr;
+        std::vector<uint8_t> x(k * nc);
+        for (uint8_t& v : x) v = saturated ? 255 : static_cast<uint8_t>(byte(rng));
+        std::vector<uint8_t> panel(kpad * cfg->nr);
+        qu8_wxgemm_pack_x(*cfg, k, nc, x.data(), nc, false, panel.data());
+        int32_t sums[32];
+        qu8_wxgemm_panel_column_sums(*cfg, kpad, panel.data(), sums);
+        for (size_t j = 0; j < nc; ++j) {
+          int64_t want = 0;
+          for (size_t kk = 0; kk < k; ++kk) want += x[kk * nc + j];
+          ASSERT_EQ(sums[j], want) << cfg->name << " k " << k << " column " << j << (saturated ? " all 255" : "");
+        }
+      }
+    }
+  }
+}
+
 TEST(Qu8WxGemm, FloatEpilogueWithRunTimeRowParams) {
   std::mt19937 rng(31);
   std::uniform_int_distribution<int> byte(0, 255);

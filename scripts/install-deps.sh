@@ -21,6 +21,8 @@ packages=(
   opencv-doc
   # fashion_mnist_cnn's training, test and calibration images (/usr/share/datasets/fashion-mnist)
   dataset-fashion-mnist
+  # headless browser for the quantization report's rendering test
+  chromium
 )
 
 missing=()

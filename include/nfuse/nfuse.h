@@ -304,6 +304,7 @@ typedef enum nfuse_precision {
 typedef enum nfuse_promotion {
   NFUSE_PROMOTE_FLOAT = 0,
   NFUSE_PROMOTE_INT16 = 1,
+  NFUSE_PROMOTE_AUTO = 2, /* int16 where it takes back most of a layer's loss, else float (the default) */
   NFUSE_PROMOTE_ENUM_MAX = 0x7FFFFFFF
 } nfuse_promotion;
 typedef enum nfuse_weight_bits {
@@ -317,7 +318,7 @@ typedef enum nfuse_image_layout {
   NFUSE_IMAGE_LAYOUT_ENUM_MAX = 0x7FFFFFFF
 } nfuse_image_layout;
 
-/* Defaults as `nfuse quantize`: minmax, u8, int8, target cosine 0.99, promote to float, 1 thread. */
+/* Defaults as `nfuse quantize`: minmax, u8, int8, target cosine 0.99, promote auto, 1 thread. */
 NFUSE_API nfuse_status* nfuse_quantize_options_create(nfuse_quantize_options** out);
 NFUSE_API void nfuse_quantize_options_release(nfuse_quantize_options* options);
 /* A folder of .npy inputs or PNG/JPEG images (required); limit 0 takes every file. */

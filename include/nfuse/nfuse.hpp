@@ -401,7 +401,7 @@ struct QuantizeOptions {
   nfuse_activation_scheme activations = NFUSE_ACTIVATIONS_U8;
   nfuse_precision precision = NFUSE_PRECISION_INT8;
   double target_cosine = 0.99;
-  nfuse_promotion promote = NFUSE_PROMOTE_FLOAT;
+  nfuse_promotion promote = NFUSE_PROMOTE_AUTO;
   nfuse_weight_bits weights = NFUSE_WEIGHTS_INT8;
   int threads = 1;
   bool cross_layer_equalization = false;

@@ -88,13 +88,13 @@ nfuse_status* nfuse_quantize_options_set_precision(nfuse_quantize_options* optio
   constexpr const char* fn = "nfuse_quantize_options_set_precision";
   return api::set(fn, options, [&](auto& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "precision", precision, NFUSE_PRECISION_MIXED));
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "promotion", promote, NFUSE_PROMOTE_INT16));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "promotion", promote, NFUSE_PROMOTE_AUTO));
     if (precision == NFUSE_PRECISION_MIXED && !(target_cosine > 0.0 && target_cosine <= 1.0))
       return invalid_argument(std::string(fn) + ": target_cosine must be in (0, 1]");
     o.precision = api::kPrecisionNames[precision];
     if (precision == NFUSE_PRECISION_MIXED) {
       o.target_cosine = target_cosine;
-      o.promote = promote == NFUSE_PROMOTE_FLOAT ? "float" : "int16";
+      o.promote = promote == NFUSE_PROMOTE_FLOAT ? "float" : promote == NFUSE_PROMOTE_INT16 ? "int16" : "auto";
     }
     return ok_status();
   });

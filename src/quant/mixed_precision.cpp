@@ -2,58 +2,162 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
+#include "ir/graph_copy.h"
+#include "ir/infer_shapes.h"
+#include "partition/node_macs.h"
 #include "quant/calib_data.h"
 #include "runtime/session.h"
 
 namespace nfuse::quant {
 
 Result<PromoteTo> parse_promote_to(std::string_view name) {
+  if (name == "auto") return PromoteTo::kAuto;
   if (name == "int16") return PromoteTo::kInt16;
   if (name == "float") return PromoteTo::kFloat;
-  return invalid_argument("--promote: '" + std::string(name) + "' is not int16 or float");
+  return invalid_argument("--promote: '" + std::string(name) + "' is not auto, int16 or float");
 }
 
-const char* promote_to_name(PromoteTo p) { return p == PromoteTo::kInt16 ? "int16" : "float"; }
+const char* promote_to_name(PromoteTo p) {
+  return p == PromoteTo::kAuto ? "auto" : p == PromoteTo::kInt16 ? "int16" : "float";
+}
 
 Result<std::vector<LayerSensitivity>> layer_sensitivity(const QuantizeResult& q, const std::vector<ir::Tensor>& batches,
-                                                        const std::vector<ir::Tensor>& reference, int threads) {
+                                                        const std::vector<ir::Tensor>& reference, int threads,
+                                                        bool with_int16) {
   std::vector<LayerSensitivity> out;
   for (const auto& l : q.plan.layers) {
     QdqSelection s;
     s.act = q.selection.act;
     s.only = true;
     s.only_layers = {l.node_output};
-    NFUSE_ASSIGN_OR_RETURN(QdqGraph g, build_qdq_graph(*q.fp32, q.plan, q.calibrated, s));
-    NFUSE_ASSIGN_OR_RETURN(ErrorSummary e, evaluate_output(*g.graph, batches, reference, threads));
-    out.push_back({l.node_output, e});
+    LayerSensitivity ls{l.node_output, {}, std::nullopt};
+    {
+      NFUSE_ASSIGN_OR_RETURN(QdqGraph g, build_qdq_graph(*q.fp32, q.plan, q.calibrated, s));
+      NFUSE_ASSIGN_OR_RETURN(ls.output, evaluate_output(*g.graph, batches, reference, threads));
+    }
+    if (with_int16) {
+      s.int16_layers = {l.node_output};
+      NFUSE_ASSIGN_OR_RETURN(QdqGraph g, build_qdq_graph(*q.fp32, q.plan, q.calibrated, s));
+      NFUSE_ASSIGN_OR_RETURN(ErrorSummary e, evaluate_output(*g.graph, batches, reference, threads));
+      ls.int16 = e;
+    }
+    out.push_back(std::move(ls));
   }
   return out;
 }
 
+Result<LayerWork> layer_work(const QuantizeResult& q, const std::vector<int64_t>& input_dims) {
+  if (q.fp32->inputs().size() != 1) return unsupported("layer work: the model must have one input");
+  NFUSE_ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> g, ir::copy_graph(*q.fp32, false));
+  ir::Value* in = g->inputs()[0];
+  std::vector<int64_t> dims = input_dims;
+  const bool fixed = in->type.shape.rank_known() && in->type.shape.rank() > 0 && in->type.shape[0].is_static();
+  if (!dims.empty() && !fixed) dims[0] = 1;
+  in->type.shape = ir::Shape::from_dims(dims);
+  NFUSE_RETURN_IF_ERROR(ir::infer_shapes(*g), "layer work: shapes at one sample");
+  g->relink();
+  const backends::PlanView view(*g);
+  LayerWork w;
+  std::set<const ir::Node*> planned;
+  for (const auto& l : q.plan.layers) {
+    const ir::Node* n = find_layer_node(*g, l);
+    if (!n) return internal_error("layer work: layer '" + l.name + "' is missing from the copy");
+    planned.insert(n);
+    w.macs[l.node_output] = partition::node_macs(*n, view);
+    const ir::Value* v = g->find_value(l.output);
+    const std::optional<int64_t> numel = v ? view.type(v).shape.static_numel() : std::nullopt;
+    w.elements[l.node_output] = numel.value_or(0);
+  }
+  for (const auto& n : g->nodes()) {
+    if (!planned.count(n.get()) && partition::is_mac_op(*n)) w.unplanned_macs += partition::node_macs(*n, view);
+  }
+  return w;
+}
+
+std::string layer_precision(const QuantizeResult& q, const PlannedLayer& l) {
+  if (q.selection.float_layers.count(l.node_output)) return "float";
+  if (q.selection.weights_only) return l.kind == LayerKind::kWeighted ? "w8 (float activations)" : "float";
+  if (q.selection.int16_layers.count(l.node_output) || q.selection.act == ActScheme::kS16Symmetric) return "int16";
+  return "int8";
+}
+
+MacShares mac_shares(const QuantizeResult& q, const LayerWork& work) {
+  MacShares m;
+  m.float32 = work.unplanned_macs;
+  for (const auto& l : q.plan.layers) {
+    const auto it = work.macs.find(l.node_output);
+    const int64_t macs = it == work.macs.end() ? 0 : it->second;
+    const std::string p = layer_precision(q, l);
+    (p == "int8" ? m.int8 : p == "int16" ? m.int16 : m.float32) += macs;
+  }
+  return m;
+}
+
+namespace {
+
+// One rung of one layer's promotion, and what it buys per unit of compute.
+struct Step {
+  size_t layer;  // index into the sensitivity
+  PromoteTo to;  // kInt16 or kFloat
+  double gain_per_cost;
+};
+
+std::vector<Step> promotion_steps(const std::vector<LayerSensitivity>& sensitivity, const LayerWork& work,
+                                  PromoteTo to) {
+  std::vector<Step> steps;
+  for (size_t i = 0; i < sensitivity.size(); ++i) {
+    const LayerSensitivity& s = sensitivity[i];
+    const double loss8 = 1.0 - s.output.cosine;
+    if (!(loss8 > 0.0)) continue;  // quantizing it alone costs nothing: promoting it cannot help
+    const auto m = work.macs.find(s.node_output);
+    const auto e = work.elements.find(s.node_output);
+    int64_t basis = m != work.macs.end() ? m->second : 0;
+    if (basis <= 0 && e != work.elements.end()) basis = e->second;
+    const double units = static_cast<double>(std::max<int64_t>(basis, 1));
+    const double loss16 = s.int16 ? std::max(0.0, 1.0 - s.int16->cosine) : loss8;
+    const bool int16_helps = to != PromoteTo::kFloat && s.int16 && loss16 <= kInt16MustRecover * loss8;
+    if (int16_helps) {
+      steps.push_back({i, PromoteTo::kInt16, (loss8 - loss16) / (units * (kCostPerMacInt16 - kCostPerMacInt8))});
+      if (to == PromoteTo::kAuto && loss16 > 0.0)
+        steps.push_back({i, PromoteTo::kFloat, loss16 / (units * (kCostPerMacFloat - kCostPerMacInt16))});
+    } else if (to != PromoteTo::kInt16) {
+      steps.push_back({i, PromoteTo::kFloat, loss8 / (units * (kCostPerMacFloat - kCostPerMacInt8))});
+    }
+  }
+  // Most gain per cost first; ties keep graph order. A layer's float rung never sorts before its
+  // int16 rung in effect: a prefix takes each layer's highest rung.
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const Step& a, const Step& b) { return a.gain_per_cost > b.gain_per_cost; });
+  return steps;
+}
+
+}  // namespace
+
 Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<LayerSensitivity>& sensitivity,
-                                           const std::vector<ir::Tensor>& batches,
-                                           const std::vector<ir::Tensor>& reference, double target_cosine,
-                                           PromoteTo to, int threads) {
+                                           const LayerWork& work, const std::vector<ir::Tensor>& batches,
+                                           const std::vector<ir::Tensor>& reference, double target_cosine, PromoteTo to,
+                                           int threads) {
   MixedPrecisionResult r;
   r.target_cosine = target_cosine;
   NFUSE_ASSIGN_OR_RETURN(r.before, evaluate_output(*q.qdq, batches, reference, threads, &r.worst_before));
   ++r.evaluations;
   r.after = r.before;
   r.worst_after = r.worst_before;
-  // Most sensitive first; ties keep graph order.
-  std::vector<const LayerSensitivity*> order;
-  for (const auto& s : sensitivity) order.push_back(&s);
-  std::stable_sort(order.begin(), order.end(), [](const LayerSensitivity* a, const LayerSensitivity* b) {
-    return a->output.cosine < b->output.cosine;
-  });
-  std::map<std::string, const PlannedLayer*> layers;
-  for (const auto& l : q.plan.layers) layers[l.node_output] = &l;
+  const std::vector<Step> steps = promotion_steps(sensitivity, work, to);
   const QdqSelection base = q.selection;
-  // The selection promoting the first k layers of `order`.
+  // The selection taking the first k steps: each layer at its highest rung among them.
   auto select = [&](size_t k) {
     QdqSelection s = base;
-    for (size_t i = 0; i < k; ++i) (to == PromoteTo::kInt16 ? s.int16_layers : s.float_layers).insert(order[i]->node_output);
+    for (size_t i = 0; i < k; ++i) {
+      const std::string& name = sensitivity[steps[i].layer].node_output;
+      if (steps[i].to == PromoteTo::kFloat) {
+        s.float_layers.insert(name);
+      } else {
+        s.int16_layers.insert(name);
+      }
+    }
     return s;
   };
   struct Eval {
@@ -71,11 +175,11 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
   // shortest prefix that still meets it.
   size_t lo = 0, hi = 0;  // prefix lo misses the target; hi is the current candidate
   Eval at_hi{r.before, r.worst_before};
-  std::vector<double> worst_at(order.size() + 1, -1.0);
+  std::vector<double> worst_at(steps.size() + 1, -1.0);
   worst_at[0] = r.worst_before;
-  while (at_hi.worst < target_cosine && hi < order.size()) {
+  while (at_hi.worst < target_cosine && hi < steps.size()) {
     lo = hi;
-    hi = std::min(order.size(), hi + std::max<size_t>(1, hi / 2));
+    hi = std::min(steps.size(), hi + std::max<size_t>(1, hi / 2));
     NFUSE_ASSIGN_OR_RETURN(at_hi, evaluate(hi));
     worst_at[hi] = at_hi.worst;
   }
@@ -95,11 +199,23 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
   NFUSE_RETURN_IF_ERROR(q.rebuild(select(hi)), "mixed precision");
   r.after = at_hi.all;
   r.worst_after = at_hi.worst;
+  std::map<std::string, const PlannedLayer*> layers;
+  for (const auto& l : q.plan.layers) layers[l.node_output] = &l;
+  std::map<size_t, size_t> promotion_of;  // sensitivity index -> index into r.promotions
   double last = r.worst_before;
   for (size_t i = 0; i < hi; ++i) {
-    const PlannedLayer& l = *layers.at(order[i]->node_output);
+    const LayerSensitivity& s = sensitivity[steps[i].layer];
+    const PlannedLayer& l = *layers.at(s.node_output);
     if (worst_at[i + 1] >= 0.0) last = worst_at[i + 1];
-    r.promotions.push_back({l.node_output, l.name, l.op, to, order[i]->output.cosine, last});
+    auto [it, added] = promotion_of.emplace(steps[i].layer, r.promotions.size());
+    if (added) {
+      const auto m = work.macs.find(s.node_output);
+      r.promotions.push_back({l.node_output, l.name, l.op, steps[i].to, s.output.cosine,
+                              s.int16 ? s.int16->cosine : -1.0, m == work.macs.end() ? 0 : m->second, last});
+    }
+    Promotion& p = r.promotions[it->second];
+    if (steps[i].to == PromoteTo::kFloat) p.to = PromoteTo::kFloat;
+    p.output_cosine_after = last;
   }
   r.target_met = r.worst_after >= target_cosine;
   return r;

@@ -1,18 +1,24 @@
 // Which layers hurt, and automatic mixed precision.
 //
 // Sensitivity: each quantized layer alone (every other layer left in float) is scored by the
-// error of the graph's final output against the float graph; a layer whose own quantization
-// costs the most output cosine is the most sensitive. This is what the report's "alone" column
-// shows, and the promotion order.
-// Mixed precision (`--precision mixed`): starting from the all-int8 graph, the most sensitive
-// layers are promoted greedily (to W8A16: their activations become s16; or to float) until the
-// final output's cosine reaches the target. Each step re-evaluates the whole graph, so a
-// promotion follows the order sensitivity gave; the steps grow (a step promotes max(1,
-// promoted / 2) more layers: 1, 1, 1, 1, 2, 3, 4, 7...) so a deep net needs few evaluations,
-// and a bisection inside the step that met the target finds the shortest prefix that does. The speed cost is measured, not estimated: the
-// int8 and the final graph each run on the cpu backend and their median times are reported.
+// error of the graph's final output against the float graph, at int8 and (for the integer-first
+// search) at int16 activations (W8A16). What the layer's int8 quantization costs alone, and how
+// much of that int16 takes back, decide where it is promoted.
+// Mixed precision (`--precision mixed`): starting from the all-int8 graph, layers are promoted
+// until the worst sample's output cosine reaches the target. Each candidate step moves one
+// layer one rung up (int8 -> int16 -> float, or int8 -> float where int16 does not take back at
+// least half of the layer's loss: the 8-bit weights limit it, and int16 would cost without
+// helping) and is ranked by the loss it removes per unit of compute it adds (the layer's MACs
+// times the precision's relative cost per MAC); `--promote int16` / `float` allow one rung only.
+// A step that removes nothing is not taken. Each evaluation re-runs the whole graph; the steps
+// grow (a step adds max(1, taken / 2) more: 1, 1, 1, 1, 2, 3, 4, 7...) so a deep net needs few
+// evaluations, and a bisection inside the step that met the target finds the shortest prefix
+// that does. The speed cost is measured, not estimated: the int8 and the final graph each run on
+// the cpu backend and their median times are reported, with each precision's share of the MACs.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,14 +30,40 @@ namespace nfuse::quant {
 
 struct LayerSensitivity {
   std::string node_output;  // PlannedLayer::node_output
-  ErrorSummary output;      // final-output error with only this layer quantized
+  ErrorSummary output;      // final-output error with only this layer quantized (int8)
+  std::optional<ErrorSummary> int16;  // ... with only this layer quantized, at int16 (when measured)
 };
 
-// Scores every layer of `q.plan` on `batches` against `reference` (run_output0 of q.fp32).
+// Scores every layer of `q.plan` on `batches` against `reference` (run_output0 of q.fp32); with
+// `with_int16`, also at int16 activations (twice the evaluations).
 Result<std::vector<LayerSensitivity>> layer_sensitivity(const QuantizeResult& q, const std::vector<ir::Tensor>& batches,
-                                                        const std::vector<ir::Tensor>& reference, int threads);
+                                                        const std::vector<ir::Tensor>& reference, int threads,
+                                                        bool with_int16 = false);
 
-enum class PromoteTo { kInt16, kFloat };
+// The compute of every MAC op of q.fp32 at one sample of `input_dims` (the model's input, its
+// batch dim taken as 1 unless the model fixes it): multiply-accumulates of each planned layer
+// (the elements of its output for one with no MACs, Add or Sigmoid, so its promotion still has
+// a cost), and of the MAC ops no layer covers (which stay float).
+struct LayerWork {
+  std::map<std::string, int64_t> macs;      // PlannedLayer::node_output -> MACs
+  std::map<std::string, int64_t> elements;  // PlannedLayer::node_output -> output elements
+  int64_t unplanned_macs = 0;               // MAC ops outside the plan: float
+};
+Result<LayerWork> layer_work(const QuantizeResult& q, const std::vector<int64_t>& input_dims);
+
+// Each precision's share of the MACs in q's current selection (the graph as it runs).
+struct MacShares {
+  int64_t int8 = 0, int16 = 0, float32 = 0;
+  int64_t total() const { return int8 + int16 + float32; }
+};
+MacShares mac_shares(const QuantizeResult& q, const LayerWork& work);
+
+// A layer's precision in q's current selection: "int8", "int16", "float" or, for --weight-only,
+// "w8 (float activations)".
+std::string layer_precision(const QuantizeResult& q, const PlannedLayer& l);
+
+// kAuto: the integer-first ladder; kInt16 / kFloat: that rung only.
+enum class PromoteTo { kAuto, kInt16, kFloat };
 Result<PromoteTo> parse_promote_to(std::string_view name);
 const char* promote_to_name(PromoteTo p);
 
@@ -39,8 +71,10 @@ struct Promotion {
   std::string node_output;
   std::string name;
   std::string op;
-  PromoteTo to = PromoteTo::kInt16;
+  PromoteTo to = PromoteTo::kInt16;    // the precision it ends at (kInt16 or kFloat)
   double alone_cosine = 1.0;           // output cosine with only this layer quantized
+  double alone_int16_cosine = -1.0;    // ... at int16 (-1: not measured)
+  int64_t macs = 0;
   double output_cosine_after = 1.0;    // worst-sample output cosine with the promotions up to this one
                                        // (the last evaluated prefix at or before it)
 };
@@ -58,12 +92,21 @@ struct MixedPrecisionResult {
   int evaluations = 0;
 };
 
-// Promotes layers of `q` (rebuilding q.qdq) until the output cosine of every batch of `batches`
-// reaches `target_cosine` or every layer is promoted.
+// Relative compute per MAC of each precision, which orders the promotions: int8 products pack 4
+// per 32-bit lane (VNNI vpdpbusd, NEON sdot), 16-bit ones 2 (vpdpwssd), f32 one FMA.
+inline constexpr double kCostPerMacInt8 = 1.0;
+inline constexpr double kCostPerMacInt16 = 2.0;
+inline constexpr double kCostPerMacFloat = 4.0;
+// int16 is a rung only where it takes back at least this share of the layer's int8 loss.
+inline constexpr double kInt16MustRecover = 0.5;
+
+// Promotes layers of `q` (rebuilding q.qdq) until the output cosine of every sample of `batches`
+// reaches `target_cosine` or no step is left. kAuto and kInt16 need `sensitivity` measured with
+// int16; `work` gives the cost of each step.
 Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<LayerSensitivity>& sensitivity,
-                                           const std::vector<ir::Tensor>& batches,
-                                           const std::vector<ir::Tensor>& reference, double target_cosine,
-                                           PromoteTo to, int threads);
+                                           const LayerWork& work, const std::vector<ir::Tensor>& batches,
+                                           const std::vector<ir::Tensor>& reference, double target_cosine, PromoteTo to,
+                                           int threads);
 
 // The first calibration samples, one per batch, at most `max_samples` and `max_elements` input
 // elements in all (at least one sample); for a model with a fixed batch of `fixed_batch` > 1

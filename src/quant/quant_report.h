@@ -1,10 +1,11 @@
 // The per-layer accuracy report of `nfuse quantize`: JSON for tools, and a self-contained HTML
-// page (no scripts, no external files) with a bar chart per layer, for people.
+// page (no scripts, no external files) with an SVG chart of every layer, for people.
 //
 // For every quantized layer: its precision in the final graph, the error of its output against
 // the float graph (the quantized graph's activation vs the float graph's, so errors accumulate
 // along the graph) on the calibration set and on the held-out evaluation set, and the final
-// output's error with that layer quantized alone (sensitivity); the first layer whose cosine
+// output's error with that layer quantized alone (sensitivity); its MACs, each precision's share
+// of the MACs, and every layer's error on the worst held-out sample; the first layer whose cosine
 // drops below 0.95; the final output's metrics; which layers were promoted and why; and the
 // measured speed cost of the promotions.
 #pragma once
@@ -33,6 +34,11 @@ struct ReportInput {
   std::optional<ErrorSummary> weight_only_floor;
   double weight_only_worst = 1.0;  // its worst sample's cosine
   double output_worst = 1.0;       // the quantized graph's worst sample on the same set
+  // Every layer's error on the batch holding that worst sample (one sample unless the model
+  // fixes a larger batch), and the batch's file index.
+  std::optional<QuantizeReport> worst_sample;
+  size_t worst_sample_index = 0;
+  std::optional<LayerWork> work;  // MACs per layer (the MAC shares per precision)
   double int8_ms = 0.0;   // measured only with mixed precision (0: not measured)
   double final_ms = 0.0;
 };

@@ -189,7 +189,9 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
     const Method method = options.minmax_inputs && v && v->is_graph_input ? Method::kMinMax : options.method;
     CalibratedTensor c;
     NFUSE_ASSIGN_OR_RETURN(c.range8, observers[name].range(method, mo8));
-    NFUSE_ASSIGN_OR_RETURN(c.range16, observers[name].range(method, mo16));
+    NFUSE_ASSIGN_OR_RETURN(c.range16, observers[name].range(Method::kMinMax, mo16));
+    c.range16.min *= kRange16Headroom;
+    c.range16.max *= kRange16Headroom;
     result.calibrated[name] = c;
   }
   for (const auto& [x, src] : result.plan.shared) {
@@ -253,8 +255,8 @@ Result<std::vector<ir::Tensor>> run_output0(const ir::Graph& g, const std::vecto
 }
 
 Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir::Tensor>& batches,
-                                     const std::vector<ir::Tensor>& reference, int threads,
-                                     double* worst_batch_cosine) {
+                                     const std::vector<ir::Tensor>& reference, int threads, double* worst_batch_cosine,
+                                     size_t* worst_batch) {
   if (reference.size() != batches.size()) return internal_error("evaluate_output: one reference per batch expected");
   NFUSE_ASSIGN_OR_RETURN(auto got, run_output0(qdq, batches, /*optimize=*/true, threads));
   ErrorMetrics m;
@@ -262,6 +264,7 @@ Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir:
   // A sample whose reference is nearly all zero (a photo without text for a text detector) has
   // no meaningful cosine: samples below 1% of the largest reference energy do not set the worst.
   std::vector<double> energy, cosine;
+  std::vector<size_t> batch_of;
   double max_energy = 0.0;
   for (size_t i = 0; i < got.size(); ++i) {
     ErrorMetrics whole;
@@ -276,6 +279,7 @@ Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir:
       ErrorMetrics one;
       one.update(ref_row, got[i].data<float>() + static_cast<size_t>(row) * per_row, per_row);
       cosine.push_back(one.summary().cosine);
+      batch_of.push_back(i);
       double e = 0.0;
       for (size_t k = 0; k < per_row; ++k) e += static_cast<double>(ref_row[k]) * ref_row[k];
       energy.push_back(e);
@@ -283,10 +287,15 @@ Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir:
     }
   }
   double worst = 1.0;
+  size_t worst_at = 0;
   for (size_t i = 0; i < cosine.size(); ++i) {
-    if (energy[i] >= 0.01 * max_energy) worst = std::min(worst, cosine[i]);
+    if (energy[i] >= 0.01 * max_energy && cosine[i] < worst) {
+      worst = cosine[i];
+      worst_at = batch_of[i];
+    }
   }
   if (worst_batch_cosine) *worst_batch_cosine = worst;
+  if (worst_batch) *worst_batch = worst_at;
   return m.summary();
 }
 

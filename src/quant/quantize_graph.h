@@ -35,6 +35,12 @@ enum class Precision { kInt8, kInt16, kMixed };
 Result<Precision> parse_precision(std::string_view name);
 const char* precision_name(Precision p);
 
+// 16-bit activation ranges: everything the calibration saw (minmax, whatever --method says; 8-bit
+// ranges clip outliers to keep resolution, 16-bit ones have resolution to spare) widened this
+// many times, so held-out data up to 4x beyond the calibrated range is not clipped; 13 of the 15
+// magnitude bits stay for the calibrated range, steps 32x finer than u8's over it.
+inline constexpr float kRange16Headroom = 4.0f;
+
 struct QuantizeOptions {
   Method method = Method::kMinMax;
   MethodOptions method_options;  // symmetric and bits are set from `act`
@@ -103,10 +109,10 @@ Result<std::vector<ir::Tensor>> run_output0(const ir::Graph& g, const std::vecto
 // *worst_batch_cosine (optional): the lowest cosine of a single sample (an output row of a batch
 // whose output dim 0 is its batch size; the whole batch otherwise), among those whose reference
 // holds at least 1% of the largest sample's energy (cosine means nothing on an all-but-zero
-// reference).
+// reference); *worst_batch (optional): the index of the batch that holds it.
 Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir::Tensor>& batches,
                                      const std::vector<ir::Tensor>& reference, int threads = 1,
-                                     double* worst_batch_cosine = nullptr);
+                                     double* worst_batch_cosine = nullptr, size_t* worst_batch = nullptr);
 
 // Helpers shared with mixed_precision / the report.
 Result<std::unique_ptr<ir::Graph>> with_outputs(const ir::Graph& g, const std::vector<std::string>& names,

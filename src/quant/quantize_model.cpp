@@ -125,18 +125,20 @@ Status sensitivity_and_mixed(const QuantizeModelOptions& o, const std::vector<ir
   const std::vector<ir::Tensor> subset = first_samples(calib, kSensitivitySamples, kSensitivityElements, batch);
   auto reference = run_output0(*q.fp32, subset, /*optimize=*/false, o.threads);
   if (!reference.ok()) return reference.status().with_context("sensitivity: the float model");
-  auto sens = layer_sensitivity(q, subset, *reference, o.threads);
+  NFUSE_ASSIGN_OR_RETURN(PromoteTo promote, parse_promote_to(o.promote));
+  const bool mixed_precision = ri->options.precision == Precision::kMixed;
+  auto sens = layer_sensitivity(q, subset, *reference, o.threads, mixed_precision && promote != PromoteTo::kFloat);
   if (!sens.ok()) return sens.status().with_context("sensitivity");
   ri->sensitivity = std::move(*sens);
-  if (ri->options.precision != Precision::kMixed) return ok_status();
-  NFUSE_ASSIGN_OR_RETURN(PromoteTo promote, parse_promote_to(o.promote));
+  if (!mixed_precision) return ok_status();
   auto int8_ms = median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads);
   if (!int8_ms.ok()) return int8_ms.status().with_context("mixed precision: timing the int8 model");
   ri->int8_ms = *int8_ms;
   const std::vector<ir::Tensor> promo = first_samples(calib, kPromotionSamples, kPromotionElements, batch);
   auto promo_reference = run_output0(*q.fp32, promo, /*optimize=*/false, o.threads);
   if (!promo_reference.ok()) return promo_reference.status().with_context("mixed precision: the float model");
-  auto mixed = promote_until(q, ri->sensitivity, promo, *promo_reference, o.target_cosine, promote, o.threads);
+  auto mixed =
+      promote_until(q, ri->sensitivity, *ri->work, promo, *promo_reference, o.target_cosine, promote, o.threads);
   if (!mixed.ok()) return mixed.status().with_context("mixed precision");
   auto final_ms = median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads);
   if (!final_ms.ok()) return final_ms.status().with_context("mixed precision: timing the promoted model");
@@ -160,8 +162,11 @@ Status floor_and_worst(const QuantizeModelOptions& o, const std::vector<ir::Tens
   auto floor = evaluate_output(*floor_graph->graph, data, *reference, o.threads, &ri->weight_only_worst);
   if (!floor.ok()) return floor.status().with_context("the weight-only floor");
   ri->weight_only_floor = *floor;
-  auto out = evaluate_output(*q.qdq, data, *reference, o.threads, &ri->output_worst);
+  auto out = evaluate_output(*q.qdq, data, *reference, o.threads, &ri->output_worst, &ri->worst_sample_index);
   if (!out.ok()) return out.status().with_context("evaluation: the worst sample");
+  auto layers = evaluate_quantization(q, {data[ri->worst_sample_index]}, o.threads);
+  if (!layers.ok()) return layers.status().with_context("evaluation: every layer on the worst sample");
+  ri->worst_sample = std::move(*layers);
   return ok_status();
 }
 
@@ -200,15 +205,23 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
   }
   appendf(out, "first layer below cosine 0.95: %s\n",
           head.first_below_0_95.empty() ? "none" : head.first_below_0_95.c_str());
+  if (ri.work) {
+    const MacShares m = mac_shares(q, *ri.work);
+    const double total = static_cast<double>(std::max<int64_t>(m.total(), 1));
+    appendf(out, "MACs per sample: %.4g G; int8 %.2f%%, int16 %.2f%%, float %.2f%%\n", m.total() * 1e-9,
+            100.0 * m.int8 / total, 100.0 * m.int16 / total, 100.0 * m.float32 / total);
+  }
   if (ri.mixed) {
+    int to16 = 0, to_float = 0;
+    for (const auto& p : ri.mixed->promotions) (p.to == PromoteTo::kInt16 ? to16 : to_float) += 1;
     appendf(out,
-            "mixed precision: %zu layers promoted to %s; output cosine %.6f -> %.6f, worst sample %.6f -> %.6f "
-            "(target %.6g %s); %.2f ms -> %.2f ms\n",
-            ri.mixed->promotions.size(), o.promote.c_str(), ri.mixed->before.cosine, ri.mixed->after.cosine,
-            ri.mixed->worst_before, ri.mixed->worst_after, o.target_cosine, ri.mixed->target_met ? "met" : "NOT met",
-            ri.int8_ms, ri.final_ms);
+            "mixed precision (--promote %s): %d layers promoted to int16, %d to float; output cosine %.6f -> %.6f, "
+            "worst sample %.6f -> %.6f (target %.6g %s); %.2f ms -> %.2f ms\n",
+            o.promote.c_str(), to16, to_float, ri.mixed->before.cosine, ri.mixed->after.cosine, ri.mixed->worst_before,
+            ri.mixed->worst_after, o.target_cosine, ri.mixed->target_met ? "met" : "NOT met", ri.int8_ms, ri.final_ms);
     for (const auto& p : ri.mixed->promotions)
-      appendf(out, "  promoted %-32s alone cosine %.6f\n", p.name.c_str(), p.alone_cosine);
+      appendf(out, "  promoted %-32s to %-5s %12lld MACs; alone cosine %.6f (int16 alone %.6f)\n", p.name.c_str(),
+              promote_to_name(p.to), static_cast<long long>(p.macs), p.alone_cosine, p.alone_int16_cosine);
   }
   if (o.cle) appendf(out, "cross-layer equalization: %d conv pairs\n", q.equalized_pairs);
   if (o.bias_correction) appendf(out, "bias correction: %d layers\n", q.biases_corrected);
@@ -256,6 +269,11 @@ Result<QuantizeModelResult> quantize_model(const QuantizeModelOptions& o) {
   ri.result = &*q;
   ri.calibration_samples = count_samples(calib);
   ri.evaluation_samples = count_samples(eval_batches);
+  {
+    auto work = layer_work(*q, calib[0].dims());
+    if (!work.ok()) return work.status().with_context("counting each layer's MACs");
+    ri.work = std::move(*work);
+  }
   NFUSE_RETURN_IF_ERROR_PLAIN(sensitivity_and_mixed(o, calib, fixed_batch(*graph), *q, &ri));
   NFUSE_RETURN_IF_ERROR(frontend::onnx::save_model(*q->qdq, o.output), "export");
   NFUSE_RETURN_IF_ERROR_PLAIN(floor_and_worst(o, eval_batches.empty() ? calib : eval_batches, *q, &ri));

@@ -29,9 +29,9 @@ struct QuantizeModelOptions {
   int threads = 1;
   std::string precision = "int8";  // int8 | int16 | mixed
   double target_cosine = 0.99;
-  std::string promote = "float";  // float | int16
-  std::string weights = "int8";   // int8 | int4
-  bool weight_only = false;       // --weight-only: int8 weights, float activations
+  std::string promote = "auto";  // auto (int16 where it helps, else float) | int16 | float
+  std::string weights = "int8";  // int8 | int4
+  bool weight_only = false;      // --weight-only: int8 weights, float activations
   bool cle = false;
   bool bias_correction = false;
   std::string size, mean, std_dev, layout = "nchw";  // image folders: preprocessing

@@ -25,7 +25,7 @@ for f in "$calib"/calib_4*.npy; do cp "$f" "$tmp/eval/"; done
   --precision mixed --target-cosine 0.99999 --cle --bias-correction \
   -o "$tmp/q.onnx" --report "$tmp/r.json" --html "$tmp/r.html" > "$tmp/out.txt"
 grep -q "output (held-out, 100 samples)" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: no held-out line"; exit 1; }
-grep -q "mixed precision:" "$tmp/out.txt" || { echo "FAIL: no mixed-precision line"; exit 1; }
+grep -q "mixed precision (--promote auto):" "$tmp/out.txt" || { echo "FAIL: no mixed-precision line"; exit 1; }
 
 "$PY" - "$tmp/r.json" <<'PY'
 import json, sys
@@ -42,10 +42,18 @@ need(len(layers) == 7, "7 layers (4 Conv, 2 MaxPool, Gemm), got %d" % len(layers
 for l in layers:
     for k in ("calibration", "evaluation", "alone"):
         need(l[k] is not None and 0.9 < l[k]["cosine"] <= 1.0, "%s of %s" % (k, l["name"]))
-    need(l["precision"] in ("int8", "float"), "precision of " + l["name"])
+    need(l["precision"] in ("int8", "int16", "float"), "precision of " + l["name"])
+    need(l["worst_sample"] is not None and l["worst_sample"]["cosine"] <= 1.0, "worst-sample error of " + l["name"])
+    need(l["alone_int16"] is not None, "int16 sensitivity of " + l["name"])
+    need(l["macs"] > 0 if l["op"] in ("Conv", "Gemm") else l["macs"] == 0, "MACs of " + l["name"])
+macs = j["macs"]
+need(macs["total"] == macs["int8"] + macs["int16"] + macs["float"] == sum(l["macs"] for l in layers),
+     "MAC shares add up: %s" % macs)
+need(macs["int16"] == sum(l["macs"] for l in layers if l["precision"] == "int16"), "int16 MACs")
 m = j["mixed_precision"]
 need(m["target_cosine"] == 0.99999 and m["promoted_layers"] == sum(1 for l in layers if l["promoted"]), "promotions listed")
-need(all(l["precision"] == "float" for l in layers if l["promoted"]), "promoted layers are float")
+need(all(l["precision"] == l["promoted"]["to"] for l in layers if l["promoted"]), "promoted layers at their rung")
+need(len(m["promotions"]) == m["promoted_layers"], "the promotion list")
 need(m["output_after"]["cosine"] >= m["output_before"]["cosine"], "promotion does not lower the cosine")
 need("speed" in m and m["speed"]["int8_ms"] > 0, "speed cost measured")
 need(j["output"]["cosine"] > 0.999, "held-out output cosine %.6f" % j["output"]["cosine"])
@@ -74,7 +82,7 @@ need(all(l["precision"] in ("w8 (float activations)", "float") for l in w8["laye
 need(abs(w8["output"]["cosine"] - w8["weight_only_floor"]["cosine"]) < 1e-9, "--weight-only is the floor")
 need(w8["output"]["cosine"] >= a16["output"]["cosine"] - 1e-4, "float activations lose nothing over W8A16")
 PY
-grep -q "</table></body></html>" "$tmp/r.html" || { echo "FAIL: HTML report incomplete"; exit 1; }
+grep -q "</body></html>" "$tmp/r.html" || { echo "FAIL: HTML report incomplete"; exit 1; }
 grep -q "class=\"bar" "$tmp/r.html" || { echo "FAIL: HTML report has no bars"; exit 1; }
 
 # The QDQ file loads and runs on the integer kernels.

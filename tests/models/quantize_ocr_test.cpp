@@ -130,7 +130,10 @@ void check_detector(quant::Method method, quant::ActScheme act) {
     const auto promo = quant::first_samples(*calib, quant::kPromotionSamples, quant::kPromotionElements);
     auto promo_ref = quant::run_output0(*q->fp32, promo, /*optimize=*/false, kThreads);
     ASSERT_TRUE(promo_ref.ok()) << promo_ref.status().to_string();
-    auto mixed = quant::promote_until(*q, *sens, promo, *promo_ref, kPromotionTarget, quant::PromoteTo::kFloat, kThreads);
+    auto work = quant::layer_work(*q, calib->front().dims());
+    ASSERT_TRUE(work.ok()) << work.status().to_string();
+    auto mixed =
+        quant::promote_until(*q, *sens, *work, promo, *promo_ref, kPromotionTarget, quant::PromoteTo::kFloat, kThreads);
     ASSERT_TRUE(mixed.ok()) << mixed.status().to_string();
     std::printf("[quantize ocr_det] %zu of %zu layers promoted to float; worst promotion-sample cosine %.5f -> %.5f\n",
                 mixed->promotions.size(), q->layers.size(), mixed->worst_before, mixed->worst_after);

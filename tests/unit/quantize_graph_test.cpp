@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "pass_test_util.h"
 #include "quant/mixed_precision.h"
@@ -186,22 +187,119 @@ TEST(QuantizeGraph, SensitivityAndMixedPrecision) {
     EXPECT_GE(s.output.cosine, all->cosine - 1e-9) << s.node_output;  // ... less than all together
   }
   // A target no int8 graph meets: every layer ends up promoted to float, which is the float graph.
-  auto to_float = quant::promote_until(*q, *sens, data, *reference, 1.0, quant::PromoteTo::kFloat, 1);
+  auto work = quant::layer_work(*q, {4, 3, 8, 8});
+  ASSERT_TRUE(work.ok()) << work.status().to_string();
+  auto to_float = quant::promote_until(*q, *sens, *work, data, *reference, 1.0, quant::PromoteTo::kFloat, 1);
   ASSERT_TRUE(to_float.ok()) << to_float.status().to_string();
   EXPECT_EQ(to_float->promotions.size(), q->layers.size());
   EXPECT_EQ(to_float->after.max_abs_error, 0.0);
   EXPECT_TRUE(to_float->target_met);
   EXPECT_EQ(q->weights_quantized, 0);
-  // Promotions follow sensitivity: the first promoted layer is the most sensitive one.
-  double worst = 2.0;
-  std::string worst_layer;
+  // Promotions follow the loss each layer's int8 quantization causes per unit of its compute.
+  double best = -1.0;
+  std::string first;
   for (const auto& s : *sens) {
-    if (s.output.cosine < worst) {
-      worst = s.output.cosine;
-      worst_layer = s.node_output;
+    const int64_t macs = work->macs.at(s.node_output);
+    const double units = static_cast<double>(macs > 0 ? macs : work->elements.at(s.node_output));
+    if ((1.0 - s.output.cosine) / units > best) {
+      best = (1.0 - s.output.cosine) / units;
+      first = s.node_output;
     }
   }
-  EXPECT_EQ(to_float->promotions[0].node_output, worst_layer);
+  EXPECT_EQ(to_float->promotions[0].node_output, first);
+}
+
+// MACs at one sample: conv1 4x8x8 outputs x 3x3x3 taps, conv2 5x4x4 x 4x3x3; MaxPool has none
+// (its 4x4x4 output elements stand in as its cost). The shares follow the selection.
+TEST(QuantizeGraph, LayerWorkAndMacShares) {
+  auto g = conv_relu_conv();
+  ASSERT_TRUE(g);
+  auto q = quant::quantize_static(*g, batches(kSeed, 2), quant::QuantizeOptions{});
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  auto work = quant::layer_work(*q, {4, 3, 8, 8});  // batch 4 in the data; counted per sample
+  ASSERT_TRUE(work.ok()) << work.status().to_string();
+  ASSERT_EQ(q->layers.size(), 3u);
+  EXPECT_EQ(work->macs.at(q->layers[0].node_output), 4 * 8 * 8 * 27);
+  EXPECT_EQ(work->macs.at(q->layers[1].node_output), 0);
+  EXPECT_EQ(work->elements.at(q->layers[1].node_output), 4 * 4 * 4);
+  EXPECT_EQ(work->macs.at(q->layers[2].node_output), 5 * 4 * 4 * 36);
+  EXPECT_EQ(work->unplanned_macs, 0);
+  quant::MacShares m = quant::mac_shares(*q, *work);
+  EXPECT_EQ(m.int8, 6912 + 2880);
+  EXPECT_EQ(m.int16 + m.float32, 0);
+  quant::QdqSelection s = q->selection;
+  s.int16_layers.insert(q->layers[0].node_output);
+  s.float_layers.insert(q->layers[2].node_output);
+  ASSERT_TRUE(q->rebuild(s).ok());
+  m = quant::mac_shares(*q, *work);
+  EXPECT_EQ(m.int8, 0);
+  EXPECT_EQ(m.int16, 6912);
+  EXPECT_EQ(m.float32, 2880);
+}
+
+// The integer-first ladder (--promote auto): a layer int16 fixes goes to int16 and no further; a
+// layer int16 does not help (its 8-bit weights limit it) goes straight to float; `--promote
+// int16` leaves the latter alone, and a layer whose quantization costs nothing is never promoted.
+// The sensitivities are set by hand so each case is exact; the graph is real.
+TEST(QuantizeGraph, IntegerFirstPromotion) {
+  auto g = conv_relu_conv();
+  ASSERT_TRUE(g);
+  auto q = quant::quantize_static(*g, batches(kSeed, 2), quant::QuantizeOptions{});
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  const auto data = batches(kSeed + 200, 1);
+  auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
+  ASSERT_TRUE(reference.ok()) << reference.status().to_string();
+  auto work = quant::layer_work(*q, {1, 3, 8, 8});
+  ASSERT_TRUE(work.ok()) << work.status().to_string();
+  ASSERT_EQ(q->layers.size(), 3u);
+  const std::string conv1 = q->layers[0].node_output, pool = q->layers[1].node_output, conv2 = q->layers[2].node_output;
+  auto summary = [](double cosine) {
+    quant::ErrorSummary e;
+    e.cosine = cosine;
+    return e;
+  };
+  const std::vector<quant::LayerSensitivity> sens = {
+      {conv1, summary(0.90), summary(1.0)},   // activations limit it: int16 takes it all back
+      {pool, summary(1.0), summary(1.0)},     // costs nothing
+      {conv2, summary(0.95), summary(0.95)},  // int16 does not help
+  };
+  const quant::QdqSelection base = q->selection;
+  struct Case {
+    quant::PromoteTo to;
+    std::set<std::string> int16, to_float;
+  };
+  for (const Case& c : {Case{quant::PromoteTo::kAuto, {conv1}, {conv2}}, Case{quant::PromoteTo::kInt16, {conv1}, {}},
+                        Case{quant::PromoteTo::kFloat, {}, {conv1, conv2}}}) {
+    ASSERT_TRUE(q->rebuild(base).ok());
+    auto r = quant::promote_until(*q, sens, *work, data, *reference, 1.0, c.to, 1);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(q->selection.int16_layers, c.int16) << quant::promote_to_name(c.to);
+    EXPECT_EQ(q->selection.float_layers, c.to_float) << quant::promote_to_name(c.to);
+    EXPECT_EQ(r->promotions.size(), c.int16.size() + c.to_float.size()) << quant::promote_to_name(c.to);
+    for (const auto& p : r->promotions) {
+      EXPECT_EQ(p.to, c.int16.count(p.node_output) ? quant::PromoteTo::kInt16 : quant::PromoteTo::kFloat) << p.name;
+      EXPECT_EQ(p.macs, work->macs.at(p.node_output)) << p.name;
+    }
+  }
+  // The order is loss per unit of compute: conv2 removes 0.05 of loss per float step (cost 3 per
+  // MAC), conv1 0.10 per int16 step (cost 1 per MAC); with conv2's MACs cut a thousandfold it
+  // comes first, with conv1's it does.
+  for (const bool conv2_first : {true, false}) {
+    quant::LayerWork w = *work;
+    w.macs[conv2_first ? conv2 : conv1] /= 1000;
+    ASSERT_TRUE(q->rebuild(base).ok());
+    auto r = quant::promote_until(*q, sens, w, data, *reference, 1.0, quant::PromoteTo::kAuto, 1);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_EQ(r->promotions.size(), 2u);
+    EXPECT_EQ(r->promotions[0].node_output, conv2_first ? conv2 : conv1);
+  }
+  // Measured: int16 alone never costs more than int8 alone on this graph's layers.
+  auto measured = quant::layer_sensitivity(*q, data, *reference, 1, /*with_int16=*/true);
+  ASSERT_TRUE(measured.ok()) << measured.status().to_string();
+  for (const auto& s : *measured) {
+    ASSERT_TRUE(s.int16.has_value()) << s.node_output;
+    EXPECT_GE(s.int16->cosine, s.output.cosine - 1e-6) << s.node_output;
+  }
 }
 
 // --precision int16: every activation becomes s16 ("com.microsoft" Q/DQ below opset 21), no Relu

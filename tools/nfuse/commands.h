@@ -67,7 +67,7 @@ struct QuantizeArgs {
   std::string html;                  // REPORT.html (self-contained page)
   std::string precision = "int8";    // int8 | int16 | mixed
   double target_cosine = 0.99;       // --precision mixed: final-output cosine to reach
-  std::string promote = "float";     // --precision mixed: promote to float or int16 (W8A16)
+  std::string promote = "auto";      // --precision mixed: auto (int16 first), int16 (W8A16) or float
   std::string weights = "int8";      // int8 | int4 (weight-only, MatMul)
   bool weight_only = false;
   bool cle = false;                  // cross-layer equalization

@@ -78,7 +78,8 @@ int run_cli(int argc, char** argv) {
   quantize->add_option("--html", quantize_args.html, "per-layer report as a self-contained HTML page");
   quantize->add_option("--precision", quantize_args.precision, "int8|int16|mixed");
   quantize->add_option("--target-cosine", quantize_args.target_cosine, "--precision mixed: output cosine to reach");
-  quantize->add_option("--promote", quantize_args.promote, "--precision mixed: promote to int16 or float");
+  quantize->add_option("--promote", quantize_args.promote,
+                       "--precision mixed: auto (int16 where it helps, else float; the default), int16 or float");
   quantize->add_option("--weights", quantize_args.weights, "int8|int4 (int4: weight-only, MatMul)");
   quantize->add_flag("--weight-only", quantize_args.weight_only,
                      "int8 weights per channel, activations in float (the accuracy floor of 8-bit weights)");

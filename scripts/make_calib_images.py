@@ -6,10 +6,10 @@
 Sources: the photos Debian ships with python3-skimage (skimage.data) and, when installed, with
 opencv-doc (/usr/share/doc/opencv-doc/examples: scene-text photos, text scans, everyday photos).
 Writes under OUTDIR/:
-    ocr_calib/            12 PNGs 960x960 RGB for the PaddleOCR detector's calibration: text
+    ocr_calib/            20 PNGs 960x960 RGB for the PaddleOCR detector's calibration: text
                           photos and scans letterboxed to 960 (padded with the image's median
-                          colour) and 2x2 mosaics of photos with text
-    ocr_eval/             6 PNGs 960x960 from other source images (held out from ocr_calib)
+                          colour), small word crops stacked, and two 2x2 mosaics of photos
+    ocr_eval/             5 PNGs 960x960 of other real text photos (held out from ocr_calib)
     imagenet_like_500/    500 PNGs 224x224 RGB: random square crops (scale, position, mirror) of
                           the everyday photos, for 224x224 classifiers
 Everything is deterministic (fixed seed, sorted sources). Without opencv-doc the folders are made
@@ -106,15 +106,28 @@ def ocr_sets(have_opencv):
                 ("mosaic_motorcycle_hubble_retina_text",
                  mosaic([sk[n] for n in ("motorcycle_left", "hubble_deep_field", "retina", "text")], OCR_SIZE))]
         return calib, held
+    # The detector's production data: real photos and scans of text, each letterboxed alone
+    # (small word crops stacked), plus two mosaics so photos without text are seen too.
     cv = lambda rel: opencv_image(rel)  # noqa: E731
-    calib += [
+    calib = [
+        ("page", letterbox(sk["page"], OCR_SIZE)),
+        ("text", letterbox(sk["text"], OCR_SIZE)),
+        ("page_text", stacked([sk["page"], sk["text"]], OCR_SIZE)),
         ("scenetext01", letterbox(cv("text/scenetext01.jpg"), OCR_SIZE)),
         ("scenetext02", letterbox(cv("text/scenetext02.jpg"), OCR_SIZE)),
         ("scenetext03", letterbox(cv("text/scenetext03.jpg"), OCR_SIZE)),
+    ]
+    calib += [(f"segmented_word{i:02d}", letterbox(cv(f"text/scenetext_segmented_word{i:02d}.jpg"), OCR_SIZE))
+              for i in range(1, 6)]
+    calib += [
+        ("words", stacked([cv(f"text/scenetext_word{i:02d}.jpg") for i in range(1, 5)], OCR_SIZE)),
         ("imageTextN", letterbox(cv("data/imageTextN.png"), OCR_SIZE)),
         ("text_defocus", letterbox(cv("data/text_defocus.jpg"), OCR_SIZE)),
+        ("text_motion", letterbox(cv("data/text_motion.jpg"), OCR_SIZE)),
         ("sudoku", letterbox(cv("data/sudoku.png"), OCR_SIZE)),
         ("notes_board", stacked([cv("data/notes.png"), cv("data/board.jpg")], OCR_SIZE)),
+        ("cards", letterbox(cv("data/cards.png"), OCR_SIZE)),
+        ("mosaic_chelsea_page_rocket_text", mosaic([sk[n] for n in ("chelsea", "page", "rocket", "text")], OCR_SIZE)),
         ("mosaic_building_fruits_baboon_home",
          mosaic([cv("data/" + n) for n in ("building.jpg", "fruits.jpg", "baboon.jpg", "home.jpg")], OCR_SIZE)),
     ]
@@ -123,7 +136,6 @@ def ocr_sets(have_opencv):
         ("scenetext05", letterbox(cv("text/scenetext05.jpg"), OCR_SIZE)),
         ("scenetext06", letterbox(cv("text/scenetext06.jpg"), OCR_SIZE)),
         ("imageTextR", letterbox(cv("data/imageTextR.png"), OCR_SIZE)),
-        ("text_motion", letterbox(cv("data/text_motion.jpg"), OCR_SIZE)),
         ("licenseplate_motion", letterbox(cv("data/licenseplate_motion.jpg"), OCR_SIZE)),
     ]
     return calib, held

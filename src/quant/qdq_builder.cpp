@@ -118,8 +118,10 @@ bool add_to_bias(ir::Graph& g, ir::Node& n, const std::vector<float>& delta) {
 // Replaces the float weight (input 1) of `n` by DequantizeLinear(s8 per-channel constant);
 // with `mean`, corrects the bias for the rounding. *corrected: whether it did.
 // `x_scale`: the layer input's scale, which bounds how small a weight scale the int32 bias allows.
+// `rounded` (optional): adaptively rounded values, taken when their scales are the ones chosen
+// here (*adaptive says whether they were).
 Status quantize_weight(ir::Graph& g, ir::Node& n, int axis, float x_scale, const std::vector<double>* mean,
-                       bool* corrected) {
+                       const RoundedWeight* rounded, bool* corrected, bool* adaptive) {
   ir::Value* w = n.input(1);
   std::vector<float> min_scale;
   const ir::Value* b = n.input(2);
@@ -129,6 +131,8 @@ Status quantize_weight(ir::Graph& g, ir::Node& n, int axis, float x_scale, const
         int32_bias_min_weight_scale(b->constant->to_float_vector(), x_scale, w->constant->numel() / out_channels);
   }
   NFUSE_ASSIGN_OR_RETURN(QuantizedTensor qw, quantize_weights_per_channel(*w->constant, axis, min_scale));
+  *adaptive = rounded && rounded->scale == qw.params.scale && rounded->values.dims() == qw.data.dims();
+  if (*adaptive) qw.data = rounded->values;
   *corrected = false;
   if (mean && !mean->empty()) {
     const std::vector<float> delta = bias_correction(n, *w->constant, qw, axis, *mean);
@@ -193,7 +197,12 @@ Result<QdqGraph> build_qdq_graph(const ir::Graph& fp32, const QuantPlan& plan,
       const auto c = calibrated.find(l->inputs[0]);
       if (c != calibrated.end()) mean = &c->second.channel_mean;
     }
-    bool corrected = false;
+    const RoundedWeight* rounded = nullptr;
+    if (selection.rounded) {
+      const auto r = selection.rounded->find(l->node_output);
+      if (r != selection.rounded->end()) rounded = &r->second;
+    }
+    bool corrected = false, adaptive = false;
     float x_scale = 1.0f;
     if (const auto c = calibrated.find(l->inputs[0]); c != calibrated.end()) {
       const ActScheme s = scheme.at(l->inputs[0]);
@@ -201,10 +210,11 @@ Result<QdqGraph> build_qdq_graph(const ir::Graph& fp32, const QuantPlan& plan,
                              activation_params(s == ActScheme::kS16Symmetric ? c->second.range16 : c->second.range8, s));
       x_scale = xp.scale[0];
     }
-    NFUSE_RETURN_IF_ERROR(quantize_weight(g, *n, l->weight_axis, x_scale, mean, &corrected),
+    NFUSE_RETURN_IF_ERROR(quantize_weight(g, *n, l->weight_axis, x_scale, mean, rounded, &corrected, &adaptive),
                           "quantizing the weight of " + n->label());
     ++out.weights_quantized;
     out.biases_corrected += corrected ? 1 : 0;
+    out.weights_rounded_adaptively += adaptive ? 1 : 0;
   }
   // Activations, in the plan's order (deterministic value names).
   std::map<std::string, std::string> dq_name;

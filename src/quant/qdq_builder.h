@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 #include "nfuse/status.h"
@@ -32,6 +33,14 @@ struct CalibratedTensor {
   std::vector<double> channel_mean;
 };
 
+// A weighted layer's int8 weight rounded adaptively (adaptive_rounding.h) for these per-channel
+// scales; used where the builder arrives at the same scales, nearest rounding elsewhere.
+struct RoundedWeight {
+  std::vector<float> scale;
+  ir::Tensor values;  // s8, the weight's shape
+};
+using RoundedWeights = std::map<std::string, RoundedWeight>;  // PlannedLayer::node_output ->
+
 // Which layers are quantized, and at what activation precision.
 struct QdqSelection {
   ActScheme act = ActScheme::kU8Asymmetric;  // the base activation scheme
@@ -46,6 +55,8 @@ struct QdqSelection {
   // Weights only (`--weight-only`, and the floor every report shows): the same int8 weights,
   // activations left in float, so the output error is what 8-bit weights alone cost.
   bool weights_only = false;
+  // --weight-rounding adaptive: the layers whose weights were rounded on the calibration data.
+  std::shared_ptr<const RoundedWeights> rounded;
 };
 
 struct QdqGraph {
@@ -57,6 +68,7 @@ struct QdqGraph {
   std::map<std::string, ActScheme> schemes;       // and scheme
   int weights_quantized = 0;
   int biases_corrected = 0;
+  int weights_rounded_adaptively = 0;
 };
 
 Result<QdqGraph> build_qdq_graph(const ir::Graph& fp32, const QuantPlan& plan,

@@ -82,6 +82,8 @@ std::string report_json(const ReportInput& in) {
   j["precision"] = q.selection.weights_only ? "weight-only int8" : precision_name(in.options.precision);
   j["cle_pairs"] = in.options.cle ? nlohmann::json(q.equalized_pairs) : nlohmann::json(nullptr);
   j["biases_corrected"] = in.options.bias_correction ? nlohmann::json(q.biases_corrected) : nlohmann::json(nullptr);
+  j["weight_rounding"] = in.options.weight_rounding == WeightRounding::kAdaptive ? "adaptive" : "nearest";
+  j["weights_rounded_adaptively"] = q.weights_rounded_adaptively;
   auto set_report = [&](const char* key, const QuantizeReport& r, int64_t samples) {
     j[key] = {{"samples", samples},
               {"output", metrics(r.output)},

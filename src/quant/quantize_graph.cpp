@@ -7,6 +7,7 @@
 #include "backends/ref/interpreter.h"
 #include "frontend/onnx/opset_convert.h"
 #include "passes/pass_manager.h"
+#include "quant/adaptive_rounding.h"
 #include "quant/observer.h"
 #include "runtime/session.h"
 
@@ -71,6 +72,12 @@ Result<Precision> parse_precision(std::string_view name) {
   return invalid_argument("--precision: '" + std::string(name) + "' is not int8, int16 or mixed");
 }
 
+Result<WeightRounding> parse_weight_rounding(std::string_view name) {
+  if (name == "nearest") return WeightRounding::kNearest;
+  if (name == "adaptive") return WeightRounding::kAdaptive;
+  return invalid_argument("--weight-rounding: '" + std::string(name) + "' is not nearest or adaptive");
+}
+
 const char* precision_name(Precision p) {
   switch (p) {
     case Precision::kInt8: return "int8";
@@ -115,6 +122,7 @@ Status QuantizeResult::rebuild(const QdqSelection& s) {
   measured = std::move(built.measured);
   weights_quantized = built.weights_quantized;
   biases_corrected = built.biases_corrected;
+  weights_rounded_adaptively = built.weights_rounded_adaptively;
   selection = s;
   tensors.clear();
   for (const auto& t : plan.tensors) {
@@ -166,6 +174,21 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
       wanted.push_back(l.inputs[0]);
     }
   }
+  // --weight-rounding adaptive: each weighted layer's input second moments.
+  std::map<std::string, LayerGram> grams;  // layer node_output ->
+  std::map<std::string, std::string> gram_input;
+  if (options.weight_rounding == WeightRounding::kAdaptive) {
+    for (const auto& l : result.plan.layers) {
+      if (l.kind != LayerKind::kWeighted) continue;
+      const ir::Node* n = find_layer_node(g, l);
+      if (!n) continue;
+      auto geometry = gram_geometry(*n);
+      if (!geometry.ok() || geometry->k > kAdaptiveRoundingMaxK) continue;  // keeps nearest rounding
+      grams[l.node_output].geometry = *geometry;
+      gram_input[l.node_output] = l.inputs[0];
+      wanted.push_back(l.inputs[0]);
+    }
+  }
   std::map<std::string, size_t> index;
   NFUSE_ASSIGN_OR_RETURN(auto calib_graph, with_outputs(g, wanted, &index));
   const std::string input_name = g.inputs()[0]->name;
@@ -180,8 +203,26 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
                             "observing '" + name + "'");
     }
     for (auto& [name, m] : means) m.update(outs[index.at(name)]);
+    for (auto& [layer, gram] : grams) {
+      NFUSE_RETURN_IF_ERROR(accumulate_gram(outs[index.at(gram_input.at(layer))], &gram),
+                            "adaptive weight rounding of '" + layer + "'");
+    }
   }
   session.reset();
+  auto rounded = std::make_shared<RoundedWeights>();
+  for (auto& [layer, gram] : grams) {
+    const PlannedLayer* l = nullptr;
+    for (const auto& candidate : result.plan.layers)
+      if (candidate.node_output == layer) l = &candidate;
+    const ir::Node* n = l ? find_layer_node(g, *l) : nullptr;
+    if (!n) return internal_error("quantize: layer '" + layer + "' vanished");
+    const ir::Tensor& w = *n->input(1)->constant;
+    NFUSE_ASSIGN_OR_RETURN(QuantizedTensor nearest, quantize_weights_per_channel(w, l->weight_axis, {}));
+    auto values = adaptive_round(w, l->weight_axis, nearest.params.scale, gram);
+    if (!values.ok()) return values.status().with_context("adaptive weight rounding of " + n->label());
+    (*rounded)[layer] = {nearest.params.scale, std::move(*values)};
+    gram = LayerGram{};  // its k x k matrices are no longer needed
+  }
 
   // Ranges.
   for (const auto& name : observed) {
@@ -203,6 +244,7 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
 
   QdqSelection selection;
   selection.bias_correction = options.bias_correction;
+  if (!rounded->empty()) selection.rounded = std::move(rounded);
   selection.act = options.precision == Precision::kInt16 ? ActScheme::kS16Symmetric : options.act;
   NFUSE_RETURN_IF_ERROR(result.rebuild(selection), "quantize");
   return result;

@@ -35,6 +35,11 @@ enum class Precision { kInt8, kInt16, kMixed };
 Result<Precision> parse_precision(std::string_view name);
 const char* precision_name(Precision p);
 
+// How int8 weights are rounded: each to its nearest step, or adaptively on the calibration data
+// so that each layer's output error is smallest (adaptive_rounding.h).
+enum class WeightRounding { kNearest, kAdaptive };
+Result<WeightRounding> parse_weight_rounding(std::string_view name);
+
 // 16-bit activation ranges: everything the calibration saw (minmax, whatever --method says; 8-bit
 // ranges clip outliers to keep resolution, 16-bit ones have resolution to spare) widened this
 // many times, so held-out data up to 4x beyond the calibrated range is not clipped; 13 of the 15
@@ -53,6 +58,7 @@ struct QuantizeOptions {
   bool minmax_inputs = true;
   bool cle = false;              // cross-layer equalization first (equalize.h)
   bool bias_correction = false;  // see QdqSelection::bias_correction
+  WeightRounding weight_rounding = WeightRounding::kNearest;
 };
 
 struct QuantizedTensorInfo {
@@ -73,7 +79,8 @@ struct QuantizeResult {
   std::vector<QuantizedTensorInfo> tensors;     // the quantized tensors of `qdq`
   int weights_quantized = 0;
   int biases_corrected = 0;
-  int equalized_pairs = 0;  // --cle
+  int weights_rounded_adaptively = 0;  // of weights_quantized
+  int equalized_pairs = 0;             // --cle
   // Replaces qdq/measured/tensors by the graph for `selection`.
   Status rebuild(const QdqSelection& selection);
 };

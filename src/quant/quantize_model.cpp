@@ -79,6 +79,7 @@ Result<QuantizeOptions> parse_options(const QuantizeModelOptions& o) {
     return invalid_argument("--weight-only: activations stay float, so --precision " + o.precision + " does not apply");
   qo.cle = o.cle;
   qo.bias_correction = o.bias_correction;
+  NFUSE_ASSIGN_OR_RETURN(qo.weight_rounding, parse_weight_rounding(o.weight_rounding));
   qo.method_options.percentile = o.percentile;
   qo.threads = o.threads;
   return qo;
@@ -225,6 +226,9 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
   }
   if (o.cle) appendf(out, "cross-layer equalization: %d conv pairs\n", q.equalized_pairs);
   if (o.bias_correction) appendf(out, "bias correction: %d layers\n", q.biases_corrected);
+  if (o.weight_rounding == "adaptive")
+    appendf(out, "adaptive weight rounding: %d of %d weighted layers (the others: nearest)\n",
+            q.weights_rounded_adaptively, q.weights_quantized);
   if (!o.report.empty()) appendf(out, "report: %s\n", o.report.c_str());
   if (!o.html.empty()) appendf(out, "html: %s\n", o.html.c_str());
 }

@@ -34,6 +34,7 @@ struct QuantizeModelOptions {
   bool weight_only = false;      // --weight-only: int8 weights, float activations
   bool cle = false;
   bool bias_correction = false;
+  std::string weight_rounding = "nearest";           // nearest | adaptive
   std::string size, mean, std_dev, layout = "nchw";  // image folders: preprocessing
 };
 

@@ -30,6 +30,7 @@ int cmd_quantize(const QuantizeArgs& args) {
   o.weight_only = args.weight_only;
   o.cle = args.cle;
   o.bias_correction = args.bias_correction;
+  o.weight_rounding = args.weight_rounding;
   o.size = args.size;
   o.mean = args.mean;
   o.std_dev = args.std_dev;

@@ -59,7 +59,10 @@ bool inverse_upper_factor(std::vector<double> h, int64_t n, std::vector<double>*
   return true;
 }
 
-int8_t nearest_q(double w, double s) { return static_cast<int8_t>(std::clamp(std::nearbyint(w / s), -127.0, 127.0)); }
+// A weight with the earlier columns' error folded in, on the symmetric int8 grid of the weights.
+int8_t round_compensated(double w, double s) {
+  return static_cast<int8_t>(std::clamp(std::nearbyint(w / s), -127.0, 127.0));
+}
 
 // Adds x x^T (upper triangle) to the k x k matrix h.
 void rank1_upper(const double* x, int64_t k, double* h) {
@@ -182,11 +185,14 @@ Status accumulate_gram(const ir::Tensor& x, LayerGram* gram) {
   return ok_status();
 }
 
-Result<ir::Tensor> adaptive_round(const ir::Tensor& w, int axis, std::span<const float> scale, const LayerGram& gram) {
+Result<int64_t> adaptive_round(const ir::Tensor& w, int axis, std::span<const float> scale, const LayerGram& gram,
+                               ir::Tensor* values) {
   const GramGeometry& geo = gram.geometry;
   const int64_t k = geo.k;
   if (w.dtype() != ir::DType::kF32 || w.rank() < 2)
     return invalid_argument("adaptive rounding: f32 weight of rank >= 2 expected");
+  if (!values || values->dtype() != ir::DType::kI8 || values->dims() != w.dims())
+    return invalid_argument("adaptive rounding: the nearest-rounded s8 values of the weight expected");
   if (axis < 0) axis += w.rank();
   if (axis != 0 && !(axis == 1 && w.rank() == 2))
     return unsupported("adaptive rounding: weight axis " + std::to_string(axis));
@@ -194,15 +200,12 @@ Result<ir::Tensor> adaptive_round(const ir::Tensor& w, int axis, std::span<const
   if (channels * k != w.numel() || static_cast<int64_t>(scale.size()) != channels || channels % geo.groups != 0) {
     return invalid_argument("adaptive rounding: weight, scales and input geometry do not match");
   }
+  if (gram.samples == 0 || k > kAdaptiveRoundingMaxK || k < 2) return int64_t{0};
   // Element (o, i) of the weight viewed as channels x k.
   auto at = [&](int64_t o, int64_t i) { return axis == 0 ? o * k + i : i * channels + o; };
   const float* src = w.data<float>();
-  NFUSE_ASSIGN_OR_RETURN(ir::Tensor q, ir::Tensor::try_allocate(ir::DType::kI8, w.dims()));
-  int8_t* dst = q.data<int8_t>();
-  for (int64_t o = 0; o < channels; ++o)
-    for (int64_t i = 0; i < k; ++i) dst[at(o, i)] = nearest_q(src[at(o, i)], scale[static_cast<size_t>(o)]);
-  if (gram.samples == 0 || k > kAdaptiveRoundingMaxK || k < 2) return q;
-
+  int8_t* dst = values->data<int8_t>();
+  int64_t adapted = 0;
   const int64_t per_group = channels / geo.groups;
   for (int64_t grp = 0; grp < geo.groups; ++grp) {
     const double* hu = gram.h.data() + grp * k * k;
@@ -233,15 +236,16 @@ Result<ir::Tensor> adaptive_round(const ir::Tensor& w, int axis, std::span<const
       const double s = scale[static_cast<size_t>(o)];
       for (int64_t i = 0; i < k; ++i) row[static_cast<size_t>(i)] = src[at(o, perm[i])];
       for (int64_t i = 0; i < k; ++i) {
-        const int8_t v = nearest_q(row[static_cast<size_t>(i)], s);
+        const int8_t v = round_compensated(row[static_cast<size_t>(i)], s);
         dst[at(o, perm[i])] = v;
         const double err = (row[static_cast<size_t>(i)] - v * s) / u[i * k + i];
         const double* ui = u.data() + i * k;
         for (int64_t j = i + 1; j < k; ++j) row[static_cast<size_t>(j)] -= err * ui[j];
       }
     }
+    ++adapted;
   }
-  return q;
+  return adapted;
 }
 
 }  // namespace nfuse::quant

@@ -58,11 +58,14 @@ constexpr int64_t kGramMacsPerBatch = int64_t{1} << 28;
 // Adds the positions of `x` (the layer's f32 input: NCHW / NCW for Conv, [..., k] otherwise).
 Status accumulate_gram(const ir::Tensor& x, LayerGram* gram);
 
-// The int8 values of weight `w` (f32, per-channel `axis`, `scale` one entry per channel, as
-// quantize_weights_per_channel chose them), rounded adaptively on `gram`; values in
-// [-127, 127]. A group whose H cannot be factored keeps nearest rounding, and so does a layer
-// with k > kAdaptiveRoundingMaxK (the factorisation costs k^3).
+// Rounds weight `w` (f32, per-channel `axis`, `scale` one entry per channel) adaptively on
+// `gram`: `values` holds its nearest-rounded s8 values (quantize_weights_per_channel's, for these
+// scales) and is refined in place, values staying in [-127, 127]. Returns the number of groups
+// rounded adaptively; the others keep their nearest values (a group whose H cannot be factored
+// or whose input was all zero, every group of a layer with k > kAdaptiveRoundingMaxK, whose
+// factorisation would cost k^3, or with no samples).
 constexpr int64_t kAdaptiveRoundingMaxK = 2048;
-Result<ir::Tensor> adaptive_round(const ir::Tensor& w, int axis, std::span<const float> scale, const LayerGram& gram);
+Result<int64_t> adaptive_round(const ir::Tensor& w, int axis, std::span<const float> scale, const LayerGram& gram,
+                               ir::Tensor* values);
 
 }  // namespace nfuse::quant

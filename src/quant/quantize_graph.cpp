@@ -175,17 +175,18 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
     }
   }
   // --weight-rounding adaptive: each weighted layer's input second moments.
-  std::map<std::string, LayerGram> grams;  // layer node_output ->
-  std::map<std::string, std::string> gram_input;
+  struct GramLayer {
+    const PlannedLayer* layer;
+    const ir::Node* node;
+    LayerGram gram;
+  };
+  std::vector<GramLayer> grams;
   if (options.weight_rounding == WeightRounding::kAdaptive) {
     for (const auto& l : result.plan.layers) {
-      if (l.kind != LayerKind::kWeighted) continue;
-      const ir::Node* n = find_layer_node(g, l);
-      if (!n) continue;
-      auto geometry = gram_geometry(*n);
+      const ir::Node* n = l.kind == LayerKind::kWeighted ? find_layer_node(g, l) : nullptr;
+      auto geometry = n ? gram_geometry(*n) : Result<GramGeometry>(unsupported("not a weighted layer"));
       if (!geometry.ok() || geometry->k > kAdaptiveRoundingMaxK) continue;  // keeps nearest rounding
-      grams[l.node_output].geometry = *geometry;
-      gram_input[l.node_output] = l.inputs[0];
+      grams.push_back({&l, n, LayerGram{*geometry, {}, 0, 0}});
       wanted.push_back(l.inputs[0]);
     }
   }
@@ -203,25 +204,20 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
                             "observing '" + name + "'");
     }
     for (auto& [name, m] : means) m.update(outs[index.at(name)]);
-    for (auto& [layer, gram] : grams) {
-      NFUSE_RETURN_IF_ERROR(accumulate_gram(outs[index.at(gram_input.at(layer))], &gram),
-                            "adaptive weight rounding of '" + layer + "'");
+    for (auto& gl : grams) {
+      NFUSE_RETURN_IF_ERROR(accumulate_gram(outs[index.at(gl.layer->inputs[0])], &gl.gram),
+                            "adaptive weight rounding of " + gl.node->label());
     }
   }
   session.reset();
   auto rounded = std::make_shared<RoundedWeights>();
-  for (auto& [layer, gram] : grams) {
-    const PlannedLayer* l = nullptr;
-    for (const auto& candidate : result.plan.layers)
-      if (candidate.node_output == layer) l = &candidate;
-    const ir::Node* n = l ? find_layer_node(g, *l) : nullptr;
-    if (!n) return internal_error("quantize: layer '" + layer + "' vanished");
-    const ir::Tensor& w = *n->input(1)->constant;
-    NFUSE_ASSIGN_OR_RETURN(QuantizedTensor nearest, quantize_weights_per_channel(w, l->weight_axis, {}));
-    auto values = adaptive_round(w, l->weight_axis, nearest.params.scale, gram);
-    if (!values.ok()) return values.status().with_context("adaptive weight rounding of " + n->label());
-    (*rounded)[layer] = {nearest.params.scale, std::move(*values)};
-    gram = LayerGram{};  // its k x k matrices are no longer needed
+  for (auto& gl : grams) {
+    const ir::Tensor& w = *gl.node->input(1)->constant;
+    NFUSE_ASSIGN_OR_RETURN(QuantizedTensor q, quantize_weights_per_channel(w, gl.layer->weight_axis, {}));
+    auto adapted = adaptive_round(w, gl.layer->weight_axis, q.params.scale, gl.gram, &q.data);
+    if (!adapted.ok()) return adapted.status().with_context("adaptive weight rounding of " + gl.node->label());
+    if (*adapted > 0) (*rounded)[gl.layer->node_output] = {q.params.scale, std::move(q.data)};
+    gl.gram = LayerGram{};  // its k x k matrices are no longer needed
   }
 
   // Ranges.

@@ -339,6 +339,15 @@ NFUSE_API nfuse_status* nfuse_quantize_options_set_threads(nfuse_quantize_option
 /* Cross-layer equalization and bias correction (each off by default). */
 NFUSE_API nfuse_status* nfuse_quantize_options_set_equalization(nfuse_quantize_options* options,
                                                                 int cross_layer_equalization, int bias_correction);
+/* Activation equalization (docs/quantization.md): NFUSE_EQUALIZE_AUTO (the default: on for 8-bit
+ * activations), NFUSE_EQUALIZE_ACTIVATIONS (always) or NFUSE_EQUALIZE_NONE. */
+typedef enum nfuse_activation_equalization {
+  NFUSE_EQUALIZE_AUTO = 0,
+  NFUSE_EQUALIZE_ACTIVATIONS = 1,
+  NFUSE_EQUALIZE_NONE = 2
+} nfuse_activation_equalization;
+NFUSE_API nfuse_status* nfuse_quantize_options_set_activation_equalization(nfuse_quantize_options* options,
+                                                                           nfuse_activation_equalization mode);
 /* Where to write the per-layer report as JSON and as a self-contained HTML page (NULL: not written). */
 NFUSE_API nfuse_status* nfuse_quantize_options_set_reports(nfuse_quantize_options* options, const char* json_path,
                                                            const char* html_path);

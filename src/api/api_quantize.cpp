@@ -127,6 +127,16 @@ nfuse_status* nfuse_quantize_options_set_equalization(nfuse_quantize_options* op
   });
 }
 
+nfuse_status* nfuse_quantize_options_set_activation_equalization(nfuse_quantize_options* options,
+                                                                 nfuse_activation_equalization mode) {
+  constexpr const char* fn = "nfuse_quantize_options_set_activation_equalization";
+  return api::set(fn, options, [&](auto& o) -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "activation equalization", mode, NFUSE_EQUALIZE_NONE));
+    o.equalize = mode == NFUSE_EQUALIZE_AUTO ? "auto" : mode == NFUSE_EQUALIZE_ACTIVATIONS ? "activations" : "none";
+    return ok_status();
+  });
+}
+
 nfuse_status* nfuse_quantize_options_set_reports(nfuse_quantize_options* options, const char* json_path,
                                                  const char* html_path) {
   return api::set("nfuse_quantize_options_set_reports", options, [&](auto& o) -> Status {

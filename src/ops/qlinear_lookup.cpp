@@ -3,7 +3,9 @@
 //
 //   QLinearLookup(X, table) -> Y        Y[i] = table[index(X[i])]
 //     X      u8 or s8, any shape
-//     table  1-D, 256 elements, u8 or s8 (Y's dtype); in practice a constant
+//     table  1-D, 256 elements, u8 or s8 (Y's dtype); in practice a constant; or [C, 256]: one
+//            table per channel (axis 1 of X, of size C; X of rank >= 2), for a chain whose
+//            constants differ per channel (activation equalization scales each channel)
 //     index  X[i] for u8 (0..255); X[i] + 128 for s8 (-128 -> 0, 0 -> 128, 127 -> 255)
 //     Y      X's shape, table's dtype
 //
@@ -24,8 +26,14 @@ Status infer_qlinear_lookup(ir::InferContext& ctx) {
   NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 0, kQ8));
   NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 1, kQ8));
   const ir::Shape& t = ctx.shape(1);
-  if (t.rank_known() && (t.rank() != 1 || (t[0].is_static() && t[0].value != 256))) {
-    return ctx.error("table must be 1-D with 256 elements, got " + t.to_string());
+  if (t.rank_known()) {
+    const bool ok = (t.rank() == 1 || t.rank() == 2) && (!t[t.rank() - 1].is_static() || t[t.rank() - 1].value == 256);
+    if (!ok) return ctx.error("table must be [256] or [C, 256], got " + t.to_string());
+    const ir::Shape& x = ctx.shape(0);
+    if (t.rank() == 2 && x.rank_known() &&
+        (x.rank() < 2 || (x[1].is_static() && t[0].is_static() && x[1].value != t[0].value)))
+      return ctx.error("a [C, 256] table needs X of rank >= 2 with C channels on axis 1; X is " + x.to_string() +
+                       ", table " + t.to_string());
   }
   ctx.output(0) = {ctx.dtype(1), ctx.shape(0)};
   return ok_status();

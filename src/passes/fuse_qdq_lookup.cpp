@@ -43,7 +43,28 @@ bool scalar_like(const ir::Value* v, int x_rank) {
   return c && c->numel() == 1 && (c->rank() == 0 || c->rank() <= x_rank);
 }
 
-bool is_elementwise(const ir::Node& n, int x_rank) {
+// A constant of one value per channel (axis 1) of x, of rank `x_rank` >= 3: every dim 1 but the
+// one that aligns (right-aligned broadcasting) with axis 1. Its channel count, or 0.
+int64_t channel_count(const ir::Value* v, int x_rank) {
+  const ir::Tensor* c = constant(v);
+  if (!c || x_rank < 3 || c->rank() < x_rank - 1 || c->rank() > x_rank) return 0;
+  const int axis = 1 - (x_rank - c->rank());
+  for (int i = 0; i < c->rank(); ++i)
+    if (i != axis && c->dim(i) != 1) return 0;
+  return c->dim(axis) > 1 ? c->dim(axis) : 0;
+}
+
+// A constant operand a region may hold: one element, or one per channel. *channels: the
+// per-channel count it implies (unchanged for one element); false on a mismatch.
+bool region_constant(const ir::Value* v, int x_rank, int64_t* channels) {
+  if (scalar_like(v, x_rank)) return true;
+  const int64_t c = channel_count(v, x_rank);
+  if (c == 0 || (*channels > 1 && *channels != c)) return false;
+  *channels = c;
+  return true;
+}
+
+bool is_elementwise(const ir::Node& n, int x_rank, int64_t* channels) {
   if (n.outputs.size() != 1 || !n.output(0) || !n.implicit_inputs.empty()) return false;
   if (!ir::dtype_is_float(n.output(0)->type.dtype)) return false;
   if (n.domain == "nfuse") return n.op_type == "Gelu" && n.num_inputs() == 1;
@@ -59,7 +80,8 @@ bool is_elementwise(const ir::Node& n, int x_rank) {
     int data = 0;
     for (int i = 0; i < 2; ++i) {
       if (!n.input(i)->constant) ++data;
-      else if (!scalar_like(n.input(i), x_rank)) return false;
+      else if (n.op_type == "PRelu" ? !scalar_like(n.input(i), x_rank) : !region_constant(n.input(i), x_rank, channels))
+        return false;
     }
     return data > 0;
   }
@@ -77,6 +99,8 @@ bool per_tensor_constant_params(const ir::Node& n) {
 struct Region {
   ir::Node* dq = nullptr;
   std::vector<ir::Node*> nodes;  // in graph (topological) order
+  int64_t channels = 1;          // > 1: per-channel constants, one table per channel
+  int x_rank = -1;
 };
 
 // The nodes between q's input and one DequantizeLinear, walking producers backwards.
@@ -85,6 +109,7 @@ std::optional<Region> find_region(ir::Graph& graph, ir::Node& q) {
   // The region's output has x's shape: its rank bounds the constants' ranks.
   const ir::Shape& ys = q.input(0)->type.shape;
   const int x_rank = ys.rank_known() ? ys.rank() : -1;
+  r.x_rank = x_rank;
   std::set<const ir::Node*> members;
   std::vector<ir::Value*> stack = {q.input(0)};
   std::set<const ir::Value*> seen;
@@ -99,7 +124,7 @@ std::optional<Region> find_region(ir::Graph& graph, ir::Node& q) {
       r.dq = p;
       continue;
     }
-    if (members.size() >= kMaxRegionNodes || !is_elementwise(*p, x_rank)) return std::nullopt;
+    if (members.size() >= kMaxRegionNodes || !is_elementwise(*p, x_rank, &r.channels)) return std::nullopt;
     members.insert(p);
     for (ir::Value* in : p->inputs)
       if (in && !in->constant) stack.push_back(in);
@@ -118,12 +143,24 @@ std::optional<Region> find_region(ir::Graph& graph, ir::Node& q) {
 }
 
 // table[i] = the region on input code i (u8: i; s8: i - 128), computed as the graph would.
+// Per-channel constants: the codes run as a [1, C, 256, 1...] tensor (x's rank), so each
+// channel's constants broadcast onto its own row, and the table is [C, 256].
 Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeEvaluator& evaluate) {
   const ir::DType xt = r.dq->input(0)->type.dtype;
-  ir::Tensor codes = ir::Tensor::allocate(xt, {kTableSize});
-  for (int64_t i = 0; i < kTableSize; ++i) {
-    if (xt == ir::DType::kU8) codes.data<uint8_t>()[i] = static_cast<uint8_t>(i);
-    else codes.data<int8_t>()[i] = static_cast<int8_t>(i - 128);
+  const int64_t rows = r.channels;
+  std::vector<int64_t> dims = {kTableSize};
+  if (rows > 1) {
+    dims.assign(static_cast<size_t>(r.x_rank), 1);
+    dims[1] = rows;
+    dims[2] = kTableSize;
+  }
+  ir::Tensor codes = ir::Tensor::allocate(xt, dims);
+  for (int64_t i = 0; i < rows * kTableSize; ++i) {
+    const int64_t code = i % kTableSize;
+    if (xt == ir::DType::kU8)
+      codes.data<uint8_t>()[i] = static_cast<uint8_t>(code);
+    else
+      codes.data<int8_t>()[i] = static_cast<int8_t>(code - 128);
   }
   std::unordered_map<const ir::Value*, ir::Tensor> values;
   auto run = [&](const ir::Node& n, const ir::Tensor* data, int data_slot) -> Status {
@@ -136,8 +173,8 @@ Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeE
       else in.push_back(&values.at(v));
     }
     NFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outs, evaluate(n, in));
-    if (outs.size() != 1 || outs[0].numel() != kTableSize) {
-      return unsupported(n.label() + ": does not map 256 values to 256 values");
+    if (outs.size() != 1 || outs[0].numel() != rows * kTableSize) {
+      return unsupported(n.label() + ": does not map each channel's 256 values to 256 values");
     }
     values[n.output(0)] = std::move(outs[0]);
     return ok_status();
@@ -145,7 +182,8 @@ Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeE
   NFUSE_RETURN_IF_ERROR_PLAIN(run(*r.dq, &codes, 0));
   for (const ir::Node* n : r.nodes) NFUSE_RETURN_IF_ERROR_PLAIN(run(*n, nullptr, -1));
   NFUSE_RETURN_IF_ERROR_PLAIN(run(q, nullptr, -1));
-  ir::Tensor table = values.at(q.output(0)).reshaped({kTableSize});
+  ir::Tensor table =
+      rows > 1 ? values.at(q.output(0)).reshaped({rows, kTableSize}) : values.at(q.output(0)).reshaped({kTableSize});
   if (!is_q8(table.dtype())) return unsupported(q.label() + ": output is not u8 or s8");
   return table;
 }
@@ -157,6 +195,8 @@ Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeE
 //         | Mul(x, Sigmoid(x)) (SiLU) | Tanh(Softplus(x)) * x (Mish) | Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6)
 //   QuantizeLinear(f(x), y_scale, y_zp) -> y_q                (per tensor, constant parameters)
 //     -> nfuse.QLinearLookup(x_q, table[256]),  table[i] = y_q of code i (s8: code i - 128)
+//   Constants of one value per channel (axis 1; activation equalization's rescaling) give a
+//   [C, 256] table, row c for channel c.
 // Every value inside f feeds only f (q for its result) and is no graph output; x may have other
 // users (then the DequantizeLinear stays for them).
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, const NodeEvaluator& evaluate, PassLog& log) {

@@ -29,9 +29,22 @@ int weight_axis(const ir::Node& n) {
 
 bool scalar_constant(const ir::Value* v) { return v && v->constant && v->constant->numel() == 1; }
 
-// Element-wise ops whose every input is either an activation or a scalar constant: a region
-// of them fed by one activation computes a function of that activation alone (a lookup table
-// in int8).
+// A constant of one value per channel (axis 1) of the activation `n` outputs (rank >= 3, every
+// other dim 1): activation equalization's rescaling; int8 runs it as one table per channel.
+bool channel_constant(const ir::Value* v, const ir::Node& n) {
+  if (!v || !v->constant || v->constant->numel() <= 1) return false;
+  const ir::Shape& s = n.output(0)->type.shape;
+  const ir::Tensor& c = *v->constant;
+  if (!s.rank_known() || s.rank() < 3 || c.rank() < s.rank() - 1 || c.rank() > s.rank()) return false;
+  const int axis = 1 - (s.rank() - c.rank());
+  for (int i = 0; i < c.rank(); ++i)
+    if (i != axis && c.dim(i) != 1) return false;
+  return !s[1].is_static() || s[1].value == c.dim(axis);
+}
+
+// Element-wise ops whose every input is either an activation or a scalar (or per-channel)
+// constant: a region of them fed by one activation computes a function of that activation
+// alone (a lookup table in int8).
 bool pure_elementwise(const ir::Node& n) {
   static const std::set<std::string> kUnary = {"Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Elu",
                                                "Softplus", "Relu", "Clip", "Exp", "Neg", "Abs", "Erf", "Sqrt"};
@@ -48,7 +61,7 @@ bool pure_elementwise(const ir::Node& n) {
   for (const ir::Value* v : n.inputs) {
     if (is_f32_activation(v)) {
       any_activation = true;
-    } else if (!scalar_constant(v)) {
+    } else if (!scalar_constant(v) && !(n.op_type != "Pow" && channel_constant(v, n))) {
       return false;
     }
   }

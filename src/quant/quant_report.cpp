@@ -81,6 +81,10 @@ std::string report_json(const ReportInput& in) {
   j["act"] = act_name(in.options.act);
   j["precision"] = q.selection.weights_only ? "weight-only int8" : precision_name(in.options.precision);
   j["cle_pairs"] = in.options.cle ? nlohmann::json(q.equalized_pairs) : nlohmann::json(nullptr);
+  j["activation_equalization"] =
+      in.options.equalize_activations
+          ? nlohmann::json{{"pairs", q.activation_equalized_pairs}, {"channels", q.activation_equalized_channels}}
+          : nlohmann::json(nullptr);
   j["biases_corrected"] = in.options.bias_correction ? nlohmann::json(q.biases_corrected) : nlohmann::json(nullptr);
   j["weight_rounding"] = in.options.weight_rounding == WeightRounding::kAdaptive ? "adaptive" : "nearest";
   j["weights_rounded_adaptively"] = q.weights_rounded_adaptively;

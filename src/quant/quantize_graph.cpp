@@ -7,6 +7,7 @@
 #include "backends/ref/interpreter.h"
 #include "frontend/onnx/opset_convert.h"
 #include "passes/pass_manager.h"
+#include "quant/activation_equalize.h"
 #include "quant/adaptive_rounding.h"
 #include "quant/observer.h"
 #include "runtime/session.h"
@@ -62,6 +63,43 @@ struct ChannelMean {
     return m;
   }
 };
+
+// Per-channel ranges of every pair's activation from a float run over `batches`, then the
+// rescaling (activation_equalize.h).
+Result<ActivationEqualizeReport> equalize_activations(ir::Graph& g, const std::vector<ir::Tensor>& batches,
+                                                      ActScheme act, int threads) {
+  ActivationEqualizeReport report;
+  NFUSE_ASSIGN_OR_RETURN(QuantPlan plan, plan_quantization(g, act));
+  std::vector<std::string> roots, outputs;
+  for (const auto& l : plan.layers) {
+    if (l.kind != LayerKind::kLookup) continue;
+    roots.push_back(l.inputs[0]);
+    if (l.output_quantized) outputs.push_back(l.output);
+  }
+  const std::vector<ActivationPair> pairs = activation_equalization_pairs(g, roots, outputs);
+  if (pairs.empty()) return report;
+  std::vector<std::string> names;
+  for (const auto& p : pairs) names.push_back(p.tensor);
+  std::map<std::string, size_t> index;
+  NFUSE_ASSIGN_OR_RETURN(auto copy, with_outputs(g, names, &index));
+  const std::string input_name = g.inputs()[0]->name;
+  NFUSE_ASSIGN_OR_RETURN(auto session, cpu_session(std::move(copy), /*optimize=*/false, threads));
+  std::vector<ChannelRanges> ranges(pairs.size());
+  for (const auto& b : batches) {
+    NFUSE_ASSIGN_OR_RETURN(auto outs, session->run({{input_name, b}}));
+    for (size_t i = 0; i < pairs.size(); ++i)
+      NFUSE_RETURN_IF_ERROR(ranges[i].update(outs[index.at(pairs[i].tensor)]), "observing '" + pairs[i].tensor + "'");
+  }
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    NFUSE_ASSIGN_OR_RETURN(int changed, apply_activation_scales(g, pairs[i], activation_scales(ranges[i])));
+    report.channels += changed;
+    report.pairs += changed > 0 ? 1 : 0;
+  }
+  g.relink();
+  NFUSE_RETURN_IF_ERROR_PLAIN(g.topo_sort());
+  g.relink();
+  return report;
+}
 
 }  // namespace
 
@@ -156,6 +194,13 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
   if (options.cle) {
     NFUSE_ASSIGN_OR_RETURN(EqualizeReport eq, cross_layer_equalize(g));
     result.equalized_pairs = eq.pairs;
+  }
+  if (options.equalize_activations) {
+    auto eq = equalize_activations(
+        g, batches, options.precision == Precision::kInt16 ? ActScheme::kS16Symmetric : options.act, options.threads);
+    if (!eq.ok()) return eq.status().with_context("quantize: activation equalization");
+    result.activation_equalized_pairs = eq->pairs;
+    result.activation_equalized_channels = eq->channels;
   }
   // int16 everywhere is symmetric: no layer can absorb its Relu into the output range.
   NFUSE_ASSIGN_OR_RETURN(result.plan, plan_quantization(g, options.precision == Precision::kInt16

@@ -57,6 +57,7 @@ struct QuantizeOptions {
   // background); the threshold searches would clip that mass (entropy folds it into |x|).
   bool minmax_inputs = true;
   bool cle = false;              // cross-layer equalization first (equalize.h)
+  bool equalize_activations = false;  // activation equalization first (activation_equalize.h)
   bool bias_correction = false;  // see QdqSelection::bias_correction
   WeightRounding weight_rounding = WeightRounding::kNearest;
 };
@@ -81,6 +82,8 @@ struct QuantizeResult {
   int biases_corrected = 0;
   int weights_rounded_adaptively = 0;  // of weights_quantized
   int equalized_pairs = 0;             // --cle
+  int activation_equalized_pairs = 0;  // --equalize activations
+  int activation_equalized_channels = 0;
   // Replaces qdq/measured/tensors by the graph for `selection`.
   Status rebuild(const QdqSelection& selection);
 };

@@ -18,6 +18,10 @@ namespace nfuse::quant {
 namespace {
 
 constexpr int64_t kBatchRows = 100;
+// A model with a symbolic batch runs at most this many input bytes per batch (at least one row):
+// every observed activation of a batch is held at once during calibration, and the activations
+// of a 960x960 detector are ~100x its input, so 20 such rows in one batch needed 14-20 GB.
+constexpr int64_t kBatchInputBytes = int64_t{4} << 20;
 constexpr int kSpeedRuns = 20;
 constexpr int64_t kInt4BlockSize = 32;  // ONNX Runtime's quantizer default
 
@@ -78,6 +82,10 @@ Result<QuantizeOptions> parse_options(const QuantizeModelOptions& o) {
   if (o.weight_only && o.weights == "int8" && o.precision != "int8")
     return invalid_argument("--weight-only: activations stay float, so --precision " + o.precision + " does not apply");
   qo.cle = o.cle;
+  if (o.equalize != "auto" && o.equalize != "none" && o.equalize != "activations")
+    return invalid_argument("--equalize: '" + o.equalize + "' is not auto, activations or none");
+  qo.equalize_activations =
+      o.equalize == "activations" || (o.equalize == "auto" && o.precision != "int16" && !o.weight_only);
   qo.bias_correction = o.bias_correction;
   NFUSE_ASSIGN_OR_RETURN(qo.weight_rounding, parse_weight_rounding(o.weight_rounding));
   qo.method_options.percentile = o.percentile;
@@ -225,6 +233,9 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
               promote_to_name(p.to), static_cast<long long>(p.macs), p.alone_cosine, p.alone_int16_cosine);
   }
   if (o.cle) appendf(out, "cross-layer equalization: %d conv pairs\n", q.equalized_pairs);
+  if (q.activation_equalized_pairs > 0 || o.equalize == "activations")
+    appendf(out, "activation equalization: %d conv pairs, %d channels rescaled\n", q.activation_equalized_pairs,
+            q.activation_equalized_channels);
   if (o.bias_correction) appendf(out, "bias correction: %d layers\n", q.biases_corrected);
   if (o.weight_rounding == "adaptive")
     appendf(out, "adaptive weight rounding: %d of %d weighted layers (the others: nearest)\n",
@@ -238,7 +249,20 @@ Result<std::vector<ir::Tensor>> load_data(const std::string& dir, int64_t limit,
                                           const ImageOptions& image_options, const char* step) {
   auto data = load_calibration(dir, limit, batch_rows(model), image_options);
   if (!data.ok()) return data.status().with_context(step);
-  if (fixed_batch(model) == 0) return data;
+  if (fixed_batch(model) == 0) {
+    std::vector<ir::Tensor> out;
+    for (auto& b : *data) {
+      const int64_t rows = b.rank() > 0 ? b.dim(0) : 1;
+      const int64_t row_bytes = std::max<int64_t>(1, static_cast<int64_t>(b.bytes()) / std::max<int64_t>(1, rows));
+      const int64_t fit = std::max<int64_t>(1, kBatchInputBytes / row_bytes);
+      if (b.rank() == 0 || rows <= fit) {
+        out.push_back(std::move(b));
+        continue;
+      }
+      for (auto& part : split_batches(b, fit)) out.push_back(std::move(part));
+    }
+    return out;
+  }
   return rebatch_exact(std::move(*data), fixed_batch(model), std::string(step) + " '" + dir + "'");
 }
 

@@ -33,6 +33,9 @@ struct QuantizeModelOptions {
   std::string weights = "int8";  // int8 | int4
   bool weight_only = false;      // --weight-only: int8 weights, float activations
   bool cle = false;
+  // auto: activation equalization for 8-bit activations (int8 and mixed), none for int16 and
+  // weight-only, whose activations do not need it | activations | none
+  std::string equalize = "auto";
   bool bias_correction = false;
   std::string weight_rounding = "nearest";           // nearest | adaptive
   std::string size, mean, std_dev, layout = "nchw";  // image folders: preprocessing

@@ -482,6 +482,12 @@ TEST_F(CApi, QuantizeRefusesBadOptions) {
   EXPECT_NFUSE_CODE(nfuse_quantize_options_set_precision(q, NFUSE_PRECISION_MIXED, 0.0, NFUSE_PROMOTE_INT16),
                     NFUSE_INVALID_ARGUMENT, "target_cosine");
   EXPECT_NFUSE_CODE(nfuse_quantize_options_set_threads(q, 0), NFUSE_INVALID_ARGUMENT, "threads");
+  EXPECT_NFUSE_CODE(
+      nfuse_quantize_options_set_activation_equalization(q, static_cast<nfuse_activation_equalization>(3)),
+      NFUSE_INVALID_ARGUMENT, "activation equalization");
+  EXPECT_NFUSE_CODE(nfuse_quantize_options_set_activation_equalization(nullptr, NFUSE_EQUALIZE_NONE),
+                    NFUSE_INVALID_ARGUMENT, "options");
+  EXPECT_NFUSE_OK(nfuse_quantize_options_set_activation_equalization(q, NFUSE_EQUALIZE_NONE));
   EXPECT_NFUSE_CODE(nfuse_quantize_options_set_calibration_data(q, nullptr, 0), NFUSE_INVALID_ARGUMENT, "folder");
   const float zero_std[3] = {1.0f, 0.0f, 1.0f};
   EXPECT_NFUSE_CODE(nfuse_quantize_options_set_image_preprocessing(q, 0, 0, nullptr, zero_std, NFUSE_IMAGE_NCHW),

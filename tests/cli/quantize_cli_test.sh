@@ -39,6 +39,9 @@ need(j["calibration"]["samples"] == 120 and j["evaluation"]["samples"] == 100, "
 layers = j["layers"]
 weighted_int = [l for l in layers if l["op"] in ("Conv", "Gemm") and l["precision"] != "float"]
 need(j["cle_pairs"] == 1 and j["biases_corrected"] == len(weighted_int), "CLE pairs / corrected biases")
+# Activation equalization is on by default for 8-bit activations; this Conv-BN-ReLU net has no
+# depthwise or element-wise region to rescale into.
+need(j["activation_equalization"] == {"pairs": 0, "channels": 0}, "activation equalization recorded")
 need(len(layers) == 7, "7 layers (4 Conv, 2 MaxPool, Gemm), got %d" % len(layers))
 for l in layers:
     for k in ("calibration", "evaluation", "alone"):
@@ -162,6 +165,7 @@ expect_error "--target-cosine" --target-cosine 1.5
 expect_error "--weights" --weights int2
 expect_error "--weight-only" --weight-only --precision int16
 expect_error "--weight-rounding" --weight-rounding stochastic
+expect_error "--equalize" --equalize weights
 if "$NFUSE" quantize "$model" --calib "$tmp/nothing_here" -o "$tmp/bad.onnx" > "$tmp/bad.txt" 2>&1; then
   echo "FAIL: a missing calibration folder was accepted"; exit 1
 fi

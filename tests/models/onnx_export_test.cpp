@@ -551,6 +551,31 @@ TEST(OnnxExportSubgraph, OmittedOutputsStayOmitted) {
   EXPECT_EQ((*g2)->outputs()[0]->type.to_string(), "f32[N,1,3,3]");
 }
 
+// A name the graph repeats (a pass adding one node per consumer of a shared value) is written
+// once as is and then with suffixes: ONNX Runtime refuses a model whose node names repeat.
+TEST(OnnxExportNames, RepeatedNodeNamesAreMadeUnique) {
+  using testing::OnnxBuilder;
+  OnnxBuilder b(13);
+  b.input("x", ::onnx::TensorProto::FLOAT, {1, 4});
+  b.node("Relu", {"x"}, {"a"}, "act");
+  b.node("Relu", {"a"}, {"a__1"}, "act__1");
+  b.node("Relu", {"a__1"}, {"y"}, "last");
+  b.output("y", ::onnx::TensorProto::FLOAT, {1, 4});
+  const std::string src = b.bytes();
+  auto g = load_model_from_bytes(src.data(), src.size(), ".");
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  (*g)->nodes()[1]->name = "act";  // as a pass might name it
+  (*g)->nodes()[2]->name = "act";
+  auto bytes = export_model_bytes(**g);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  ::onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*bytes));
+  ASSERT_EQ(m.graph().node_size(), 3);
+  EXPECT_EQ(m.graph().node(0).name(), "act");
+  EXPECT_EQ(m.graph().node(1).name(), "act__1");
+  EXPECT_EQ(m.graph().node(2).name(), "act__2");
+}
+
 // Constants of every dtype survive byte for byte.
 TEST(OnnxExportTensors, EveryDtypeRoundTripsBitwise) {
   ir::Graph g;

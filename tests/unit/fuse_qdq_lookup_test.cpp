@@ -289,6 +289,30 @@ TEST(FuseQdqLookup, DeclinesPerAxisAndNonConstantParameters) {
   }
 }
 
+// `b` on a cpu Session (fuse_qdq_lookup, then the x8-lut kernels) against the unfused QDQ graph
+// on ref, over every input code: one lookup and the same bytes.
+void expect_cpu_lookup_matches_ref(const OnnxBuilder& b, int threads) {
+  auto ref_graph = load(b);
+  auto cpu_graph = load(b);
+  ASSERT_TRUE(ref_graph && cpu_graph);
+  const ir::Tensor codes = all_codes(*ref_graph->inputs()[0]);
+  runtime::SessionOptions ref_opt;
+  ref_opt.optimize = false;
+  auto ref = runtime::Session::create(std::move(ref_graph), ref_opt);
+  ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+  runtime::SessionOptions cpu_opt;
+  cpu_opt.backend = "cpu";
+  cpu_opt.threads = threads;
+  auto cpu = runtime::Session::create(std::move(cpu_graph), cpu_opt);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+  EXPECT_EQ((*cpu)->pass_report().num_changes("fuse_qdq_lookup"), 1u);
+  EXPECT_EQ(count_ops((*cpu)->graph(), "QLinearLookup"), 1);
+  auto e = (*ref)->run({{"x_q", codes}});
+  auto g = (*cpu)->run({{"x_q", codes}});
+  ASSERT_TRUE(e.ok() && g.ok()) << (g.ok() ? e.status().to_string() : g.status().to_string());
+  EXPECT_TRUE(same_bytes((*e)[0], (*g)[0]));
+}
+
 // The default pipeline of a cpu Session (fuse_qdq_lookup, then the x8-lut kernels, threaded for
 // large tensors) against the unfused QDQ graph on ref: the same bytes.
 TEST(FuseQdqLookup, CpuSessionMatchesUnfusedRef) {
@@ -307,27 +331,90 @@ TEST(FuseQdqLookup, CpuSessionMatchesUnfusedRef) {
         if (c.name == "Exp") s.x_scale = 0.01f;
         const std::string what = c.name + " " + ir::dims_to_string(dims) + " types " + std::to_string(types);
         SCOPED_TRACE(what);
-        const OnnxBuilder b = build(s, c.body);
-        auto ref_graph = load(b);
-        auto cpu_graph = load(b);
-        ASSERT_TRUE(ref_graph && cpu_graph);
-        const ir::Tensor codes = all_codes(*ref_graph->inputs()[0]);
-        runtime::SessionOptions ref_opt;
-        ref_opt.optimize = false;
-        auto ref = runtime::Session::create(std::move(ref_graph), ref_opt);
-        ASSERT_TRUE(ref.ok()) << ref.status().to_string();
-        runtime::SessionOptions cpu_opt;
-        cpu_opt.backend = "cpu";
-        cpu_opt.threads = dims.size() == 3 && dims[0] == 2 ? 4 : 1;
-        auto cpu = runtime::Session::create(std::move(cpu_graph), cpu_opt);
-        ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
-        EXPECT_EQ((*cpu)->pass_report().num_changes("fuse_qdq_lookup"), 1u);
-        EXPECT_EQ(count_ops((*cpu)->graph(), "QLinearLookup"), 1);
-        auto e = (*ref)->run({{"x_q", codes}});
-        auto g = (*cpu)->run({{"x_q", codes}});
-        ASSERT_TRUE(e.ok() && g.ok()) << (g.ok() ? e.status().to_string() : g.status().to_string());
-        EXPECT_TRUE(same_bytes((*e)[0], (*g)[0]));
+        expect_cpu_lookup_matches_ref(build(s, c.body), dims.size() == 3 && dims[0] == 2 ? 4 : 1);
       }
+    }
+  }
+}
+
+// Constants of one value per channel (axis 1; activation equalization's Mul on a region's edge)
+// make one 256-entry table per channel: Mul(x, [C,1,1]) -> HardSwish -> Add(., [1,C,1,1]).
+Body per_channel_hardswish(int64_t channels, const std::string& scale_dims = "c11") {
+  return [channels, scale_dims](OnnxBuilder& b, const std::string& x) {
+    std::vector<float> k(static_cast<size_t>(channels)), bias(static_cast<size_t>(channels));
+    for (int64_t c = 0; c < channels; ++c) {
+      k[static_cast<size_t>(c)] = 0.25f + 0.6f * static_cast<float>(c);
+      bias[static_cast<size_t>(c)] = -0.3f + 0.11f * static_cast<float>(c);
+    }
+    b.initializer("k",
+                  scale_dims == "c11" ? std::vector<int64_t>{channels, 1, 1} : std::vector<int64_t>{1, 1, channels}, k);
+    b.initializer("bias", {1, channels, 1, 1}, bias);
+    b.node("Mul", {x, "k"}, {"m"}, "unscale");
+    b.node("HardSwish", {"m"}, {"h"}, "hswish");
+    b.node("Add", {"h", "bias"}, {"f"}, "shift");
+    return std::string("f");
+  };
+}
+
+TEST(FuseQdqLookup, PerChannelConstantsBitExact) {
+  for (int types = 0; types < 4; ++types) {
+    Spec s;
+    s.x_signed = types & 1;
+    s.y_signed = types & 2;
+    s.y_scale = 0.03f;
+    s.y_zp = 20;
+    s.dims = {2, 5, 7, 37};
+    auto g = check(s, per_channel_hardswish(5), true, "types " + std::to_string(types));
+    ASSERT_NE(g, nullptr);
+    for (const auto& n : g->nodes()) {
+      if (n->op_type != "QLinearLookup") continue;
+      EXPECT_EQ(n->input(1)->constant->dims(), (std::vector<int64_t>{5, 256}));
+    }
+  }
+  // A constant along another axis is not per channel; one channel count per region.
+  Spec s;
+  s.dims = {2, 5, 7, 5};
+  check(s, per_channel_hardswish(5, "11c"), false, "constant along the last axis");
+}
+
+// A [C, 256] table whose C is not X's axis 1, or a table of another shape, is refused at load
+// with both shapes named.
+TEST(FuseQdqLookup, PerChannelTableShapeChecked) {
+  struct Bad {
+    std::vector<int64_t> x, table;
+  };
+  for (const Bad& bad :
+       {Bad{{1, 4, 5}, {3, 256}}, Bad{{4}, {4, 256}}, Bad{{1, 4, 5}, {4, 255}}, Bad{{1, 4}, {2, 2, 256}}}) {
+    OnnxBuilder b(17);
+    auto* op = b.model().add_opset_import();
+    op->set_domain("nfuse");
+    op->set_version(1);
+    b.input("x_q", kU8, bad.x);
+    int64_t n = 1;
+    for (int64_t d : bad.table) n *= d;
+    int_initializer(b, "table", kU8, bad.table, std::vector<int64_t>(static_cast<size_t>(n), 7));
+    b.node("QLinearLookup", {"x_q", "table"}, {"y_q"}, "lookup").set_domain("nfuse");
+    b.output("y_q", kU8, bad.x);
+    const std::string bytes = b.bytes();
+    auto g = frontend::onnx::load_model_from_bytes(bytes.data(), bytes.size(), ".");
+    ASSERT_FALSE(g.ok()) << ir::dims_to_string(bad.x) << " with table " << ir::dims_to_string(bad.table);
+    EXPECT_NE(g.status().to_string().find("table"), std::string::npos) << g.status().to_string();
+  }
+}
+
+// The cpu backend's per-channel lookup (each channel's plane on the x8-lut kernel, threaded
+// above 128 KiB) against the unfused QDQ graph on ref.
+TEST(FuseQdqLookup, PerChannelCpuSessionMatchesUnfusedRef) {
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{1, 3, 5, 61}, std::vector<int64_t>{2, 6, 101, 113}}) {
+    for (int types : {0, 3}) {
+      Spec s;
+      s.x_signed = types & 1;
+      s.y_signed = types & 2;
+      s.y_scale = 0.03f;
+      s.dims = dims;
+      const std::string what = ir::dims_to_string(dims) + " types " + std::to_string(types);
+      SCOPED_TRACE(what);
+      expect_cpu_lookup_matches_ref(build(s, per_channel_hardswish(dims[1])), dims[0] == 2 ? 3 : 1);
     }
   }
 }

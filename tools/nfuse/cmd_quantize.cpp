@@ -29,6 +29,7 @@ int cmd_quantize(const QuantizeArgs& args) {
   o.weights = args.weights;
   o.weight_only = args.weight_only;
   o.cle = args.cle;
+  o.equalize = args.equalize;
   o.bias_correction = args.bias_correction;
   o.weight_rounding = args.weight_rounding;
   o.size = args.size;

@@ -71,6 +71,7 @@ struct QuantizeArgs {
   std::string weights = "int8";      // int8 | int4 (weight-only, MatMul)
   bool weight_only = false;
   bool cle = false;                  // cross-layer equalization
+  std::string equalize = "auto";     // auto | activations | none
   bool bias_correction = false;
   std::string weight_rounding = "nearest";
   // Image folders (--calib / --eval holding PNG/JPEG): preprocessing into the model's input.

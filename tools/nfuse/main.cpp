@@ -84,6 +84,9 @@ int run_cli(int argc, char** argv) {
   quantize->add_flag("--weight-only", quantize_args.weight_only,
                      "int8 weights per channel, activations in float (the accuracy floor of 8-bit weights)");
   quantize->add_flag("--cle", quantize_args.cle, "cross-layer equalization before calibration");
+  quantize->add_option("--equalize", quantize_args.equalize,
+                       "auto|activations|none: per-channel activation ranges equalized before calibration "
+                       "(auto: for 8-bit activations)");
   quantize->add_flag("--bias-correction", quantize_args.bias_correction, "correct the bias for weight rounding");
   quantize->add_option("--weight-rounding", quantize_args.weight_rounding,
                        "nearest|adaptive (adaptive: each layer's weights rounded to minimise its output error)");

@@ -1,8 +1,10 @@
 // nfuse.QLinearLookup on the x8-lut kernels: one byte lookup per element, bit-exact with the
 // reference kernel (it is pure selection). s8 inputs index the table with x + 128, which for the
 // raw byte b of x is b ^ 0x80; the op rotates the table by 128 once per run (256 bytes) so the
-// kernel reads raw bytes as indices. Large tensors are split over the intra-op pool.
+// kernel reads raw bytes as indices. Large tensors are split over the intra-op pool. A [C, 256]
+// table (one per channel of axis 1) runs the same kernel over each channel's plane.
 #include <algorithm>
+#include <vector>
 
 #include "backends/cpu/cpu_op.h"
 #include "kernels/x8-lut/x8_lut.h"
@@ -24,6 +26,7 @@ class QLinearLookupOp final : public CpuOp {
     const ir::Tensor& x = *t.inputs[0];
     const ir::Tensor& table = *t.inputs[1];
     ir::Tensor& y = *t.outputs[0];
+    if (table.rank() == 2) return run_per_channel(x, table, y, rc);
     if (table.numel() != 256) return invalid_model("QLinearLookup: table must have 256 elements");
     alignas(64) uint8_t tab[256];
     kernels::x8_lut_index_table(static_cast<const uint8_t*>(table.raw()), x.dtype() == ir::DType::kI8, tab);
@@ -47,6 +50,29 @@ class QLinearLookupOp final : public CpuOp {
   }
 
  private:
+  Status run_per_channel(const ir::Tensor& x, const ir::Tensor& table, ir::Tensor& y, RunContext& rc) {
+    const int64_t channels = table.dim(0);
+    if (table.dim(1) != 256 || x.rank() < 2 || x.dim(1) != channels)
+      return invalid_model("QLinearLookup: a [C, 256] table needs X with C channels on axis 1");
+    const bool s8 = x.dtype() == ir::DType::kI8;
+    std::vector<uint8_t> tabs(static_cast<size_t>(channels) * 256);
+    for (int64_t c = 0; c < channels; ++c)
+      kernels::x8_lut_index_table(static_cast<const uint8_t*>(table.raw()) + c * 256, s8, tabs.data() + c * 256);
+    const size_t inner = static_cast<size_t>(x.numel() / std::max<int64_t>(1, x.dim(0) * channels));
+    const size_t planes = static_cast<size_t>(x.dim(0) * channels);
+    const auto* in = static_cast<const uint8_t*>(x.raw());
+    auto* out = static_cast<uint8_t*>(y.raw());
+    auto plane = [&](size_t p, size_t) {
+      fn_(in + p * inner, out + p * inner, inner, tabs.data() + (p % static_cast<size_t>(channels)) * 256);
+    };
+    if (static_cast<size_t>(x.numel()) < kParallelMinBytes || rc.pool.threads() <= 1) {
+      for (size_t p = 0; p < planes; ++p) plane(p, 0);
+    } else {
+      rc.pool.run(planes, plane);
+    }
+    return ok_status();
+  }
+
   kernels::X8LutFn fn_;
 };
 

@@ -1,5 +1,5 @@
 // Reference nfuse.QLinearLookup (ops/qlinear_lookup.cpp): Y[i] = table[X[i]] for u8 X,
-// table[X[i] + 128] for s8 X.
+// table[X[i] + 128] for s8 X; a [C, 256] table: row c for the elements of channel c (axis 1).
 #include <cstdint>
 
 #include "backends/ref/builtin_kernels.h"
@@ -17,11 +17,21 @@ Status qlinear_lookup(KernelArgs& a) {
   if (!is_q8(x.dtype()) || !is_q8(table.dtype()) || y.dtype() != table.dtype()) {
     return a.error("X and table must be u8 or s8, Y of the table's dtype");
   }
-  if (table.numel() != 256) return a.error("table must have 256 elements, got " + std::to_string(table.numel()));
+  const int64_t channels = table.rank() == 2 ? table.dim(0) : 1;
+  if (table.numel() != 256 * channels || table.rank() > 2)
+    return a.error("table must be [256] or [C, 256], got " + ir::dims_to_string(table.dims()));
+  if (table.rank() == 2 && (x.rank() < 2 || x.dim(1) != channels))
+    return a.error("a [C, 256] table needs X with C = " + std::to_string(channels) + " channels on axis 1, got " +
+                   ir::dims_to_string(x.dims()));
   const int64_t offset = x.dtype() == ir::DType::kI8 ? 128 : 0;
   const auto* t = static_cast<const uint8_t*>(table.raw());  // u8 and s8 entries copy as bytes
   auto* out = static_cast<uint8_t*>(y.raw());
-  for (int64_t i = 0; i < x.numel(); ++i) out[i] = t[x.get_int(i) + offset];
+  int64_t inner = 1;
+  for (int i = 2; i < x.rank(); ++i) inner *= x.dim(i);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const int64_t c = channels == 1 ? 0 : (i / inner) % channels;
+    out[i] = t[c * 256 + x.get_int(i) + offset];
+  }
   return ok_status();
 }
 

@@ -322,15 +322,21 @@ Status Exporter::export_graph(const ir::Graph& g, GraphProto* gp, const Scope* o
     scope.defined.insert(v->name);
   }
 
-  // Nodes, in the graph's (topological) order.
+  // Nodes, in the graph's (topological) order. Node names must be unique in a graph (ONNX
+  // Runtime refuses the model otherwise) and passes may repeat one (a weight shared by two
+  // layers gets a DequantizeLinear per layer): repeats get a suffix.
   std::unordered_set<const ir::Value*> blank_outputs;
+  std::unordered_set<std::string> node_names;
   for (const auto& np : g.nodes()) {
     const ir::Node& n = *np;
     const std::set<std::string> subgraph_free = node_subgraph_free_names(n);
     NFUSE_RETURN_IF_ERROR_PLAIN(check_node(n, subgraph_free));
     if (n.op_type.empty()) return invalid_argument(gwhat + ": node '" + n.name + "' has no op type");
     NodeProto* p = gp->add_node();
-    p->set_name(n.name);
+    std::string node_name = n.name;
+    for (int k = 1; !node_name.empty() && !node_names.insert(node_name).second; ++k)
+      node_name = n.name + "__" + std::to_string(k);
+    p->set_name(node_name);
     p->set_op_type(n.op_type);
     const bool as_contrib = qdq16_as_contrib_ && is_16bit_qdq(n);
     if (as_contrib) {

@@ -43,22 +43,11 @@ bool scalar_like(const ir::Value* v, int x_rank) {
   return c && c->numel() == 1 && (c->rank() == 0 || c->rank() <= x_rank);
 }
 
-// A constant of one value per channel (axis 1) of x, of rank `x_rank` >= 3: every dim 1 but the
-// one that aligns (right-aligned broadcasting) with axis 1. Its channel count, or 0.
-int64_t channel_count(const ir::Value* v, int x_rank) {
-  const ir::Tensor* c = constant(v);
-  if (!c || x_rank < 3 || c->rank() < x_rank - 1 || c->rank() > x_rank) return 0;
-  const int axis = 1 - (x_rank - c->rank());
-  for (int i = 0; i < c->rank(); ++i)
-    if (i != axis && c->dim(i) != 1) return 0;
-  return c->dim(axis) > 1 ? c->dim(axis) : 0;
-}
-
 // A constant operand a region may hold: one element, or one per channel. *channels: the
 // per-channel count it implies (unchanged for one element); false on a mismatch.
 bool region_constant(const ir::Value* v, int x_rank, int64_t* channels) {
   if (scalar_like(v, x_rank)) return true;
-  const int64_t c = channel_count(v, x_rank);
+  const int64_t c = constant(v) ? channel_constant_count(*constant(v), x_rank) : 0;
   if (c == 0 || (*channels > 1 && *channels != c)) return false;
   *channels = c;
   return true;

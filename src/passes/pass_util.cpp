@@ -123,4 +123,12 @@ std::optional<std::vector<float>> per_channel_constant(const ir::Tensor& c, int 
   return std::vector<float>(v, v + channels);
 }
 
+int64_t channel_constant_count(const ir::Tensor& c, int x_rank) {
+  if (x_rank < 3 || c.rank() < x_rank - 1 || c.rank() > x_rank) return 0;
+  const int axis = 1 - (x_rank - c.rank());
+  for (int i = 0; i < c.rank(); ++i)
+    if (i != axis && c.dim(i) != 1) return 0;
+  return c.dim(axis) > 1 ? c.dim(axis) : 0;
+}
+
 }  // namespace nfuse::passes

@@ -40,6 +40,10 @@ bool is_f32(const ir::Value* v);
 Result<int> rewrite_until_done(ir::Graph& graph, const std::function<Result<bool>(ir::Node&)>& try_rewrite);
 // A new constant value named after `hint` holding `t`; its type is the tensor's.
 ir::Value* add_constant(ir::Graph& graph, const std::string& hint, ir::Tensor t);
+// The channel count of a constant holding one value per channel (axis 1) of a tensor of rank
+// `x_rank` >= 3 under right-aligned broadcasting ([C, 1, 1] or [1, C, 1, 1] for NCHW), every
+// other dim 1; 0 when it is not one (one element included).
+int64_t channel_constant_count(const ir::Tensor& c, int x_rank);
 // Output channels of a Conv ([Cout, Cin/g, k...]) or ConvTranspose ([Cin, Cout/g, k...]) from
 // its weight's static shape.
 std::optional<int64_t> conv_output_channels(const ir::Node& p);

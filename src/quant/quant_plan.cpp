@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "passes/pass_util.h"
+
 namespace nfuse::quant {
 
 namespace {
@@ -32,14 +34,11 @@ bool scalar_constant(const ir::Value* v) { return v && v->constant && v->constan
 // A constant of one value per channel (axis 1) of the activation `n` outputs (rank >= 3, every
 // other dim 1): activation equalization's rescaling; int8 runs it as one table per channel.
 bool channel_constant(const ir::Value* v, const ir::Node& n) {
-  if (!v || !v->constant || v->constant->numel() <= 1) return false;
+  if (!v || !v->constant) return false;
   const ir::Shape& s = n.output(0)->type.shape;
-  const ir::Tensor& c = *v->constant;
-  if (!s.rank_known() || s.rank() < 3 || c.rank() < s.rank() - 1 || c.rank() > s.rank()) return false;
-  const int axis = 1 - (s.rank() - c.rank());
-  for (int i = 0; i < c.rank(); ++i)
-    if (i != axis && c.dim(i) != 1) return false;
-  return !s[1].is_static() || s[1].value == c.dim(axis);
+  if (!s.rank_known()) return false;
+  const int64_t c = passes::channel_constant_count(*v->constant, s.rank());
+  return c > 0 && (!s[1].is_static() || s[1].value == c);
 }
 
 // Element-wise ops whose every input is either an activation or a scalar (or per-channel)

@@ -20,13 +20,16 @@ constexpr size_t kMinTaskBytes = size_t{32} << 10;
 
 class QLinearLookupOp final : public CpuOp {
  public:
-  explicit QLinearLookupOp(kernels::X8LutFn fn) : fn_(fn) {}
+  // `channel_tables`: a constant [C, 256] table already in the kernels' index order (one per
+  // channel), prepared once at compile time; empty for a 256-entry table.
+  QLinearLookupOp(kernels::X8LutFn fn, std::vector<uint8_t> channel_tables)
+      : fn_(fn), channel_tables_(std::move(channel_tables)) {}
 
   Status run(const OpTensors& t, RunContext& rc) override {
     const ir::Tensor& x = *t.inputs[0];
     const ir::Tensor& table = *t.inputs[1];
     ir::Tensor& y = *t.outputs[0];
-    if (table.rank() == 2) return run_per_channel(x, table, y, rc);
+    if (table.rank() == 2) return run_per_channel(x, y, rc);
     if (table.numel() != 256) return invalid_model("QLinearLookup: table must have 256 elements");
     alignas(64) uint8_t tab[256];
     kernels::x8_lut_index_table(static_cast<const uint8_t*>(table.raw()), x.dtype() == ir::DType::kI8, tab);
@@ -50,20 +53,17 @@ class QLinearLookupOp final : public CpuOp {
   }
 
  private:
-  Status run_per_channel(const ir::Tensor& x, const ir::Tensor& table, ir::Tensor& y, RunContext& rc) {
-    const int64_t channels = table.dim(0);
-    if (table.dim(1) != 256 || x.rank() < 2 || x.dim(1) != channels)
+  Status run_per_channel(const ir::Tensor& x, ir::Tensor& y, RunContext& rc) {
+    const int64_t channels = static_cast<int64_t>(channel_tables_.size() / 256);
+    if (channels == 0 || x.rank() < 2 || x.dim(1) != channels)
       return invalid_model("QLinearLookup: a [C, 256] table needs X with C channels on axis 1");
-    const bool s8 = x.dtype() == ir::DType::kI8;
-    std::vector<uint8_t> tabs(static_cast<size_t>(channels) * 256);
-    for (int64_t c = 0; c < channels; ++c)
-      kernels::x8_lut_index_table(static_cast<const uint8_t*>(table.raw()) + c * 256, s8, tabs.data() + c * 256);
+    const uint8_t* tabs = channel_tables_.data();
     const size_t inner = static_cast<size_t>(x.numel() / std::max<int64_t>(1, x.dim(0) * channels));
     const size_t planes = static_cast<size_t>(x.dim(0) * channels);
     const auto* in = static_cast<const uint8_t*>(x.raw());
     auto* out = static_cast<uint8_t*>(y.raw());
     auto plane = [&](size_t p, size_t) {
-      fn_(in + p * inner, out + p * inner, inner, tabs.data() + (p % static_cast<size_t>(channels)) * 256);
+      fn_(in + p * inner, out + p * inner, inner, tabs + (p % static_cast<size_t>(channels)) * 256);
     };
     if (static_cast<size_t>(x.numel()) < kParallelMinBytes || rc.pool.threads() <= 1) {
       for (size_t p = 0; p < planes; ++p) plane(p, 0);
@@ -74,6 +74,7 @@ class QLinearLookupOp final : public CpuOp {
   }
 
   kernels::X8LutFn fn_;
+  std::vector<uint8_t> channel_tables_;
 };
 
 }  // namespace
@@ -83,8 +84,19 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_lookup(const ir::Node& node, const C
   const ir::DType x = node.input(0)->type.dtype, table = node.input(1)->type.dtype;
   if (!is_q8(x) || !is_q8(table) || node.output(0)->type.dtype != table) return std::unique_ptr<CpuOp>();
   if (ops::has_fused_epilogue(node)) return std::unique_ptr<CpuOp>();
+  // A [C, 256] table must be a constant (fuse_qdq_lookup makes it one): its index tables are
+  // prepared here, not on every run.
+  std::vector<uint8_t> channel_tables;
+  if (const ir::Value* t = node.input(1); t->type.shape.rank_known() && t->type.shape.rank() == 2) {
+    if (!t->constant || t->constant->rank() != 2 || t->constant->dim(1) != 256) return std::unique_ptr<CpuOp>();
+    const int64_t channels = t->constant->dim(0);
+    channel_tables.resize(static_cast<size_t>(channels) * 256);
+    for (int64_t c = 0; c < channels; ++c)
+      kernels::x8_lut_index_table(static_cast<const uint8_t*>(t->constant->raw()) + c * 256, x == ir::DType::kI8,
+                                  channel_tables.data() + c * 256);
+  }
   return std::unique_ptr<CpuOp>(
-      std::make_unique<QLinearLookupOp>(kernels::x8_lut_kernel(kernels::selected_isa())));
+      std::make_unique<QLinearLookupOp>(kernels::x8_lut_kernel(kernels::selected_isa()), std::move(channel_tables)));
 }
 
 }  // namespace nfuse::backends::cpu

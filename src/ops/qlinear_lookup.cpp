@@ -1,12 +1,14 @@
-// QLinearLookup, in nfuse's own domain "nfuse": an element-wise function of an 8-bit quantized
-// tensor as a 256-entry table.
+// QLinearLookup, in nfuse's own domain "nfuse": an element-wise function of an 8- or 16-bit
+// quantized tensor as a table of every input code.
 //
 //   QLinearLookup(X, table) -> Y        Y[i] = table[index(X[i])]
-//     X      u8 or s8, any shape
-//     table  1-D, 256 elements, u8 or s8 (Y's dtype); in practice a constant; or [C, 256]: one
-//            table per channel (axis 1 of X, of size C; X of rank >= 2), for a chain whose
-//            constants differ per channel (activation equalization scales each channel)
-//     index  X[i] for u8 (0..255); X[i] + 128 for s8 (-128 -> 0, 0 -> 128, 127 -> 255)
+//     X      u8 or s8, or u16 or s16, any shape
+//     table  8-bit X: 1-D, 256 elements, u8 or s8 (Y's dtype); in practice a constant; or
+//            [C, 256]: one table per channel (axis 1 of X, of size C; X of rank >= 2), for a
+//            chain whose constants differ per channel (activation equalization scales each
+//            channel). 16-bit X: 1-D, 65536 elements, u16 or s16.
+//     index  X[i] for unsigned X; X[i] + 128 for s8 (-128 -> 0, 0 -> 128, 127 -> 255),
+//            X[i] + 32768 for s16
 //     Y      X's shape, table's dtype
 //
 // fuse_qdq_lookup mints it from DequantizeLinear -> element-wise float ops -> QuantizeLinear,
@@ -21,12 +23,17 @@ namespace nfuse::ops {
 namespace {
 
 constexpr uint32_t kQ8 = dtype_bit(ir::DType::kU8) | dtype_bit(ir::DType::kI8);
+constexpr uint32_t kQ16 = dtype_bit(ir::DType::kU16) | dtype_bit(ir::DType::kI16);
 
 Status infer_qlinear_lookup(ir::InferContext& ctx) {
-  NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 0, kQ8));
-  NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 1, kQ8));
+  NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 0, kQ8 | kQ16));
+  const bool wide = (dtype_bit(ctx.dtype(0)) & kQ16) != 0;
+  NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 1, wide ? kQ16 : kQ8));
   const ir::Shape& t = ctx.shape(1);
-  if (t.rank_known()) {
+  if (wide && t.rank_known()) {
+    if (t.rank() != 1 || (t[0].is_static() && t[0].value != 65536))
+      return ctx.error("a 16-bit X needs a [65536] table, got " + t.to_string());
+  } else if (t.rank_known()) {
     const bool ok = (t.rank() == 1 || t.rank() == 2) && (!t[t.rank() - 1].is_static() || t[t.rank() - 1].value == 256);
     if (!ok) return ctx.error("table must be [256] or [C, 256], got " + t.to_string());
     const ir::Shape& x = ctx.shape(0);

@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "passes/pass_util.h"
+#include "passes/qdq16_match.h"
 #include "passes/qdq_match.h"
 
 namespace nfuse::passes {
 namespace {
 
-constexpr int64_t kTableSize = 256;
+// Input codes of an 8-bit and of a 16-bit x: the table's length.
+int64_t table_size(ir::DType x) { return is_q16(x) ? 65536 : 256; }
 // A bound on the region: activations are a handful of ops; more means something else is going on.
 constexpr size_t kMaxRegionNodes = 16;
 
@@ -108,7 +110,7 @@ std::optional<Region> find_region(ir::Graph& graph, ir::Node& q) {
     if (!seen.insert(v).second) continue;
     ir::Node* p = v->constant ? nullptr : v->producer;
     if (!p) return std::nullopt;
-    if (p->op_type == "DequantizeLinear" && p->domain.empty()) {
+    if (is_qdq_op(p, "DequantizeLinear")) {
       if (r.dq && r.dq != p) return std::nullopt;
       r.dq = p;
       continue;
@@ -131,25 +133,31 @@ std::optional<Region> find_region(ir::Graph& graph, ir::Node& q) {
   return r;
 }
 
-// table[i] = the region on input code i (u8: i; s8: i - 128), computed as the graph would.
-// Per-channel constants: the codes run as a [1, C, 256, 1...] tensor (x's rank), so each
-// channel's constants broadcast onto its own row, and the table is [C, 256].
+// table[i] = the region on input code i (u8 / u16: i; s8: i - 128; s16: i - 32768), computed as
+// the graph would. Per-channel constants (8-bit x only): the codes run as a [1, C, 256, 1...]
+// tensor (x's rank), so each channel's constants broadcast onto its own row, and the table is
+// [C, 256].
 Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeEvaluator& evaluate) {
   const ir::DType xt = r.dq->input(0)->type.dtype;
+  const int64_t table_len = table_size(xt);
   const int64_t rows = r.channels;
-  std::vector<int64_t> dims = {kTableSize};
+  std::vector<int64_t> dims = {table_len};
   if (rows > 1) {
     dims.assign(static_cast<size_t>(r.x_rank), 1);
     dims[1] = rows;
-    dims[2] = kTableSize;
+    dims[2] = table_len;
   }
   ir::Tensor codes = ir::Tensor::allocate(xt, dims);
-  for (int64_t i = 0; i < rows * kTableSize; ++i) {
-    const int64_t code = i % kTableSize;
+  for (int64_t i = 0; i < rows * table_len; ++i) {
+    const int64_t code = i % table_len;
     if (xt == ir::DType::kU8)
       codes.data<uint8_t>()[i] = static_cast<uint8_t>(code);
-    else
+    else if (xt == ir::DType::kI8)
       codes.data<int8_t>()[i] = static_cast<int8_t>(code - 128);
+    else if (xt == ir::DType::kU16)
+      codes.data<uint16_t>()[i] = static_cast<uint16_t>(code);
+    else
+      codes.data<int16_t>()[i] = static_cast<int16_t>(code - 32768);
   }
   std::unordered_map<const ir::Value*, ir::Tensor> values;
   auto run = [&](const ir::Node& n, const ir::Tensor* data, int data_slot) -> Status {
@@ -162,8 +170,8 @@ Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeE
       else in.push_back(&values.at(v));
     }
     NFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outs, evaluate(n, in));
-    if (outs.size() != 1 || outs[0].numel() != rows * kTableSize) {
-      return unsupported(n.label() + ": does not map each channel's 256 values to 256 values");
+    if (outs.size() != 1 || outs[0].numel() != rows * table_len) {
+      return unsupported(n.label() + ": does not map each channel's input codes to as many values");
     }
     values[n.output(0)] = std::move(outs[0]);
     return ok_status();
@@ -172,8 +180,9 @@ Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeE
   for (const ir::Node* n : r.nodes) NFUSE_RETURN_IF_ERROR_PLAIN(run(*n, nullptr, -1));
   NFUSE_RETURN_IF_ERROR_PLAIN(run(q, nullptr, -1));
   ir::Tensor table =
-      rows > 1 ? values.at(q.output(0)).reshaped({rows, kTableSize}) : values.at(q.output(0)).reshaped({kTableSize});
-  if (!is_q8(table.dtype())) return unsupported(q.label() + ": output is not u8 or s8");
+      rows > 1 ? values.at(q.output(0)).reshaped({rows, table_len}) : values.at(q.output(0)).reshaped({table_len});
+  if (is_q16(xt) ? !is_q16(table.dtype()) : !is_q8(table.dtype()))
+    return unsupported(q.label() + ": output is not of the input's width (8 or 16 bits)");
   return table;
 }
 
@@ -185,14 +194,18 @@ Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeE
 //   QuantizeLinear(f(x), y_scale, y_zp) -> y_q                (per tensor, constant parameters)
 //     -> nfuse.QLinearLookup(x_q, table[256]),  table[i] = y_q of code i (s8: code i - 128)
 //   Constants of one value per channel (axis 1; activation equalization's rescaling) give a
-//   [C, 256] table, row c for channel c.
+//   [C, 256] table, row c for channel c. 16-bit x_q and y_q (W8A16) give a [65536] table
+//   (s16: code i - 32768); per-channel constants stay unfused there (C x 128 KiB of tables).
 // Every value inside f feeds only f (q for its result) and is no graph output; x may have other
 // users (then the DequantizeLinear stays for them).
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, const NodeEvaluator& evaluate, PassLog& log) {
-  if (q.op_type != "QuantizeLinear" || !q.domain.empty() || !q.input(0) || !q.output(0)) return false;
-  if (!per_tensor_constant_params(q) || !is_q8(q.output(0)->type.dtype)) return false;
+  if (!is_qdq_op(&q, "QuantizeLinear") || !q.input(0) || !q.output(0)) return false;
+  const ir::DType yt = q.output(0)->type.dtype;
+  if (!per_tensor_constant_params(q) || !(is_q8(yt) || is_q16(yt))) return false;
   auto r = find_region(graph, q);
-  if (!r || !is_q8(r->dq->input(0)->type.dtype) || !per_tensor_constant_params(*r->dq)) return false;
+  if (!r || !per_tensor_constant_params(*r->dq)) return false;
+  const ir::DType xt = r->dq->input(0)->type.dtype;
+  if (is_q16(xt) ? !is_q16(yt) || r->channels > 1 : !is_q8(xt) || !is_q8(yt)) return false;
   auto table = compute_table(*r, q, evaluate);
   if (!table.ok()) return false;  // an op the ref kernels cannot run on these values: leave it
   if (table->dtype() != q.output(0)->type.dtype) return false;
@@ -229,6 +242,7 @@ Result<bool> try_fuse_contrib(ir::Graph& graph, ir::Node& n, const NodeEvaluator
     if (v && (!constant(v) || constant(v)->numel() != 1)) return false;
     in.push_back(v ? constant(v) : nullptr);
   }
+  constexpr int64_t kTableSize = 256;
   ir::Tensor codes = ir::Tensor::allocate(n.input(0)->type.dtype, {kTableSize});
   for (int64_t i = 0; i < kTableSize; ++i) {  // u8 code i, s8 code i - 128: the byte i ^ 0x80
     static_cast<uint8_t*>(codes.raw())[i] = static_cast<uint8_t>(codes.dtype() == ir::DType::kU8 ? i : i ^ 0x80);

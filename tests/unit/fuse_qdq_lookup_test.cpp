@@ -16,6 +16,8 @@ namespace {
 
 constexpr int kU8 = ::onnx::TensorProto::UINT8;
 constexpr int kI8 = ::onnx::TensorProto::INT8;
+constexpr int kU16 = ::onnx::TensorProto::UINT16;
+constexpr int kI16 = ::onnx::TensorProto::INT16;
 
 struct Spec {
   bool x_signed = false;
@@ -26,25 +28,34 @@ struct Spec {
   int64_t y_zp = 0;
   std::vector<int64_t> dims = {256};
   bool dq_output_used_elsewhere = false;
+  bool wide = false;  // 16-bit x_q and y_q (com.microsoft Q/DQ): x_zp in u16 terms, shifted by 32768 for s16
 };
 
 using Body = std::function<std::string(OnnxBuilder&, const std::string& x)>;  // returns f(x)'s name
 
-// x_q -> DequantizeLinear -> body -> QuantizeLinear -> y_q (both graph input/output 8-bit).
+// x_q -> DequantizeLinear -> body -> QuantizeLinear -> y_q (both graph input/output 8-bit, or
+// 16-bit with s.wide, as ORT's com.microsoft Q/DQ since nfuse imports opsets up to 17).
 OnnxBuilder build(const Spec& s, const Body& body) {
   OnnxBuilder b(17);
   auto* op = b.model().add_opset_import();
   op->set_domain("nfuse");
   op->set_version(1);
-  const int xt = s.x_signed ? kI8 : kU8, yt = s.y_signed ? kI8 : kU8;
+  if (s.wide) {
+    auto* ms = b.model().add_opset_import();
+    ms->set_domain("com.microsoft");
+    ms->set_version(1);
+  }
+  const char* qdq_domain = s.wide ? "com.microsoft" : "";
+  const int xt = s.wide ? (s.x_signed ? kI16 : kU16) : (s.x_signed ? kI8 : kU8);
+  const int yt = s.wide ? (s.y_signed ? kI16 : kU16) : (s.y_signed ? kI8 : kU8);
   b.input("x_q", xt, s.dims);
   b.initializer("x_scale", {}, {s.x_scale});
-  int_initializer(b, "x_zp", xt, {}, {s.x_signed ? s.x_zp - 128 : s.x_zp});
-  b.node("DequantizeLinear", {"x_q", "x_scale", "x_zp"}, {"x"}, "dq");
+  int_initializer(b, "x_zp", xt, {}, {s.x_signed ? s.x_zp - (s.wide ? 32768 : 128) : s.x_zp});
+  b.node("DequantizeLinear", {"x_q", "x_scale", "x_zp"}, {"x"}, "dq").set_domain(qdq_domain);
   const std::string fx = body(b, "x");
   b.initializer("y_scale", {}, {s.y_scale});
   int_initializer(b, "y_zp", yt, {}, {s.y_zp});
-  b.node("QuantizeLinear", {fx, "y_scale", "y_zp"}, {"y_q"}, "q");
+  b.node("QuantizeLinear", {fx, "y_scale", "y_zp"}, {"y_q"}, "q").set_domain(qdq_domain);
   b.output("y_q", yt, s.dims);
   if (s.dq_output_used_elsewhere) {
     b.node("Relu", {"x"}, {"side"}, "side");
@@ -61,11 +72,17 @@ Body unary(const std::string& op, const std::function<void(::onnx::NodeProto&)>&
   };
 }
 
-// Every input code (repeated to fill the shape), as the input's 8-bit type.
+// Every input code (repeated to fill the shape), as the input's 8- or 16-bit type.
 ir::Tensor all_codes(const ir::Value& x) {
   std::vector<int64_t> dims;
   for (const ir::Dim& d : x.type.shape.dims()) dims.push_back(d.value);
   ir::Tensor t = ir::Tensor::allocate(x.type.dtype, dims);
+  if (t.dtype() == ir::DType::kU16 || t.dtype() == ir::DType::kI16) {
+    auto* p = static_cast<uint16_t*>(t.raw());
+    for (int64_t i = 0; i < t.numel(); ++i)
+      p[i] = static_cast<uint16_t>((i * 40503 + 7) & 0xFFFF);  // every code per 65536
+    return t;
+  }
   auto* p = static_cast<uint8_t*>(t.raw());
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<uint8_t>((i * 181 + 7) & 0xFF);  // every byte per 256
   return t;
@@ -485,6 +502,99 @@ TEST(FuseQdqLookup, ContribOpsBecomeLookupsBitExact) {
       ASSERT_TRUE(e.ok() && g.ok());
       EXPECT_TRUE(same_bytes((*e)[0], (*g)[0]));
     }
+  }
+}
+
+}  // namespace
+}  // namespace nfuse::passes_test
+
+namespace nfuse::passes_test {
+namespace {
+
+// 16-bit regions (W8A16 models): the same chains over all 65536 codes give a [65536] table, the
+// same bits as the unfused QDQ graph on ref; per-channel constants stay unfused there.
+Spec wide_spec(int types) {
+  Spec s;
+  s.wide = true;
+  s.x_signed = types & 1;
+  s.y_signed = types & 2;
+  s.x_scale = 0.0004f;
+  s.x_zp = 30000;
+  s.y_scale = 1.0f / 8192;
+  s.y_zp = s.y_signed ? -300 : 9000;
+  s.dims = {65536};
+  return s;
+}
+
+TEST(FuseQdqLookup, SixteenBitRegionsBitExactOverAllCodes) {
+  for (const Case& c : activations()) {
+    if (c.name != "Sigmoid" && c.name != "SiLU" && c.name != "HardSwish as x * clip(x + 3, 0, 6) / 6" &&
+        c.name != "Clip")
+      continue;
+    for (int types = 0; types < 4; ++types) {
+      const Spec s = wide_spec(types);
+      auto g = check(s, c.body, true, c.name + " 16-bit types " + std::to_string(types));
+      ASSERT_NE(g, nullptr);
+      const ir::Node* l = find_op(*g, "QLinearLookup");
+      ASSERT_NE(l, nullptr);
+      EXPECT_EQ(l->input(1)->constant->dims(), std::vector<int64_t>{65536});
+      EXPECT_EQ(l->input(1)->constant->dtype(), s.y_signed ? ir::DType::kI16 : ir::DType::kU16);
+    }
+  }
+  Spec s = wide_spec(0);
+  s.dims = {1, 3, 4, 5};
+  check(s, per_channel_hardswish(3), false, "16-bit per-channel constants");
+}
+
+TEST(FuseQdqLookup, SixteenBitTableIndexing) {
+  // y = Neg(x) with identical scales: table[i] for s16 codes (index i = x + 32768) is
+  // saturate(y_zp - (x - x_zp)).
+  Spec s = wide_spec(3);
+  s.x_scale = s.y_scale = 0.5f;
+  auto g = check(s, unary("Neg"), true, "Neg s16");
+  ASSERT_NE(g, nullptr);
+  const ir::Tensor& t = *find_op(*g, "QLinearLookup")->input(1)->constant;
+  for (int64_t i = 0; i < 65536; i += 97) {
+    const int64_t x = i - 32768, x_zp = s.x_zp - 32768;
+    EXPECT_EQ(t.get_int(i), std::clamp<int64_t>(s.y_zp - (x - x_zp), -32768, 32767)) << i;
+  }
+}
+
+TEST(FuseQdqLookup, SixteenBitCpuSessionMatchesUnfusedRef) {
+  for (const Case& c : activations()) {
+    if (c.name != "Sigmoid" && c.name != "HardSwish as x * clip(x + 3, 0, 6) / 6") continue;
+    for (int types = 0; types < 4; ++types) {
+      for (const std::vector<int64_t>& dims : {std::vector<int64_t>{65536}, std::vector<int64_t>{2, 3, 131, 97}}) {
+        Spec s = wide_spec(types);
+        s.dims = dims;
+        SCOPED_TRACE(c.name + " " + ir::dims_to_string(dims) + " types " + std::to_string(types));
+        expect_cpu_lookup_matches_ref(build(s, c.body), dims.size() == 4 ? 3 : 1);
+      }
+    }
+  }
+}
+
+// 16-bit X takes a [65536] table of a 16-bit type, nothing else; 8-bit X no 16-bit table.
+TEST(FuseQdqLookup, SixteenBitTableShapeAndTypeChecked) {
+  struct Bad {
+    int x_type, table_type;
+    std::vector<int64_t> table;
+  };
+  for (const Bad& bad :
+       {Bad{kU16, kU16, {256}}, Bad{kI16, kI16, {2, 65536}}, Bad{kU16, kU8, {65536}}, Bad{kU8, kU16, {256}}}) {
+    OnnxBuilder b(21);
+    auto* op = b.model().add_opset_import();
+    op->set_domain("nfuse");
+    op->set_version(1);
+    b.input("x_q", bad.x_type, {4});
+    int64_t n = 1;
+    for (int64_t d : bad.table) n *= d;
+    int_initializer(b, "table", bad.table_type, bad.table, std::vector<int64_t>(static_cast<size_t>(n), 7));
+    b.node("QLinearLookup", {"x_q", "table"}, {"y_q"}, "lookup").set_domain("nfuse");
+    b.output("y_q", bad.table_type, {4});
+    const std::string bytes = b.bytes();
+    auto g = frontend::onnx::load_model_from_bytes(bytes.data(), bytes.size(), ".");
+    ASSERT_FALSE(g.ok()) << bad.x_type << " with table " << ir::dims_to_string(bad.table);
   }
 }
 

@@ -86,6 +86,9 @@ inline void int_initializer(OnnxBuilder& b, const std::string& name, int elem, s
     } else if (elem == ::onnx::TensorProto::INT32) {
       const int32_t x = static_cast<int32_t>(v);
       raw.append(reinterpret_cast<const char*>(&x), 4);
+    } else if (elem == ::onnx::TensorProto::INT16 || elem == ::onnx::TensorProto::UINT16) {
+      const uint16_t x = static_cast<uint16_t>(v);
+      raw.append(reinterpret_cast<const char*>(&x), 2);
     } else {
       raw.push_back(static_cast<char>(static_cast<uint8_t>(v)));
     }

@@ -165,6 +165,22 @@ void check_cpu_vs_ref(const W8A16Spec& s, bool conv = true, int extreme = 0) {
   }
 }
 
+// Dense convs on every ISA variant this CPU runs (the AVX-512 VNNI build takes the weights-times-
+// activations GEMM, the others the activations-times-weights one): 1x1 convs read in place with
+// full 32-column panels and a tail, K long enough to be chunked, strided and padded windows.
+TEST(Qdq16Cpu, DenseConvShapesOnEveryIsaBitExact) {
+  for (kernels::Isa isa : {kernels::Isa::kAvx512, kernels::Isa::kAvx2Fma, kernels::Isa::kScalar}) {
+    if (!kernels::isa_supported(isa)) continue;
+    SCOPED_TRACE(kernels::isa_name(isa));
+    kernels::ScopedIsaOverride force_isa(isa);
+    check_cpu_vs_ref({.c = 40, .co = 19, .h = 9, .w = 8, .k = 1, .pad = 0});  // 72 columns: 2 panels + 8
+    check_cpu_vs_ref({.c = 300, .co = 9, .h = 5, .w = 13, .k = 1, .pad = 0, .x_unsigned = true}, true, 1);
+    check_cpu_vs_ref({.c = 7, .co = 12, .h = 17, .w = 23, .stride = 2, .pad = 1, .y_unsigned = true});
+    check_cpu_vs_ref({.c = 64, .co = 20, .h = 6, .w = 6, .bias = "none", .w_min = true, .y_range = 2000.0f}, true,
+                     2);  // every |w| = 128: K chunked so int32 partial sums cannot overflow
+  }
+}
+
 TEST(Qdq16Cpu, AwkwardConvShapesBitExact) {
   check_cpu_vs_ref({});
   check_cpu_vs_ref({.c = 3, .co = 5, .h = 7, .w = 9, .x_unsigned = true, .y_unsigned = true});

@@ -2,7 +2,10 @@
 // activations and outputs, s8 weights with zero w_zp (per tensor or per output channel), int32
 // bias, any stride / pad / dilation / group. Bit-exact with the ref kernel.
 //
-// Convolutions with more than one input channel per group run on the qs16 GEMM
+// Convolutions with more than one input channel per group run, where the selected ISA has a
+// W * X kernel (AVX-512 VNNI, scalar), in that orientation (cpu_qconv16_wx.h: no transposes, no
+// im2col matrix).
+// Elsewhere (AVX2, NEON) they run on the qs16 GEMM
 // (src/kernels/qs16-gemm/qs16_gemm.h) as cpu_qlinear_conv.cpp runs the int8 ones: output pixels
 // are GEMM rows and output channels columns (per-column multipliers live in packed B); a 1x1
 // stride-1 unpadded convolution reads the NCHW input in place (column stride H*W); otherwise the
@@ -17,6 +20,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_qconv16_wx.h"
 #include "backends/cpu/cpu_qlinear16_util.h"
 #include "backends/cpu/cpu_qlinear_conv16_rows.h"
 #include "kernels/qs16-dwconv/qs16_dwconv.h"
@@ -115,16 +119,30 @@ class QLinearConv16 final : public CpuOp {
 
   bool pack(const int32_t* bias, size_t group) {
     group_ = group;
+    if (const kernels::Qs16WxConfig* wx = QConv16Wx::config()) {  // W * X: weights [Co][K] as they are
+      wx_ = std::make_unique<QConv16Wx>(*wx, co_, k_, group);
+      return wx_->pack(p_.w->data<int8_t>(), bias, p_.mult.data(), p_.x_zp, p_.x_unsigned);
+    }
     return pack_qs16_conv_weights(cfg_, p_, bias, group, &packed_, &panel_bytes_);
   }
 
-  size_t scratch_floats(const OpTensors&, size_t) const override {
+  size_t scratch_floats(const OpTensors& t, size_t) const override {
+    if (wx_) {
+      const auto g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
+      return g ? wx_->scratch_floats(*g) : 0;
+    }
     return (kernels::qs16_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     if (g->group != group_ || g->m != co_) return invalid_model(node_.label() + ": weights do not match the input");
+    if (wx_) {
+      kernels::Qs16GemmArgs q;
+      set_qs16_quantization(p_, &q);
+      return wx_->run(*g, static_cast<const uint16_t*>(t.inputs[0]->raw()), static_cast<uint16_t*>(t.outputs[0]->raw()),
+                      kernels::qs16_requant(q.c_unsigned, q.c_zero_point, q.qmin, q.qmax), rc, node_.label());
+    }
     const size_t p = g->ho * g->wo, hw = g->h * g->w;
     const size_t cin_g = g->c / g->group, cg = co_ / g->group;
     const bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pad_top == 0 &&
@@ -189,6 +207,7 @@ class QLinearConv16 final : public CpuOp {
   W8A16Params p_;
   size_t co_ = 0, k_ = 0, group_ = 1, panel_bytes_ = 0;
   AlignedFloats packed_;
+  std::unique_ptr<QConv16Wx> wx_;                // the W * X path, where the ISA has it (packed_ then unused)
   std::vector<uint16_t> nhwc_, cols_, product_;  // grow only
   Conv2dGeometryCache geo_;
 };

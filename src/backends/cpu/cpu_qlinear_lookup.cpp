@@ -2,17 +2,21 @@
 // reference kernel (it is pure selection). s8 inputs index the table with x + 128, which for the
 // raw byte b of x is b ^ 0x80; the op rotates the table by 128 once per run (256 bytes) so the
 // kernel reads raw bytes as indices. Large tensors are split over the intra-op pool. A [C, 256]
-// table (one per channel of axis 1) runs the same kernel over each channel's plane.
+// table (one per channel of axis 1) runs the same kernel over each channel's plane. 16-bit
+// inputs take a 65536-entry table on the x16-lut kernels, rotated into index order once at
+// compile time (the table must be a constant there).
 #include <algorithm>
 #include <vector>
 
 #include "backends/cpu/cpu_op.h"
+#include "kernels/x16-lut/x16_lut.h"
 #include "kernels/x8-lut/x8_lut.h"
 
 namespace nfuse::backends::cpu {
 namespace {
 
 bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
+bool is_q16(ir::DType t) { return t == ir::DType::kU16 || t == ir::DType::kI16; }
 
 // Below this many bytes one thread finishes before the pool would hand out the work.
 constexpr size_t kParallelMinBytes = size_t{128} << 10;
@@ -77,13 +81,54 @@ class QLinearLookupOp final : public CpuOp {
   std::vector<uint8_t> channel_tables_;
 };
 
+// 16-bit X: one 65536-entry table in index order (x16_lut_index_table), split over the pool
+// like the 8-bit op.
+class QLinearLookup16Op final : public CpuOp {
+ public:
+  explicit QLinearLookup16Op(std::vector<uint16_t> table) : table_(std::move(table)) {}
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const auto* in = static_cast<const uint16_t*>(t.inputs[0]->raw());
+    auto* out = static_cast<uint16_t*>(t.outputs[0]->raw());
+    const size_t n = static_cast<size_t>(t.inputs[0]->numel());
+    const size_t threads = rc.pool.threads();
+    if (n * sizeof(uint16_t) < kParallelMinBytes || threads <= 1) {
+      kernels::x16_lut__scalar_u8(in, out, n, table_.data());
+      return ok_status();
+    }
+    size_t chunk = std::max(kMinTaskBytes / sizeof(uint16_t), n / (threads * 4));
+    chunk = (chunk + 31) / 32 * 32;
+    rc.pool.run((n + chunk - 1) / chunk, [&](size_t task, size_t) {
+      const size_t begin = task * chunk;
+      kernels::x16_lut__scalar_u8(in + begin, out + begin, std::min(chunk, n - begin), table_.data());
+    });
+    return ok_status();
+  }
+
+ private:
+  std::vector<uint16_t> table_;
+};
+
+Result<std::unique_ptr<CpuOp>> make_qlinear_lookup16(const ir::Node& node) {
+  const ir::DType x = node.input(0)->type.dtype, table = node.input(1)->type.dtype;
+  const ir::Value* t = node.input(1);
+  if (!is_q16(table) || node.output(0)->type.dtype != table || !t->constant || t->constant->numel() != 65536 ||
+      t->constant->rank() != 1)
+    return std::unique_ptr<CpuOp>();
+  std::vector<uint16_t> index_table(kernels::kX16LutEntries);
+  kernels::x16_lut_index_table(static_cast<const uint16_t*>(t->constant->raw()), x == ir::DType::kI16,
+                               index_table.data());
+  return std::unique_ptr<CpuOp>(std::make_unique<QLinearLookup16Op>(std::move(index_table)));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CpuOp>> make_qlinear_lookup(const ir::Node& node, const CompileContext&) {
   if (node.num_inputs() != 2 || !node.input(0) || !node.input(1) || !node.output(0)) return std::unique_ptr<CpuOp>();
   const ir::DType x = node.input(0)->type.dtype, table = node.input(1)->type.dtype;
-  if (!is_q8(x) || !is_q8(table) || node.output(0)->type.dtype != table) return std::unique_ptr<CpuOp>();
   if (ops::has_fused_epilogue(node)) return std::unique_ptr<CpuOp>();
+  if (is_q16(x)) return make_qlinear_lookup16(node);
+  if (!is_q8(x) || !is_q8(table) || node.output(0)->type.dtype != table) return std::unique_ptr<CpuOp>();
   // A [C, 256] table must be a constant (fuse_qdq_lookup makes it one): its index tables are
   // prepared here, not on every run.
   std::vector<uint8_t> channel_tables;

@@ -1,5 +1,6 @@
-// Reference nfuse.QLinearLookup (ops/qlinear_lookup.cpp): Y[i] = table[X[i]] for u8 X,
-// table[X[i] + 128] for s8 X; a [C, 256] table: row c for the elements of channel c (axis 1).
+// Reference nfuse.QLinearLookup (ops/qlinear_lookup.cpp): Y[i] = table[X[i]] for unsigned X,
+// table[X[i] + 128] for s8 X, table[X[i] + 32768] for s16 X; a [C, 256] table: row c for the
+// elements of channel c (axis 1).
 #include <cstdint>
 
 #include "backends/ref/builtin_kernels.h"
@@ -9,13 +10,29 @@ namespace nfuse::backends::ref {
 namespace {
 
 bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
+bool is_q16(ir::DType t) { return t == ir::DType::kU16 || t == ir::DType::kI16; }
+
+Status qlinear_lookup16(KernelArgs& a) {
+  const ir::Tensor& x = a.in(0);
+  const ir::Tensor& table = a.in(1);
+  ir::Tensor& y = a.out(0);
+  if (!is_q16(table.dtype()) || y.dtype() != table.dtype()) return a.error("a 16-bit X needs a u16 or s16 table and Y");
+  if (table.rank() != 1 || table.numel() != 65536)
+    return a.error("a 16-bit X needs a [65536] table, got " + ir::dims_to_string(table.dims()));
+  const int64_t offset = x.dtype() == ir::DType::kI16 ? 32768 : 0;
+  const auto* t = static_cast<const uint16_t*>(table.raw());  // u16 and s16 entries copy as bits
+  auto* out = static_cast<uint16_t*>(y.raw());
+  for (int64_t i = 0; i < x.numel(); ++i) out[i] = t[x.get_int(i) + offset];
+  return ok_status();
+}
 
 Status qlinear_lookup(KernelArgs& a) {
   const ir::Tensor& x = a.in(0);
   const ir::Tensor& table = a.in(1);
   ir::Tensor& y = a.out(0);
+  if (is_q16(x.dtype())) return qlinear_lookup16(a);
   if (!is_q8(x.dtype()) || !is_q8(table.dtype()) || y.dtype() != table.dtype()) {
-    return a.error("X and table must be u8 or s8, Y of the table's dtype");
+    return a.error("X and table must be u8 or s8 (or X 16-bit), Y of the table's dtype");
   }
   const int64_t channels = table.rank() == 2 ? table.dim(0) : 1;
   if (table.numel() != 256 * channels || table.rank() > 2)

@@ -17,15 +17,15 @@ constexpr size_t kChunk = 256;  // output columns accumulated at once (on the st
 // clamping before rounding equals clamping after (the bounds are integers); below 2^22 adding
 // and subtracting 1.5 * 2^23 rounds to nearest even like nearbyint.
 template <typename Acc, bool XUnsigned>
-void row(const Qs16DwRow& r, uint16_t* y) {
+void row(const Qs16DwRow& r, uint16_t* y, size_t ox_begin, size_t ox_end) {
   const Acc xzp = static_cast<Acc>(r.x_zp);
   const ptrdiff_t sw = static_cast<ptrdiff_t>(r.sw), wi = static_cast<ptrdiff_t>(r.w);
   const float lo = (r.y_unsigned ? 0.0f : -32768.0f) - static_cast<float>(r.y_zp);
   const float hi = (r.y_unsigned ? 65535.0f : 32767.0f) - static_cast<float>(r.y_zp);
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
   Acc acc[kChunk];
-  for (size_t c0 = 0; c0 < r.wo; c0 += kChunk) {
-    const size_t c1 = std::min(r.wo, c0 + kChunk);
+  for (size_t c0 = ox_begin; c0 < ox_end; c0 += kChunk) {
+    const size_t c1 = std::min(ox_end, c0 + kChunk);
     for (size_t i = 0; i < c1 - c0; ++i) acc[i] = static_cast<Acc>(r.bias);
     for (size_t ky = 0; ky < r.kh; ++ky) {
       const uint16_t* xr = r.rows[ky];
@@ -62,12 +62,15 @@ void row(const Qs16DwRow& r, uint16_t* y) {
 
 }  // namespace
 
-inline void dwconv_row(const Qs16DwRow& r, uint16_t* y) {
+// Output columns [ox_begin, ox_end) of the row.
+inline void dwconv_cols(const Qs16DwRow& r, uint16_t* y, size_t ox_begin, size_t ox_end) {
   if (r.acc32) {
-    r.x_unsigned ? row<int32_t, true>(r, y) : row<int32_t, false>(r, y);
+    r.x_unsigned ? row<int32_t, true>(r, y, ox_begin, ox_end) : row<int32_t, false>(r, y, ox_begin, ox_end);
   } else {
-    r.x_unsigned ? row<int64_t, true>(r, y) : row<int64_t, false>(r, y);
+    r.x_unsigned ? row<int64_t, true>(r, y, ox_begin, ox_end) : row<int64_t, false>(r, y, ox_begin, ox_end);
   }
 }
+
+inline void dwconv_row(const Qs16DwRow& r, uint16_t* y) { dwconv_cols(r, y, 0, r.wo); }
 
 }  // namespace nfuse::kernels::NFUSE_QS16DW_ISA_NS

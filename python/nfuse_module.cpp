@@ -186,7 +186,7 @@ py::object quantize(const std::string& model, const std::string& calib, const st
                     const std::string& promote, const std::string& weights, int threads, bool cle, bool bias_correction,
                     const std::string& report, const std::string& html, const std::vector<int64_t>& size,
                     const std::vector<float>& mean, const std::vector<float>& std_dev, const std::string& layout) {
-  static const char* const kMethods[] = {"minmax", "percentile", "mse", "entropy", "sqnr"};
+  static const char* const kMethods[] = {"minmax", "percentile", "mse", "entropy", "sqnr", "auto"};
   static const char* const kActs[] = {"u8", "s8"};
   static const char* const kPrecisions[] = {"int8", "int16", "mixed"};
   static const char* const kPromotions[] = {"float", "int16"};
@@ -244,7 +244,7 @@ PYBIND11_MODULE(nfuse, m) {
       .def("run", &PySession::run, py::arg("feeds"), "{name: array} -> {name: array}, every output")
       .def("placement_report", &PySession::placement_report, "where every node runs and why, as a dict");
   m.def("quantize", &quantize, py::arg("model"), py::arg("calib"), py::arg("output"), py::arg("eval") = "",
-        py::arg("calib_limit") = 0, py::arg("method") = "minmax", py::arg("percentile") = 99.99, py::arg("act") = "u8",
+        py::arg("calib_limit") = 0, py::arg("method") = "auto", py::arg("percentile") = 99.99, py::arg("act") = "u8",
         py::arg("precision") = "int8", py::arg("target_cosine") = 0.99, py::arg("promote") = "float",
         py::arg("weights") = "int8", py::arg("threads") = 1, py::arg("cle") = false, py::arg("bias_correction") = false,
         py::arg("report") = "", py::arg("html") = "", py::arg("size") = std::vector<int64_t>{},

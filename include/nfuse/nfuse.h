@@ -288,6 +288,7 @@ typedef enum nfuse_calibration_method {
   NFUSE_CALIBRATION_MSE = 2,
   NFUSE_CALIBRATION_ENTROPY = 3,
   NFUSE_CALIBRATION_SQNR = 4,
+  NFUSE_CALIBRATION_AUTO = 5, /* per tensor, the method whose range its readers' outputs suffer least from */
   NFUSE_CALIBRATION_ENUM_MAX = 0x7FFFFFFF
 } nfuse_calibration_method;
 typedef enum nfuse_activation_scheme {

@@ -396,7 +396,7 @@ struct QuantizeOptions {
   std::string calibration_data;   // folder of .npy inputs or PNG/JPEG images (required)
   int64_t calibration_limit = 0;  // 0: every file
   std::string evaluation_data;    // held-out folder; empty: none
-  nfuse_calibration_method method = NFUSE_CALIBRATION_MINMAX;
+  nfuse_calibration_method method = NFUSE_CALIBRATION_AUTO;
   double percentile = 99.99;
   nfuse_activation_scheme activations = NFUSE_ACTIVATIONS_U8;
   nfuse_precision precision = NFUSE_PRECISION_INT8;

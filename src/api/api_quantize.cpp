@@ -15,7 +15,7 @@ Status check_enum(const char* fn, const char* what, E value, int last) {
 }
 
 // The flag values of `nfuse quantize`, indexed by the C enums.
-constexpr const char* kMethodNames[] = {"minmax", "percentile", "mse", "entropy", "sqnr"};
+constexpr const char* kMethodNames[] = {"minmax", "percentile", "mse", "entropy", "sqnr", "auto"};
 constexpr const char* kPrecisionNames[] = {"int8", "int16", "mixed"};
 
 // "r,g,b" in 0..255 units, as parse_image_options reads them.
@@ -65,7 +65,7 @@ nfuse_status* nfuse_quantize_options_set_method(nfuse_quantize_options* options,
                                                 double percentile) {
   constexpr const char* fn = "nfuse_quantize_options_set_method";
   return api::set(fn, options, [&](auto& o) -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "calibration method", method, NFUSE_CALIBRATION_SQNR));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_enum(fn, "calibration method", method, NFUSE_CALIBRATION_AUTO));
     if (method == NFUSE_CALIBRATION_PERCENTILE && !(percentile > 0.0 && percentile <= 100.0))
       return invalid_argument(std::string(fn) + ": percentile must be in (0, 100]");
     o.method = api::kMethodNames[method];

@@ -12,23 +12,25 @@ std::string_view method_name(Method method) {
     case Method::kMse: return "mse";
     case Method::kEntropy: return "entropy";
     case Method::kSqnr: return "sqnr";
+    case Method::kAuto: return "auto";
   }
   return "?";
 }
 
 Result<Method> parse_method(std::string_view name) {
-  for (Method m : {Method::kMinMax, Method::kPercentile, Method::kMse, Method::kEntropy, Method::kSqnr}) {
+  for (Method m :
+       {Method::kMinMax, Method::kPercentile, Method::kMse, Method::kEntropy, Method::kSqnr, Method::kAuto}) {
     if (method_name(m) == name) return m;
   }
   return invalid_argument("unknown calibration method '" + std::string(name) +
-                          "' (expected minmax, percentile, mse, entropy or sqnr)");
+                          "' (expected minmax, percentile, mse, entropy, sqnr or auto)");
 }
 
 Status validate(const MethodOptions& options, Method method) {
   if (options.bits < 2 || options.bits > 16) {
     return invalid_argument("calibration bit width " + std::to_string(options.bits) + " outside 2..16");
   }
-  if (method == Method::kPercentile &&
+  if ((method == Method::kPercentile || method == Method::kAuto) &&
       !(std::isfinite(options.percentile) && options.percentile > 0.0 && options.percentile <= 100.0)) {
     return invalid_argument("percentile " + std::to_string(options.percentile) + " outside (0, 100]");
   }

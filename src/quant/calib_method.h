@@ -21,6 +21,8 @@ enum class Method {
   kMse,         // threshold minimising expected clip + rounding squared error
   kEntropy,     // TensorRT-style KL-divergence threshold search
   kSqnr,        // threshold maximising signal / (rounding noise + gamma * clipping noise)
+  kAuto,        // per tensor, whichever of the above its readers' outputs suffer least from
+                // (range_selection.h); chosen by quantize_static, not by an Observer
 };
 
 struct MethodOptions {
@@ -30,7 +32,7 @@ struct MethodOptions {
   double sqnr_clip_weight = 3.0;  // kSqnr: gamma, weight of clipping noise (1.0 makes it kMse)
 };
 
-// "minmax", "percentile", "mse", "entropy", "sqnr".
+// "minmax", "percentile", "mse", "entropy", "sqnr", "auto".
 std::string_view method_name(Method method);
 Result<Method> parse_method(std::string_view name);
 // Checks bits and the method's own options.

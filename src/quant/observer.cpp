@@ -165,6 +165,8 @@ Range Observer::percentile_range(const MethodOptions& options) const {
 
 Result<Range> Observer::range(Method method, const MethodOptions& options) const {
   NFUSE_RETURN_IF_ERROR_PLAIN(validate(options, method));
+  if (method == Method::kAuto)
+    return invalid_argument("method auto is chosen per tensor (range_selection.h), not by one histogram");
   if (count_ == 0) {
     return invalid_argument("no finite values observed (" + std::to_string(nan_count_) + " NaN)");
   }

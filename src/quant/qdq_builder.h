@@ -27,6 +27,7 @@ namespace nfuse::quant {
 struct CalibratedTensor {
   Range range8;
   Range range16;
+  Method method8 = Method::kMinMax;  // the method that gave range8
   std::string shared_with;  // non-empty: the ranges are this tensor's
   // Inputs of weighted layers: the mean of each channel (Conv: axis 1; Gemm / MatMul: the last
   // axis) over the calibration set, for bias correction.

@@ -78,6 +78,7 @@ std::string report_json(const ReportInput& in) {
   nlohmann::json j;
   j["model"] = in.model;
   j["method"] = std::string(method_name(in.options.method));
+  j["range_methods"] = range_method_counts(q);
   j["act"] = act_name(in.options.act);
   j["precision"] = q.selection.weights_only ? "weight-only int8" : precision_name(in.options.precision);
   j["cle_pairs"] = in.options.cle ? nlohmann::json(q.equalized_pairs) : nlohmann::json(nullptr);
@@ -271,6 +272,11 @@ std::string report_html(const ReportInput& in) {
     << in.calibration_samples << " calibration samples"
     << (in.evaluation ? ", " + std::to_string(in.evaluation_samples) + " held-out samples" : ", no held-out set")
     << ".</p>";
+  if (in.options.method == Method::kAuto) {
+    o << "<p id=\"range-methods\">8-bit ranges chosen per tensor:";
+    for (const auto& [method, n] : range_method_counts(q)) o << " " << method << " " << n;
+    o << ".</p>";
+  }
   char buf[768];
   std::snprintf(buf, sizeof buf,
                 "<p id=\"output\">Final output (%s): cosine <b>%.6f</b>, SNR <b>%.2f dB</b>, max abs error %.4g; "

@@ -10,6 +10,7 @@
 #include "quant/activation_equalize.h"
 #include "quant/adaptive_rounding.h"
 #include "quant/observer.h"
+#include "quant/range_selection.h"
 #include "runtime/session.h"
 
 namespace nfuse::quant {
@@ -154,6 +155,14 @@ Status optimize_without_fusions(ir::Graph& g) {
   return ok_status();
 }
 
+std::map<std::string, int> range_method_counts(const QuantizeResult& q) {
+  std::map<std::string, int> out;
+  for (const auto& t : q.tensors) {
+    if (t.shared_with.empty() && t.params.storage != ir::DType::kI16) ++out[std::string(method_name(t.method))];
+  }
+  return out;
+}
+
 Status QuantizeResult::rebuild(const QdqSelection& s) {
   NFUSE_ASSIGN_OR_RETURN(QdqGraph built, build_qdq_graph(*fp32, plan, calibrated, s));
   qdq = std::move(built.graph);
@@ -167,8 +176,8 @@ Status QuantizeResult::rebuild(const QdqSelection& s) {
     const auto p = built.params.find(t);
     if (p == built.params.end()) continue;
     const CalibratedTensor& c = calibrated.at(t);
-    tensors.push_back({t, p->second, built.schemes.at(t) == ActScheme::kS16Symmetric ? c.range16 : c.range8,
-                       c.shared_with});
+    const bool s16 = built.schemes.at(t) == ActScheme::kS16Symmetric;
+    tensors.push_back({t, p->second, s16 ? c.range16 : c.range8, s16 ? Method::kMinMax : c.method8, c.shared_with});
   }
   return ok_status();
 }
@@ -254,6 +263,29 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
                             "adaptive weight rounding of " + gl.node->label());
     }
   }
+  // --method auto: the candidates of every observed tensor, scored on a second pass.
+  auto is_minmax_input = [&](const std::string& name) {
+    const ir::Value* v = g.find_value(name);
+    return options.minmax_inputs && v && v->is_graph_input;
+  };
+  std::map<std::string, std::vector<RangeCandidate>> candidates;
+  if (options.method == Method::kAuto) {
+    for (const auto& name : observed) {
+      if (is_minmax_input(name)) continue;
+      auto c = range_candidates(observers[name], mo8);
+      if (!c.ok()) return c.status().with_context("calibration: ranges of '" + name + "'");
+      candidates[name] = std::move(*c);
+    }
+    NFUSE_ASSIGN_OR_RETURN(auto selector,
+                           RangeSelector::create(g, result.plan, options.act, candidates, options.threads));
+    for (size_t i = 0; i < batches.size(); ++i) {
+      NFUSE_ASSIGN_OR_RETURN(auto outs, session->run({{input_name, batches[i]}}));
+      std::map<std::string, const ir::Tensor*> tensors;
+      for (const auto& name : selector->needed()) tensors[name] = &outs[index.at(name)];
+      NFUSE_RETURN_IF_ERROR(selector->observe(tensors), "calibration: range selection, batch " + std::to_string(i));
+    }
+    for (const auto& [name, k] : selector->choose()) candidates[name] = {candidates[name][k]};
+  }
   session.reset();
   auto rounded = std::make_shared<RoundedWeights>();
   for (auto& gl : grams) {
@@ -267,10 +299,15 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
 
   // Ranges.
   for (const auto& name : observed) {
-    const ir::Value* v = g.find_value(name);
-    const Method method = options.minmax_inputs && v && v->is_graph_input ? Method::kMinMax : options.method;
     CalibratedTensor c;
-    NFUSE_ASSIGN_OR_RETURN(c.range8, observers[name].range(method, mo8));
+    const auto chosen = candidates.find(name);
+    if (chosen != candidates.end()) {
+      c.method8 = chosen->second[0].method;
+      c.range8 = chosen->second[0].range;
+    } else {
+      c.method8 = is_minmax_input(name) || options.method == Method::kAuto ? Method::kMinMax : options.method;
+      NFUSE_ASSIGN_OR_RETURN(c.range8, observers[name].range(c.method8, mo8));
+    }
     NFUSE_ASSIGN_OR_RETURN(c.range16, observers[name].range(Method::kMinMax, mo16));
     c.range16.min *= kRange16Headroom;
     c.range16.max *= kRange16Headroom;

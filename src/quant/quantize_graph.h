@@ -66,6 +66,7 @@ struct QuantizedTensorInfo {
   std::string name;
   ir::QuantParams params;
   Range range;
+  Method method = Method::kMinMax;  // of an 8-bit range (16-bit ranges are minmax with headroom)
   std::string shared_with;  // non-empty when the params come from another tensor
 };
 
@@ -87,6 +88,10 @@ struct QuantizeResult {
   // Replaces qdq/measured/tensors by the graph for `selection`.
   Status rebuild(const QdqSelection& selection);
 };
+
+// How many of q's own 8-bit activation ranges (shared and 16-bit ones left out) each method gave:
+// what `--method auto` chose.
+std::map<std::string, int> range_method_counts(const QuantizeResult& q);
 
 // Runs nfuse's non-fusing optimization passes (constant folding, BN folding...) on `g`: the
 // result stays standard ONNX.

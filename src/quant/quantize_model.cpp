@@ -68,6 +68,9 @@ Result<QuantizeOptions> parse_options(const QuantizeModelOptions& o) {
   auto method = parse_method(o.method);
   if (!method.ok()) return invalid_argument("--method: " + method.status().message());
   qo.method = *method;
+  // auto chooses 8-bit ranges; with none in the model (W8A16 everywhere, weight-only) the
+  // scoring pass would only cost time.
+  if (qo.method == Method::kAuto && (o.precision == "int16" || o.weight_only)) qo.method = Method::kMinMax;
   auto act = parse_act_scheme(o.act);
   if (!act.ok()) return invalid_argument("--act: " + act.status().message());
   if (*act == ActScheme::kS16Symmetric)
@@ -185,8 +188,14 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
           "wrote %s (%zu nodes): %zu layers, %zu activation tensors, %d weights quantized (%s, %s, %s); "
           "calibrated on %lld samples in %.1f s\n",
           o.output.c_str(), q.qdq->nodes().size(), q.layers.size(), q.tensors.size(), q.weights_quantized,
-          o.method.c_str(), o.act.c_str(), o.weight_only ? "weight-only" : o.precision.c_str(),
-          static_cast<long long>(ri.calibration_samples), calibrated_s);
+          std::string(method_name(ri.options.method)).c_str(), o.act.c_str(),
+          o.weight_only ? "weight-only" : o.precision.c_str(), static_cast<long long>(ri.calibration_samples),
+          calibrated_s);
+  if (ri.options.method == Method::kAuto) {
+    std::string chosen;
+    for (const auto& [method, n] : range_method_counts(q)) chosen += " " + method + " " + std::to_string(n);
+    appendf(out, "8-bit ranges chosen per tensor (auto):%s\n", chosen.c_str());
+  }
   const QuantizeReport& head = ri.evaluation ? *ri.evaluation : ri.calibration;
   appendf(out, "per layer (%s set; 'alone': output cosine with only that layer quantized):\n",
           ri.evaluation ? "held-out" : "calibration");

@@ -22,7 +22,7 @@ struct QuantizeModelOptions {
   std::string report;  // --report: JSON (empty: not written)
   std::string html;    // --html: self-contained page (empty: not written)
   std::string eval;    // --eval: held-out folder (empty: none)
-  std::string method = "minmax";
+  std::string method = "auto";
   std::string act = "u8";
   double percentile = 99.99;
   int64_t calib_limit = 0;  // 0: every file

@@ -143,6 +143,9 @@ TEST(QuantizeFashion, MinMaxInt8Top1NearFp32) { check_method(quant::Method::kMin
 
 TEST(QuantizeFashion, MseInt8Top1NearFp32) { check_method(quant::Method::kMse); }
 
+// Per-tensor choice among the methods (range_selection.h), the CLI's default.
+TEST(QuantizeFashion, AutoInt8Top1NearFp32) { check_method(quant::Method::kAuto); }
+
 // Entropy clips activations hardest; graph inputs are calibrated with minmax (QuantizeOptions::
 // minmax_inputs), without which the background mass of every image is clipped (84% top-1).
 TEST(QuantizeFashion, EntropyInt8Top1NearFp32) { check_method(quant::Method::kEntropy); }

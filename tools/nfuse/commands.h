@@ -59,7 +59,7 @@ struct QuantizeArgs {
   std::string output;  // OUT.onnx (QDQ)
   std::string report;  // REPORT.json
   std::string eval;    // optional held-out folder (.npy or images) for the report
-  std::string method = "minmax";
+  std::string method = "auto";
   std::string act = "u8";
   double percentile = 99.99;
   int64_t calib_limit = 0;  // 0: every file

@@ -68,7 +68,7 @@ int run_cli(int argc, char** argv) {
   quantize->add_option("--calib", quantize_args.calib, "folder of .npy calibration inputs or PNG/JPEG images")->required();
   quantize->add_option("-o,--output", quantize_args.output, "output QDQ .onnx file")->required();
   quantize->add_option("--report", quantize_args.report, "per-layer error report (JSON)");
-  quantize->add_option("--method", quantize_args.method, "minmax|percentile|mse|entropy|sqnr");
+  quantize->add_option("--method", quantize_args.method, "minmax|percentile|mse|entropy|sqnr|auto (per tensor)");
   quantize->add_option("--percentile", quantize_args.percentile, "for --method percentile");
   quantize->add_option("--act", quantize_args.act, "activation scheme: u8 (asymmetric) or s8 (symmetric)");
   quantize->add_option("--calib-limit", quantize_args.calib_limit, "use at most N calibration files")

@@ -15,6 +15,9 @@
 // plus B is exact in int64 (int16 x int8 products reach 2^22, so an int32 sum can overflow after
 // 512 of them), then y = saturate(round_half_even(f32(acc) * multiplier) + y_zp) to y's type with
 // multiplier = (x_scale * w_scale) / y_scale in f32: ref's requantize_value with 16-bit storage.
+// Attributes y_min, y_max (optional ints, defaults y's type range): the quantized output is
+// clamped to [y_min, y_max] after that, which is what a Relu or Clip fused into the op leaves of
+// it when the output's range does not imply it (symmetric s16: Relu is y >= y_zp).
 // Names: the ONNX op names would collide with the int8 ops' kernels, which are keyed by op type.
 #include "ir/op_registry.h"
 #include "ops/builtin_ops.h"
@@ -37,6 +40,13 @@ Status check_w8a16(const ir::InferContext& ctx) {
   }
   if (ctx.has_input(2) && ctx.dtype(2) != ctx.dtype(0)) return ctx.error("input 2 must have input 0's dtype");
   if (ctx.has_input(5) && ctx.dtype(5) != ctx.dtype(3)) return ctx.error("input 5 must have input 3's dtype");
+  const bool u16 = ctx.dtype(7) == ir::DType::kU16;
+  const int64_t lo = u16 ? 0 : -32768, hi = u16 ? 65535 : 32767;
+  const int64_t y_min = ctx.node.attrs.get_int("y_min", lo), y_max = ctx.node.attrs.get_int("y_max", hi);
+  if (y_min < lo || y_max > hi || y_min > y_max) {
+    return ctx.error("y_min " + std::to_string(y_min) + " and y_max " + std::to_string(y_max) + " must satisfy " +
+                     std::to_string(lo) + " <= y_min <= y_max <= " + std::to_string(hi));
+  }
   return ok_status();
 }
 

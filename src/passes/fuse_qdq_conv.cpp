@@ -79,10 +79,10 @@ int64_t quantize(float v, const QParams& y) {
   return static_cast<int64_t>(std::min(std::max(static_cast<double>(std::nearbyint(scaled)) + y.zp, lo), hi));
 }
 
-// True when the activation `act` (Relu or Clip with constant bounds) changes nothing after the
-// output quantization: Q(lo) is the type minimum and Q(hi) the maximum.
-bool activation_implied(const ir::Node& act, const QParams& y) {
-  const int64_t qmin = qmin_of(y.dtype), qmax = qmax_of(y.dtype);
+// The quantized bounds [Q(lo), Q(hi)] of the activation `act` (Relu or Clip with constant
+// bounds): Q is monotone, so Q(act(c)) = clamp(Q(c), Q(lo), Q(hi)) exactly. nullopt when a bound
+// is not constant.
+std::optional<std::pair<int64_t, int64_t>> activation_bounds(const ir::Node& act, const QParams& y) {
   float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
   if (act.op_type == "Clip") {
     lo = act.attrs.get_float("min", -std::numeric_limits<float>::infinity());
@@ -90,11 +90,18 @@ bool activation_implied(const ir::Node& act, const QParams& y) {
     for (int i = 1; i <= 2; ++i) {
       if (!act.input(i)) continue;
       auto s = scalar_constant(act.input(i));
-      if (!s) return false;
+      if (!s) return std::nullopt;
       (i == 1 ? lo : hi) = static_cast<float>(*s);
     }
   }
-  return quantize(lo, y) == qmin && quantize(hi, y) == qmax;
+  return std::make_pair(quantize(lo, y), quantize(hi, y));
+}
+
+// True when `act` changes nothing after the output quantization: Q(lo) is the type minimum and
+// Q(hi) the maximum.
+bool activation_implied(const ir::Node& act, const QParams& y) {
+  const auto b = activation_bounds(act, y);
+  return b && b->first == qmin_of(y.dtype) && b->second == qmax_of(y.dtype);
 }
 
 // Pattern (q is the QuantizeLinear offered):
@@ -105,8 +112,9 @@ bool activation_implied(const ir::Node& act, const QParams& y) {
 //     -> QLinearConv(x_q, x_scale, x_zp, w_q, w_scale, w_zp, y_scale, y_zp, b_int32) -> y_q
 // c and a feed only the next node of the chain; x's and w's DequantizeLinear may have other users
 // (then they stay). With 16-bit x_q and y_q (W8A16) the same chain, its Q/DQ of the default
-// domain (opset 21) or "com.microsoft", becomes nfuse.QLinearConv16 (src/ops/qlinear16.cpp);
-// 8-bit chains take default-domain Q/DQ only, as before.
+// domain (opset 21) or "com.microsoft", becomes nfuse.QLinearConv16 (src/ops/qlinear16.cpp),
+// with an activation the output range does not imply (a Relu before a symmetric s16 Q) as the
+// op's y_min / y_max clamp; 8-bit chains take default-domain Q/DQ only, as before.
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   if (!is_qdq_op(&q, "QuantizeLinear") || !q.input(2)) return false;
   const ir::DType yt = q.input(2)->type.dtype;
@@ -120,9 +128,14 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   if (!y) return false;
   ir::Node* conv = producer_of(q.input(0));
   ir::Node* act = nullptr;
+  std::optional<std::pair<int64_t, int64_t>> clamp;  // 16-bit: the activation as y_min / y_max
   if (is_op(conv, "Relu") || is_op(conv, "Clip")) {
     act = conv;
-    if (sole_consumer(act->output(0)) != &q || !activation_implied(*act, *y)) return false;
+    if (sole_consumer(act->output(0)) != &q) return false;
+    if (!activation_implied(*act, *y)) {
+      clamp = wide ? activation_bounds(*act, *y) : std::nullopt;
+      if (!clamp || clamp->first > clamp->second) return false;
+    }
     conv = producer_of(act->input(0));
   }
   if (!is_op(conv, "Conv") || ops::has_fused_epilogue(*conv) || !conv->implicit_inputs.empty()) return false;
@@ -155,6 +168,10 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   if (wide) {
     ql->domain = "nfuse";
     ql->opset = 1;
+    if (clamp) {
+      ql->attrs.set("y_min", clamp->first);
+      ql->attrs.set("y_max", clamp->second);
+    }
   } else {
     ql->opset = std::max(conv->opset, 10);
   }

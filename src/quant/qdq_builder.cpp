@@ -1,5 +1,8 @@
 #include "quant/qdq_builder.h"
 
+#include <algorithm>
+#include <set>
+
 #include "frontend/onnx/onnx_exporter.h"
 #include "frontend/onnx/onnx_importer.h"
 
@@ -31,22 +34,23 @@ ir::Value* zero_point_constant(ir::Graph& g, const std::string& hint, const ir::
   }
 }
 
-// x -> Q -> DQ -> (every former consumer of x). Returns the DQ output.
-Result<ir::Value*> insert_qdq(ir::Graph& g, ir::Value* x, const ir::QuantParams& p) {
+// x -> Q -> DQ -> `readers` (each input that was x); the nodes named `base` + "_QuantizeLinear" /
+// "_DequantizeLinear", their outputs `q_name` / `dq_name`. Returns the DQ output.
+Result<ir::Value*> add_qdq(ir::Graph& g, ir::Value* x, const ir::QuantParams& p, const std::vector<ir::Node*>& readers,
+                           const std::string& base, const std::string& q_name, const std::string& dq_name) {
   if (p.scale.size() != 1 || p.zero_point.size() != 1) return internal_error("per-tensor params expected");
-  std::vector<ir::Node*> consumers = x->consumers;
   ir::Value* scale = scalar_constant<float>(g, x->name + "_scale", p.scale[0]);
   ir::Value* zp = zero_point_constant(g, x->name + "_zero_point", p);
-  ir::Value* q = g.add_unique_value(x->name + "_quantized", ir::TensorType{p.storage, x->type.shape});
-  ir::Value* dq = g.add_unique_value(x->name + "_dequantized", x->type);
-  for (ir::Node* c : consumers) {
+  ir::Value* q = g.add_unique_value(q_name, ir::TensorType{p.storage, x->type.shape});
+  ir::Value* dq = g.add_unique_value(dq_name, x->type);
+  for (ir::Node* c : readers) {
     for (auto& in : c->inputs) {
       if (in == x) in = dq;
     }
   }
   const bool contrib = p.storage == ir::DType::kI16;
-  ir::Node* qn = g.add_node("QuantizeLinear", x->name + "_QuantizeLinear", {x, scale, zp}, {q});
-  ir::Node* dqn = g.add_node("DequantizeLinear", x->name + "_DequantizeLinear", {q, scale, zp}, {dq});
+  ir::Node* qn = g.add_node("QuantizeLinear", base + "_QuantizeLinear", {x, scale, zp}, {q});
+  ir::Node* dqn = g.add_node("DequantizeLinear", base + "_DequantizeLinear", {q, scale, zp}, {dq});
   for (ir::Node* n : {qn, dqn}) {
     n->domain = contrib ? kContribDomain : "";
     n->opset = contrib ? 1 : 13;
@@ -54,6 +58,11 @@ Result<ir::Value*> insert_qdq(ir::Graph& g, ir::Value* x, const ir::QuantParams&
   if (contrib) g.opsets.emplace(kContribDomain, 1);
   g.relink();
   return dq;
+}
+
+// x -> Q -> DQ -> (every former consumer of x). Returns the DQ output.
+Result<ir::Value*> insert_qdq(ir::Graph& g, ir::Value* x, const ir::QuantParams& p) {
+  return add_qdq(g, x, p, x->consumers, x->name, x->name + "_quantized", x->name + "_dequantized");
 }
 
 // The bias correction of a weighted layer: -(W_q - W) E[x] per output channel, or empty when
@@ -154,6 +163,45 @@ Status quantize_weight(ir::Graph& g, ir::Node& n, int axis, float x_scale, const
   return ok_status();
 }
 
+// The nodes of layer `l` in `g` that read the value `dq` (the layer's node itself, or for an
+// element-wise region the members reading it, found walking back from the region's output; a
+// region holds no DequantizeLinear, so the walk stops at every one).
+std::vector<ir::Node*> layer_nodes_reading(ir::Graph& g, const PlannedLayer& l, const ir::Value* dq) {
+  std::vector<ir::Node*> out;
+  auto reads = [&](const ir::Node* n) { return std::find(n->inputs.begin(), n->inputs.end(), dq) != n->inputs.end(); };
+  if (l.kind != LayerKind::kLookup) {
+    ir::Node* n = find_layer_node(g, l);
+    if (n && reads(n)) out.push_back(n);
+    return out;
+  }
+  const ir::Value* y = g.find_value(l.node_output);
+  std::vector<ir::Node*> stack;
+  if (y && y->producer) stack.push_back(y->producer);
+  std::set<const ir::Node*> seen;
+  while (!stack.empty()) {
+    ir::Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second || n->op_type == "DequantizeLinear") continue;
+    if (reads(n)) out.push_back(n);
+    for (ir::Value* in : n->inputs) {
+      if (in && in != dq && !in->constant && in->producer) stack.push_back(in->producer);
+    }
+  }
+  return out;
+}
+
+// dq -> Q -> DQ (at `s`, from `c`'s ranges) -> the nodes of `l` that read dq.
+Status requantize_edge(ir::Graph& g, const PlannedLayer& l, const std::string& dq_name, const CalibratedTensor& c,
+                       ActScheme s) {
+  ir::Value* dq = g.find_value(dq_name);
+  if (!dq) return internal_error("the tensor's DequantizeLinear output is missing");
+  const std::vector<ir::Node*> readers = layer_nodes_reading(g, l, dq);
+  if (readers.empty()) return internal_error("no node of the layer reads the tensor");
+  NFUSE_ASSIGN_OR_RETURN(ir::QuantParams p, activation_params(s == ActScheme::kS16Symmetric ? c.range16 : c.range8, s));
+  const std::string base = dq->name + "_for_" + l.name;
+  return add_qdq(g, dq, p, readers, base, base + "_quantized", base).status();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ir::Graph>> clone_graph(const ir::Graph& g) {
@@ -171,20 +219,28 @@ Result<QdqGraph> build_qdq_graph(const ir::Graph& fp32, const QuantPlan& plan,
   ir::Graph& g = *out.graph;
   g.relink();
 
-  // Active layers, and each quantized tensor's scheme (s16 wins over the base scheme).
+  // Active layers and their schemes; each quantized tensor's home scheme: its writer's (the
+  // layer whose output it is), else the widest of its readers' (s16 over the base scheme).
   std::vector<const PlannedLayer*> active;
+  std::map<const PlannedLayer*, ActScheme> layer_scheme;
   std::map<std::string, ActScheme> scheme;
   for (const auto& l : plan.layers) {
     if (selection.only && !selection.only_layers.count(l.node_output)) continue;
     if (selection.float_layers.count(l.node_output)) continue;
     active.push_back(&l);
     const ActScheme s = selection.int16_layers.count(l.node_output) ? ActScheme::kS16Symmetric : selection.act;
-    auto mark = [&](const std::string& t) {
-      auto [it, inserted] = scheme.emplace(t, s);
+    layer_scheme[&l] = s;
+    if (l.output_quantized) scheme[l.output] = s;
+  }
+  std::set<std::string> written;
+  for (const auto& [t, s] : scheme) written.insert(t);
+  for (const PlannedLayer* l : active) {
+    const ActScheme s = layer_scheme.at(l);
+    for (const auto& in : l->inputs) {
+      if (written.count(in)) continue;
+      auto [it, inserted] = scheme.emplace(in, s);
       if (!inserted && s == ActScheme::kS16Symmetric) it->second = s;
-    };
-    for (const auto& in : l.inputs) mark(in);
-    if (l.output_quantized) mark(l.output);
+    }
   }
 
   // Weights first: their nodes are found by output name, which insert_qdq keeps.
@@ -205,7 +261,7 @@ Result<QdqGraph> build_qdq_graph(const ir::Graph& fp32, const QuantPlan& plan,
     bool corrected = false, adaptive = false;
     float x_scale = 1.0f;
     if (const auto c = calibrated.find(l->inputs[0]); c != calibrated.end()) {
-      const ActScheme s = scheme.at(l->inputs[0]);
+      const ActScheme s = layer_scheme.at(l);  // the input as the layer reads it
       NFUSE_ASSIGN_OR_RETURN(ir::QuantParams xp,
                              activation_params(s == ActScheme::kS16Symmetric ? c->second.range16 : c->second.range8, s));
       x_scale = xp.scale[0];
@@ -232,6 +288,23 @@ Result<QdqGraph> build_qdq_graph(const ir::Graph& fp32, const QuantPlan& plan,
     dq_name[t] = dq->name;
     out.params[t] = p;
     out.schemes[t] = s->second;
+  }
+  // A layer reading a tensor at another scheme than the tensor's home one (an int8 layer after
+  // an int16 one in a mixed-precision graph, say) reads it through a Q/DQ pair of its own: a
+  // requantization on that edge, so the layer reads and writes one precision and runs on its
+  // integer kernel rather than in float between a 16-bit DequantizeLinear and an 8-bit
+  // QuantizeLinear.
+  if (!selection.weights_only) {
+    for (const PlannedLayer* l : active) {
+      const ActScheme s = layer_scheme.at(l);
+      std::set<std::string> done;
+      for (const auto& t : l->inputs) {
+        const auto home = scheme.find(t);
+        if (home == scheme.end() || home->second == s || !done.insert(t).second) continue;
+        NFUSE_RETURN_IF_ERROR(requantize_edge(g, *l, dq_name.at(t), calibrated.at(t), s),
+                              "quantize: requantizing '" + t + "' for layer '" + l->name + "'");
+      }
+    }
   }
   for (const auto& l : plan.layers) {
     const auto d = dq_name.find(l.output);

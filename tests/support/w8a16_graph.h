@@ -27,6 +27,7 @@ struct W8A16Spec {
   bool per_channel = true;
   std::string bias = "int32";  // "none", "float", "int32"
   bool relu = false;
+  bool relu_clamps = false;  // with relu: y's range stays symmetric (or mid zero point), so the Relu clamps
   float x_range = 2.5f;      // x in [-x_range, x_range]
   bool float_acts = false;   // no activation Q/DQ at all (the f32 reference with the same weights)
   bool w_min = false;        // every weight -128 (with x at an extreme: accumulators beyond int32)
@@ -172,7 +173,7 @@ class W8A16GraphBuilder {
     const double k = static_cast<double>(s.c / s.group * s.k * s.k);
     const float y_range =
         s.y_range > 0 ? s.y_range : static_cast<float>(4.0 * 0.45 * s.x_range / 1.73 * std::sqrt(k));
-    auto [ys, yz] = act_qparams(s.bits, s.y_unsigned, y_range, s.relu);
+    auto [ys, yz] = act_qparams(s.bits, s.y_unsigned, y_range, s.relu && !s.relu_clamps);
     return finish(qdq(c, "y", yt, ys, yz));
   }
 

@@ -72,6 +72,12 @@ class QChain {
     return *this;
   }
 
+  // A fused Relu on the last QLinearConv16: its output clamped at its zero point (y_min).
+  QChain& relu_clamp() {
+    g_->nodes().back()->attrs.set("y_min", zp_);
+    return *this;
+  }
+
   // nfuse.QLinearLookup: a random 256-byte table of the activation type (an int8 HardSwish or
   // Sigmoid as the QDQ fusion pass leaves it), same scale and zero point after it.
   QChain& lookup() {
@@ -358,6 +364,10 @@ TEST(FusionInt16, PointwiseDepthwisePointwise) {
   check({2, 8, 19, 12}, false,
         [](QChain& c) { c.qconv(24, 1, 1, 0, 1, 8.0f).qconv(24, 5, 2, 2, 24).qconv(8, 1, 1, 0, 1); },
         "u16 expand (saturating) / dw5x5 s2 / project, batch 2", 3, 16);
+  check(
+      {1, 16, 23, 17}, true,
+      [](QChain& c) { c.qconv(48, 1, 1, 0, 1).relu_clamp().qconv(48, 3, 1, 1, 48).relu_clamp().qconv(16, 1, 1, 0, 1); },
+      "s16 expand/dw with fused Relu clamps (y_min = y_zp) / project", 3, 16);
 }
 
 // W8A16 dense convolutions: each strip's window copied to NHWC and its im2col rows built, as

@@ -14,6 +14,7 @@
 
 #include "backends/ref/ref_kernel.h"
 #include "backends/run_profile.h"
+#include "ir/infer_shapes.h"
 #include "kernels/cpu_features.h"
 #include "passes/fuse_qdq_conv.h"
 #include "passes/fuse_qdq_matmul.h"
@@ -38,8 +39,9 @@ std::string describe(const W8A16Spec& s) {
   char buf[300];
   std::snprintf(buf, sizeof buf,
                 "seed=%u n=%ld c=%ld co=%ld %ldx%ld k=%ld s=%ld p=%ld d=%ld g=%ld bits=%d x_u=%d y_u=%d "
-                "contrib=%d pc=%d bias=%s relu=%d", kSeed, s.n, s.c, s.co, s.h, s.w, s.k, s.stride, s.pad, s.dilation,
-                s.group, s.bits, s.x_unsigned, s.y_unsigned, s.contrib, s.per_channel, s.bias.c_str(), s.relu);
+                "contrib=%d pc=%d bias=%s relu=%d clamps=%d",
+                kSeed, s.n, s.c, s.co, s.h, s.w, s.k, s.stride, s.pad, s.dilation, s.group, s.bits, s.x_unsigned,
+                s.y_unsigned, s.contrib, s.per_channel, s.bias.c_str(), s.relu, s.relu_clamps);
   return buf;
 }
 
@@ -119,16 +121,49 @@ TEST(Qdq16Fusion, MatMulBothDomains) {
   check_fusion({.x_unsigned = true, .y_unsigned = true, .contrib = true}, false, "QLinearMatMul16");
 }
 
-// A Relu that clamps (y_zp in the middle of the range) is not implied: the chain stays unfused.
-TEST(Qdq16Fusion, ClampingReluStaysUnfused) {
-  W8A16Spec s{.y_unsigned = true, .relu = true};
-  auto g = W8A16GraphBuilder(s).conv();
-  ASSERT_NE(g, nullptr);
-  for (auto& n : g->nodes())  // move y's zero point to mid scale
-    if (n->name == "quant_y") n->input(2)->constant = testing::zero_point_tensor(ir::DType::kU16, 32768);
+// A Relu that clamps (y_zp in the middle of the range: a mixed-precision graph's int16 layer
+// that absorbed its Relu) fuses as the op's output clamp, y_min = y_zp, within one step of the
+// QDQ graph; a Clip with its quantized bounds. An 8-bit chain with a clamping Relu stays unfused.
+TEST(Qdq16Fusion, ClampingReluFusesAsOutputClamp) {
+  for (const bool u : {false, true}) {
+    const W8A16Spec s{.y_unsigned = u, .relu = true, .relu_clamps = true};
+    check_fusion(s, true, "QLinearConv16");
+    auto g = W8A16GraphBuilder(s).conv();
+    ASSERT_NE(g, nullptr);
+    passes::PassLog log;
+    ASSERT_TRUE(passes::fuse_qdq_conv(*g, log).ok());
+    int found = 0;
+    for (const auto& n : g->nodes()) {
+      if (n->op_type != "QLinearConv16") continue;
+      ++found;
+      EXPECT_EQ(n->attrs.get_int("y_min", -1), u ? 32768 : 0);
+      EXPECT_EQ(n->attrs.get_int("y_max", -1), u ? 65535 : 32767);
+    }
+    EXPECT_EQ(found, 1);
+  }
+  auto g8 = W8A16GraphBuilder({.bits = 8, .y_unsigned = true, .relu = true, .relu_clamps = true}).conv();
+  ASSERT_NE(g8, nullptr);
   passes::PassLog log;
-  ASSERT_TRUE(passes::fuse_qdq_conv(*g, log).ok());
-  EXPECT_EQ(count_ops(*g, "QLinearConv16", "nfuse"), 0);
+  ASSERT_TRUE(passes::fuse_qdq_conv(*g8, log).ok());
+  EXPECT_EQ(count_ops(*g8, "QLinearConv"), 0);
+}
+
+// y_min / y_max out of y's type range, or crossed, are refused by shape inference.
+TEST(Qdq16Fusion, OutputClampOutsideTheTypeIsRefused) {
+  for (auto [lo, hi] : {std::pair<int64_t, int64_t>{-40000, 0}, {0, 40000}, {5, 4}}) {
+    auto g = W8A16GraphBuilder({}).conv();
+    ASSERT_NE(g, nullptr);
+    passes::PassLog log;
+    ASSERT_TRUE(passes::fuse_qdq_conv(*g, log).ok());
+    for (auto& n : g->nodes()) {
+      if (n->op_type != "QLinearConv16") continue;
+      n->attrs.set("y_min", lo);
+      n->attrs.set("y_max", hi);
+    }
+    const Status st = ir::infer_shapes(*g);
+    EXPECT_FALSE(st.ok()) << lo << " " << hi;
+    EXPECT_NE(st.message().find("y_min"), std::string::npos) << st.to_string();
+  }
 }
 
 // The 8-bit path is unchanged: W8A8 chains still become the ONNX QLinearConv / QLinearMatMul.
@@ -178,6 +213,10 @@ TEST(Qdq16Cpu, DenseConvShapesOnEveryIsaBitExact) {
     check_cpu_vs_ref({.c = 7, .co = 12, .h = 17, .w = 23, .stride = 2, .pad = 1, .y_unsigned = true});
     check_cpu_vs_ref({.c = 64, .co = 20, .h = 6, .w = 6, .bias = "none", .w_min = true, .y_range = 2000.0f}, true,
                      2);  // every |w| = 128: K chunked so int32 partial sums cannot overflow
+    // A fused clamping Relu (y_min = y_zp) on both GEMM orientations, s16 and u16.
+    check_cpu_vs_ref({.c = 40, .co = 19, .h = 9, .w = 8, .k = 1, .pad = 0, .relu = true, .relu_clamps = true});
+    check_cpu_vs_ref(
+        {.c = 7, .co = 12, .h = 17, .w = 23, .stride = 2, .y_unsigned = true, .relu = true, .relu_clamps = true});
   }
 }
 
@@ -235,6 +274,21 @@ void check_depthwise_cases() {
                         .y_unsigned = true});
     }
   check_cpu_vs_ref({.c = 5, .co = 5, .h = 12, .w = 19, .pad = 2, .dilation = 2, .group = 5});
+  // A fused clamping Relu: the register loop's interior, its edges and the generic loop.
+  check_cpu_vs_ref(
+      {.c = 6, .co = 6, .h = 9, .w = 300, .k = 5, .pad = 2, .group = 6, .relu = true, .relu_clamps = true});
+  check_cpu_vs_ref({.c = 4,
+                    .co = 4,
+                    .h = 7,
+                    .w = 40,
+                    .stride = 2,
+                    .group = 4,
+                    .x_unsigned = true,
+                    .y_unsigned = true,
+                    .relu = true,
+                    .relu_clamps = true});
+  check_cpu_vs_ref(
+      {.c = 5, .co = 5, .h = 8, .w = 19, .pad = 2, .dilation = 2, .group = 5, .relu = true, .relu_clamps = true});
   check_cpu_vs_ref({.c = 8, .co = 8, .h = 6, .w = 520, .group = 8, .x_unsigned = true}, true, 1);
   check_cpu_vs_ref({.c = 8, .co = 8, .h = 6, .w = 40, .group = 8}, true, 2);
   check_cpu_vs_ref({.c = 5,

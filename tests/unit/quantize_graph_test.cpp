@@ -337,6 +337,49 @@ TEST(QuantizeGraph, Int16RunsOnW8A16Kernels) {
   EXPECT_GT(e16->snr_db, e8->snr_db);
 }
 
+// Mixed precision: every layer reads and writes its own precision, a tensor crossing from an
+// int16 layer to an int8 one (or back) being requantized on that edge, so the cpu backend runs
+// every convolution on an integer kernel (none in float between a 16-bit DequantizeLinear and an
+// 8-bit QuantizeLinear), and the output stays between the all-int8 and all-int16 errors.
+TEST(QuantizeGraph, MixedBoundariesRunOnIntegerKernels) {
+  auto g = conv_relu_conv();
+  ASSERT_TRUE(g);
+  auto q = quant::quantize_static(*g, batches(kSeed, 4), quant::QuantizeOptions{});
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  ASSERT_EQ(q->layers.size(), 3u);
+  const auto data = batches(kSeed + 400, 2);
+  auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
+  ASSERT_TRUE(reference.ok());
+  auto e8 = quant::evaluate_output(*q->qdq, data, *reference);
+  ASSERT_TRUE(e8.ok());
+  const quant::QdqSelection base = q->selection;
+  for (size_t wide : {size_t{0}, size_t{2}}) {
+    quant::QdqSelection s = base;
+    s.int16_layers.insert(q->layers[wide].node_output);
+    ASSERT_TRUE(q->rebuild(s).ok());
+    // One requantized edge: pool1 reading conv1's s16 output, or conv2 reading pool1's u8 one.
+    int requantized = 0;
+    for (const auto& n : q->qdq->nodes()) {
+      if (n->op_type == "QuantizeLinear" && n->input(0)->producer &&
+          n->input(0)->producer->op_type == "DequantizeLinear")
+        ++requantized;
+    }
+    EXPECT_EQ(requantized, 1) << wide;
+    auto copy = quant::clone_graph(*q->qdq);
+    ASSERT_TRUE(copy.ok()) << copy.status().to_string();
+    runtime::SessionOptions so;
+    so.backend = "cpu";
+    auto session = runtime::Session::create(std::move(*copy), so);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    EXPECT_EQ(count_ops((*session)->graph(), "QLinearConv16"), 1) << wide;
+    EXPECT_EQ(count_ops((*session)->graph(), "QLinearConv"), 1) << wide;
+    EXPECT_EQ(count_ops((*session)->graph(), "Conv"), 0) << wide;
+    auto e = quant::evaluate_output(*q->qdq, data, *reference);
+    ASSERT_TRUE(e.ok());
+    EXPECT_GE(e->snr_db, e8->snr_db - 0.5) << wide;
+  }
+}
+
 TEST(QuantizeGraph, RejectsEmptyCalibration) {
   auto g = conv_relu_conv();
   ASSERT_TRUE(g);

@@ -18,6 +18,7 @@ struct W8A16Params {
   const ir::Tensor* w = nullptr;  // s8 constant
   bool x_unsigned = false, y_unsigned = false;
   int32_t x_zp = 0, y_zp = 0;
+  int32_t y_min = -32768, y_max = 32767;  // the output clamp: y's type range, or the op's y_min / y_max
   std::vector<float> mult;  // one per output channel: requant_multiplier(x_scale, w_scale[c], y_scale)
 };
 
@@ -52,6 +53,11 @@ inline std::optional<W8A16Params> read_w8a16_params(const ir::Node& node, int ch
   p.y_unsigned = yz->dtype() == ir::DType::kU16;
   p.x_zp = xz ? static_cast<int32_t>(xz->get_int(0)) : 0;
   p.y_zp = static_cast<int32_t>(yz->get_int(0));
+  const int64_t type_lo = p.y_unsigned ? 0 : -32768, type_hi = p.y_unsigned ? 65535 : 32767;
+  const int64_t y_min = node.attrs.get_int("y_min", type_lo), y_max = node.attrs.get_int("y_max", type_hi);
+  if (y_min < type_lo || y_max > type_hi || y_min > y_max) return std::nullopt;
+  p.y_min = static_cast<int32_t>(y_min);
+  p.y_max = static_cast<int32_t>(y_max);
   const float x_scale = xs->data<float>()[0], y_scale = ys->data<float>()[0];
   for (int64_t c = 0; c < channels; ++c) {
     const float m = nfuse::requant_multiplier(x_scale, ws->data<float>()[ws->numel() == 1 ? 0 : c], y_scale);
@@ -62,13 +68,13 @@ inline std::optional<W8A16Params> read_w8a16_params(const ir::Node& node, int ch
 }
 
 // What the quantization fixes in the qs16 GEMM's arguments: A's and C's signedness, C's zero
-// point and its clamp to the output type.
+// point and its clamp (the output type's range, or the op's y_min / y_max).
 inline void set_qs16_quantization(const W8A16Params& p, kernels::Qs16GemmArgs* a) {
   a->a_unsigned = p.x_unsigned;
   a->c_unsigned = p.y_unsigned;
   a->c_zero_point = p.y_zp;
-  a->qmin = p.y_unsigned ? 0 : -32768;
-  a->qmax = p.y_unsigned ? 65535 : 32767;
+  a->qmin = p.y_min;
+  a->qmax = p.y_max;
 }
 
 }  // namespace nfuse::backends::cpu

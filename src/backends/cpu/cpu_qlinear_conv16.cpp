@@ -59,6 +59,7 @@ void qlinear_dwconv16_rows(const Conv2dGeometry& g, const W8A16Params& p, const 
   r.bias = bias[m];
   r.x_unsigned = p.x_unsigned, r.y_unsigned = p.y_unsigned;
   r.x_zp = p.x_zp, r.y_zp = p.y_zp;
+  r.qmin = p.y_min, r.qmax = p.y_max;
   r.mult = p.mult[m];
   // int32 holds every partial sum when |bias| + sum_t |w_t| * max |x - x_zp| < 2^31.
   const int64_t x_lo = p.x_unsigned ? 0 : -32768, x_hi = p.x_unsigned ? 65535 : 32767;

@@ -2,6 +2,7 @@
 // src/ops/qlinear16.cpp): int64 accumulation of zero-point-centred products, then
 // kernels/quant_arithmetic.h's requantize_value with 16-bit storage. Written out here (not shared with
 // ref_conv.cpp / ref_matmul.cpp) so it is a plain loop nest that tests can trust on its own.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,23 @@ Result<PerChannel> params(const KernelArgs& a, int scale, int zp, int64_t channe
   return p;
 }
 
-void store(ir::Tensor& out, size_t i, int64_t acc, float mult, int64_t zp) {
-  if (out.dtype() == ir::DType::kI16) out.data<int16_t>()[i] = requantize_value<int16_t>(acc, mult, zp);
-  else out.data<uint16_t>()[i] = requantize_value<uint16_t>(acc, mult, zp);
+// The y_min / y_max attributes (ops/qlinear16.cpp): the clamp after the requantization.
+struct OutputClamp {
+  int64_t lo, hi;
+};
+OutputClamp output_clamp(const KernelArgs& a) {
+  const bool u16 = a.out(0).dtype() == ir::DType::kU16;
+  return {a.attrs().get_int("y_min", u16 ? 0 : -32768), a.attrs().get_int("y_max", u16 ? 65535 : 32767)};
+}
+
+void store(ir::Tensor& out, size_t i, int64_t acc, float mult, int64_t zp, OutputClamp c) {
+  if (out.dtype() == ir::DType::kI16) {
+    out.data<int16_t>()[i] =
+        static_cast<int16_t>(std::clamp<int64_t>(requantize_value<int16_t>(acc, mult, zp), c.lo, c.hi));
+  } else {
+    out.data<uint16_t>()[i] =
+        static_cast<uint16_t>(std::clamp<int64_t>(requantize_value<uint16_t>(acc, mult, zp), c.lo, c.hi));
+  }
 }
 
 // Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
@@ -57,6 +72,7 @@ Status qlinear_conv16(KernelArgs& a) {
   const std::vector<int64_t> tap_index = all_indices(g.kernel), out_index = all_indices(g.out);
   const std::vector<int64_t> in_strides = strides_of(g.in);
   ir::Tensor& out = a.out(0);
+  const OutputClamp clamp = output_clamp(a);
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t m = 0; m < g.out_channels; ++m) {
       const int64_t c0 = (m / mg) * cg;
@@ -79,7 +95,7 @@ Status qlinear_conv16(KernelArgs& a) {
             acc += xv * wv;
           }
         }
-        store(out, static_cast<size_t>((n * g.out_channels + m) * out_size + o), acc, mult, yq.z(0));
+        store(out, static_cast<size_t>((n * g.out_channels + m) * out_size + o), acc, mult, yq.z(0), clamp);
       }
     }
   }
@@ -95,6 +111,7 @@ Status qlinear_matmul16(KernelArgs& a) {
   NFUSE_ASSIGN_OR_RETURN(PerChannel yq, params(a, 6, 7, 1, "y"));
   const std::vector<int64_t> av = to_int64s(a.in(0)), bv = to_int64s(a.in(3));
   ir::Tensor& out = a.out(0);
+  const OutputClamp clamp = output_clamp(a);
   for (size_t bi = 0; bi < g.a_matrix.size(); ++bi) {
     const int64_t* am = av.data() + g.a_matrix[bi] * g.m * g.k;
     const int64_t* bm = bv.data() + g.b_matrix[bi] * g.k * g.n;
@@ -103,7 +120,7 @@ Status qlinear_matmul16(KernelArgs& a) {
         int64_t acc = 0;
         for (int64_t kk = 0; kk < g.k; ++kk) acc += (am[i * g.k + kk] - aq.z(0)) * (bm[kk * g.n + j] - bq.z(j));
         store(out, static_cast<size_t>((static_cast<int64_t>(bi) * g.m + i) * g.n + j), acc,
-              requant_multiplier(aq.s(0), bq.s(j), yq.s(0)), yq.z(0));
+              requant_multiplier(aq.s(0), bq.s(j), yq.s(0)), yq.z(0), clamp);
       }
     }
   }

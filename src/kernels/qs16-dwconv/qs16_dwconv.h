@@ -2,7 +2,8 @@
 // with one input channel per group (cpu_qlinear_conv16.cpp, the fusion backend's int16 strips).
 //
 //   acc[ox] = bias + sum over taps (ky, kx) inside the input of (x[iy][ix] - x_zp) * w[ky][kx]
-//   y[ox]   = requantize(acc[ox], mult, y_zp)   (quant_arithmetic.h: round half even, saturate)
+//   y[ox]   = clamp(requantize(acc[ox], mult, y_zp), qmin, qmax)   (quant_arithmetic.h: round half
+//             even, saturate; [qmin, qmax] inside y's type: a fused Relu / Clip)
 //
 // x and y are 16-bit (u16 or s16 bit patterns), w s8. The accumulator is int32 when `acc32`
 // (the caller proved |bias| + sum |w| * max |x - x_zp| < 2^31), int64 otherwise. Bit-exact with
@@ -25,6 +26,7 @@ struct Qs16DwRow {
   int64_t bias = 0;
   bool x_unsigned = false, y_unsigned = false, acc32 = false;
   int32_t x_zp = 0, y_zp = 0;
+  int32_t qmin = -32768, qmax = 32767;  // in y's type (u16: 0..65535)
   float mult = 1.0f;
 };
 

@@ -47,8 +47,8 @@ void interior(const Qs16DwRow& r, uint16_t* y, size_t ox_begin, size_t ox_end) {
   const auto start = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(r.bias - r.x_zp * wsum)));
   const __m512i acc0 = _mm512_set1_epi32(start);
   const __m512 mult = _mm512_set1_ps(r.mult);
-  const __m512 lo = _mm512_set1_ps((r.y_unsigned ? 0.0f : -32768.0f) - static_cast<float>(r.y_zp));
-  const __m512 hi = _mm512_set1_ps((r.y_unsigned ? 65535.0f : 32767.0f) - static_cast<float>(r.y_zp));
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(r.qmin - r.y_zp));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(r.qmax - r.y_zp));
   const __m512i yzp = _mm512_set1_epi32(r.y_zp);
   const __m512i low16 = _mm512_set1_epi32(0xFFFF);
   for (size_t next = ox_begin; next < ox_end;) {
@@ -96,8 +96,8 @@ void interior_range(const Qs16DwRow& r, size_t* b, size_t* e) {
 
 // Columns [ox_begin, ox_end) one by one, taps in range only: the few edge columns.
 void edge_columns(const Qs16DwRow& r, uint16_t* y, size_t ox_begin, size_t ox_end) {
-  const float lo = (r.y_unsigned ? 0.0f : -32768.0f) - static_cast<float>(r.y_zp);
-  const float hi = (r.y_unsigned ? 65535.0f : 32767.0f) - static_cast<float>(r.y_zp);
+  const float lo = static_cast<float>(r.qmin - r.y_zp);
+  const float hi = static_cast<float>(r.qmax - r.y_zp);
   for (size_t ox = ox_begin; ox < ox_end; ++ox) {
     int32_t acc = static_cast<int32_t>(r.bias);
     for (size_t ky = 0; ky < r.kh; ++ky) {

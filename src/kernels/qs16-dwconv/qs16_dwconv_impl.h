@@ -20,8 +20,8 @@ template <typename Acc, bool XUnsigned>
 void row(const Qs16DwRow& r, uint16_t* y, size_t ox_begin, size_t ox_end) {
   const Acc xzp = static_cast<Acc>(r.x_zp);
   const ptrdiff_t sw = static_cast<ptrdiff_t>(r.sw), wi = static_cast<ptrdiff_t>(r.w);
-  const float lo = (r.y_unsigned ? 0.0f : -32768.0f) - static_cast<float>(r.y_zp);
-  const float hi = (r.y_unsigned ? 65535.0f : 32767.0f) - static_cast<float>(r.y_zp);
+  const float lo = static_cast<float>(r.qmin - r.y_zp);
+  const float hi = static_cast<float>(r.qmax - r.y_zp);
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
   Acc acc[kChunk];
   for (size_t c0 = ox_begin; c0 < ox_end; c0 += kChunk) {

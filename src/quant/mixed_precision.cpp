@@ -95,6 +95,30 @@ MacShares mac_shares(const QuantizeResult& q, const LayerWork& work) {
   return m;
 }
 
+Result<MacShares> executed_mac_shares(const ir::Graph& qdq, const std::vector<int64_t>& input_dims) {
+  if (qdq.inputs().size() != 1) return unsupported("executed MACs: the model must have one input");
+  NFUSE_ASSIGN_OR_RETURN(auto copy, clone_graph(qdq));
+  const ir::Value* in = qdq.inputs()[0];
+  std::vector<int64_t> dims = input_dims;
+  const bool fixed = in->type.shape.rank_known() && in->type.shape.rank() > 0 && in->type.shape[0].is_static();
+  if (!dims.empty() && !fixed) dims[0] = 1;
+  runtime::SessionOptions so;
+  so.backend = "cpu";
+  NFUSE_ASSIGN_OR_RETURN(auto session, runtime::Session::create(std::move(copy), so));
+  NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, session->prepare({{in->name, dims}}));
+  const ir::Graph& g = session->planned_graph(*plan);
+  const backends::PlanView view = plan->view(g);
+  static const std::set<std::string> kInt8 = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger"};
+  static const std::set<std::string> kInt16 = {"QLinearConv16", "QLinearMatMul16"};
+  MacShares m;
+  for (const auto& n : g.nodes()) {
+    if (!partition::is_mac_op(*n)) continue;
+    const int64_t macs = partition::node_macs(*n, view);
+    (kInt8.count(n->op_type) ? m.int8 : kInt16.count(n->op_type) ? m.int16 : m.float32) += macs;
+  }
+  return m;
+}
+
 namespace {
 
 // One rung of one layer's promotion, and what it buys per unit of compute.

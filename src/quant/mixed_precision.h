@@ -57,6 +57,12 @@ struct MacShares {
   int64_t total() const { return int8 + int16 + float32; }
 };
 MacShares mac_shares(const QuantizeResult& q, const LayerWork& work);
+// The same shares as the cpu backend runs `qdq` at one sample of `input_dims` (batch 1 unless the
+// model fixes it), read from the kernels of its compiled plan: QLinearConv / QLinearMatMul /
+// ConvInteger / MatMulInteger int8, QLinearConv16 / QLinearMatMul16 int16, every other MAC op
+// float. What executed, not what the selection meant: a layer left in float between integer
+// neighbours, or a chain the fusions could not take, counts as float.
+Result<MacShares> executed_mac_shares(const ir::Graph& qdq, const std::vector<int64_t>& input_dims);
 
 // A layer's precision in q's current selection: "int8", "int16", "float" or, for --weight-only,
 // "w8 (float activations)".

@@ -111,8 +111,8 @@ std::string report_json(const ReportInput& in) {
     j["weight_only_floor"] = nullptr;
   }
   j["worst_sample_index"] = in.worst_sample ? nlohmann::json(in.worst_sample_index) : nlohmann::json(nullptr);
-  if (in.work) {
-    const MacShares m = mac_shares(q, *in.work);
+  if (in.macs) {
+    const MacShares& m = *in.macs;
     j["macs"] = {{"total", m.total()}, {"int8", m.int8}, {"int16", m.int16}, {"float", m.float32}};
   } else {
     j["macs"] = nullptr;
@@ -291,8 +291,8 @@ std::string report_html(const ReportInput& in) {
                   set, in.weight_only_floor->cosine, in.weight_only_worst);
     o << buf;
   }
-  if (in.work) {
-    const MacShares m = mac_shares(q, *in.work);
+  if (in.macs) {
+    const MacShares& m = *in.macs;
     std::snprintf(buf, sizeof buf,
                   "<p id=\"mac-shares\">MACs per sample: %.4g G &mdash; int8 <b>%s</b>, int16 <b>%s</b>, float "
                   "<b>%s</b>.</p>",

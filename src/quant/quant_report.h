@@ -38,7 +38,8 @@ struct ReportInput {
   // fixes a larger batch), and the batch's file index.
   std::optional<QuantizeReport> worst_sample;
   size_t worst_sample_index = 0;
-  std::optional<LayerWork> work;  // MACs per layer (the MAC shares per precision)
+  std::optional<LayerWork> work;  // MACs per layer
+  std::optional<MacShares> macs;  // the MAC shares per precision, as the final graph runs (executed_mac_shares)
   double int8_ms = 0.0;   // measured only with mixed precision (0: not measured)
   double final_ms = 0.0;
 };

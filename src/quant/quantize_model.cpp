@@ -223,8 +223,8 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
   }
   appendf(out, "first layer below cosine 0.95: %s\n",
           head.first_below_0_95.empty() ? "none" : head.first_below_0_95.c_str());
-  if (ri.work) {
-    const MacShares m = mac_shares(q, *ri.work);
+  if (ri.macs) {
+    const MacShares& m = *ri.macs;
     const double total = static_cast<double>(std::max<int64_t>(m.total(), 1));
     appendf(out, "MACs per sample: %.4g G; int8 %.2f%%, int16 %.2f%%, float %.2f%%\n", m.total() * 1e-9,
             100.0 * m.int8 / total, 100.0 * m.int16 / total, 100.0 * m.float32 / total);
@@ -313,6 +313,11 @@ Result<QuantizeModelResult> quantize_model(const QuantizeModelOptions& o) {
   }
   NFUSE_RETURN_IF_ERROR_PLAIN(sensitivity_and_mixed(o, calib, fixed_batch(*graph), *q, &ri));
   NFUSE_RETURN_IF_ERROR(frontend::onnx::save_model(*q->qdq, o.output), "export");
+  {
+    auto macs = executed_mac_shares(*q->qdq, calib[0].dims());
+    if (!macs.ok()) return macs.status().with_context("counting the MACs of each precision as the model runs");
+    ri.macs = *macs;
+  }
   NFUSE_RETURN_IF_ERROR_PLAIN(floor_and_worst(o, eval_batches.empty() ? calib : eval_batches, *q, &ri));
   auto rc = evaluate_quantization(*q, calib, o.threads);
   if (!rc.ok()) return rc.status().with_context("evaluation on --calib");

@@ -377,7 +377,24 @@ TEST(QuantizeGraph, MixedBoundariesRunOnIntegerKernels) {
     auto e = quant::evaluate_output(*q->qdq, data, *reference);
     ASSERT_TRUE(e.ok());
     EXPECT_GE(e->snr_db, e8->snr_db - 0.5) << wide;
+    // What ran is what the selection says: the executed MAC shares equal the planned ones.
+    auto work = quant::layer_work(*q, {1, 3, 8, 8});
+    auto ran = quant::executed_mac_shares(*q->qdq, {1, 3, 8, 8});
+    ASSERT_TRUE(work.ok() && ran.ok()) << ran.status().to_string();
+    const quant::MacShares planned = quant::mac_shares(*q, *work);
+    EXPECT_EQ(ran->int8, planned.int8) << wide;
+    EXPECT_EQ(ran->int16, planned.int16) << wide;
+    EXPECT_EQ(ran->float32, planned.float32) << wide;
+    EXPECT_GT(ran->int16, 0) << wide;
   }
+  // A float layer runs in float.
+  quant::QdqSelection s = base;
+  s.float_layers.insert(q->layers[2].node_output);
+  ASSERT_TRUE(q->rebuild(s).ok());
+  auto ran = quant::executed_mac_shares(*q->qdq, {4, 3, 8, 8});
+  ASSERT_TRUE(ran.ok()) << ran.status().to_string();
+  EXPECT_EQ(ran->int8, 4 * 8 * 8 * 27);
+  EXPECT_EQ(ran->float32, 5 * 4 * 4 * 36);
 }
 
 TEST(QuantizeGraph, RejectsEmptyCalibration) {

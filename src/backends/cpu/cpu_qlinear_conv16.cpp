@@ -213,7 +213,10 @@ class QLinearConv16 final : public CpuOp {
   Conv2dGeometryCache geo_;
 };
 
-// Depthwise (C groups of one input channel, M = C * multiplier): direct int64 loop.
+// Depthwise (C groups of one input channel, M = C * multiplier): the qs16-dwconv rows, on a copy
+// of the input plane whose rows carry x's zero point as their left and right padding (what a
+// padding tap reads: it adds (x_zp - x_zp) * w = 0), so every output column is an interior one
+// for the register loops (their per-column edge handling had been 6% of the W8A16 detector).
 class QLinearDwConv16 final : public CpuOp {
  public:
   QLinearDwConv16(const ir::Node& node, const W8A16Params& p, const int32_t* bias)
@@ -222,24 +225,49 @@ class QLinearDwConv16 final : public CpuOp {
     else bias_.assign(static_cast<size_t>(w_dims_[0]), 0);
   }
 
+  size_t scratch_floats(const OpTensors& t, size_t) const override {
+    const auto g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
+    return g ? (g->h * padded_width(*g) * sizeof(uint16_t) + sizeof(float) - 1) / sizeof(float) : 0;
+  }
+
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     if (g->m != static_cast<size_t>(w_dims_[0])) {
       return invalid_model(node_.label() + ": weights do not match the input");
     }
+    if (rc.scratch.floats() < scratch_floats(t, 0)) return internal_error(node_.label() + ": scratch too small");
     const uint16_t* x = static_cast<const uint16_t*>(t.inputs[0]->raw());
     uint16_t* y = static_cast<uint16_t*>(t.outputs[0]->raw());
-    const size_t per_group = g->m / g->group;
-    rc.pool.run(g->n * g->m, [&](size_t i, size_t) {
+    const size_t per_group = g->m / g->group, wp = padded_width(*g);
+    Conv2dGeometry padded = *g;  // the padded plane: columns shifted right by pad_left
+    padded.w = wp;
+    padded.pad_left = 0;
+    const auto pad = static_cast<uint16_t>(p_.x_zp);
+    rc.pool.run(g->n * g->m, [&](size_t i, size_t worker) {
       const size_t n = i / g->m, m = i % g->m, c = m / per_group;
-      const PlaneRowsOf<const uint16_t> xr{x + (n * g->c + c) * g->h * g->w, 0, g->w, 0};
+      const uint16_t* src = x + (n * g->c + c) * g->h * g->w;
+      uint16_t* buf = reinterpret_cast<uint16_t*>(rc.scratch.get(worker));
+      for (size_t r = 0; r < g->h; ++r) {
+        uint16_t* dst = buf + r * wp;
+        std::fill(dst, dst + g->pad_left, pad);
+        std::memcpy(dst + g->pad_left, src + r * g->w, g->w * sizeof(uint16_t));
+        std::fill(dst + g->pad_left + g->w, dst + wp, pad);
+      }
+      const PlaneRowsOf<const uint16_t> xr{buf, 0, wp, 0};
       const PlaneRowsOf<uint16_t> yr{y + i * g->ho * g->wo, 0, g->wo, 0};
-      qlinear_dwconv16_rows(*g, p_, bias_.data(), m, xr, yr, 0, g->ho);
+      qlinear_dwconv16_rows(padded, p_, bias_.data(), m, xr, yr, 0, g->ho);
     });
     return ok_status();
   }
 
  private:
+  // Input columns every output column's taps reach (pad_left + w + the right padding), and the
+  // 32 elements a stride-2 vector load reads past its first tap.
+  static size_t padded_width(const Conv2dGeometry& g) {
+    const size_t reach = g.wo == 0 ? 0 : (g.wo - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+    return std::max(reach, g.pad_left + g.w) + 32;
+  }
+
   const ir::Node& node_;
   std::vector<int64_t> w_dims_;
   W8A16Params p_;

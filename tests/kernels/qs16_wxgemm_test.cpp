@@ -99,7 +99,9 @@ void check(const Qs16WxConfig& cfg, const WxCase& c, std::mt19937& rng) {
       qs16_wxgemm_pack_x(cfg, c.k, nc, x.data() + j, c.n, c.x_unsigned, panel.data());
     }
     for (size_t i = 0; i < kpad * cfg.nr; ++i) {  // padding columns and K rows are zero
-      if (i / 2 % cfg.nr >= nc || i / (2 * cfg.nr) * 2 + i % 2 >= c.k) {
+      size_t column = 0;                          // the column of the panel slot i / 2 % NR holds
+      while (qs16_wxgemm_x_slot(cfg, column) != i / 2 % cfg.nr) ++column;
+      if (column >= nc || i / (2 * cfg.nr) * 2 + i % 2 >= c.k) {
         ASSERT_EQ(panel[i], 0) << describe(cfg, c) << " panel element " << i;
       }
     }
@@ -194,6 +196,51 @@ TEST(Qs16WxGemm, ChunkLengthFollowsTheWeightBound) {
   EXPECT_EQ(chunk_pairs(517, 127), kQs16GemmKChunk / 2);   // 65659
   EXPECT_EQ(chunk_pairs(4000, -16), 2000u);                // 64000
   EXPECT_EQ(chunk_pairs(4097, -16), kQs16GemmKChunk / 2);  // 65552
+}
+
+// Packing many panels K pair by K pair (qs16_wxgemm_pack_x_panels) gives each panel exactly
+// what qs16_wxgemm_pack_x_runs gives it alone: full single runs (the plain-load path), runs
+// split inside a panel, partial panels, odd K, i16 and u16; and the column slots of every
+// configuration are a permutation of 0..NR-1.
+TEST(Qs16WxGemm, PackPanelsEqualsPackRuns) {
+  std::mt19937 rng(20261206);
+  std::uniform_int_distribution<int> any16(0, 65535);
+  for (const Qs16WxConfig* cfg : qs16_wxgemm_configs()) {
+    std::vector<bool> seen(cfg->nr, false);
+    for (size_t j = 0; j < cfg->nr; ++j) {
+      const size_t slot = qs16_wxgemm_x_slot(*cfg, j);
+      ASSERT_LT(slot, cfg->nr) << cfg->name;
+      EXPECT_FALSE(seen[slot]) << cfg->name << " slot " << slot;
+      seen[slot] = true;
+    }
+    for (size_t k : {size_t{1}, size_t{7}, size_t{40}}) {
+      for (const bool x_unsigned : {false, true}) {
+        const size_t width = 300;
+        std::vector<uint16_t> x(k * width + 64);
+        for (uint16_t& v : x) v = static_cast<uint16_t>(any16(rng));
+        std::vector<size_t> offsets(k);
+        for (size_t kk = 0; kk < k; ++kk) offsets[kk] = kk * width;
+        // Panels: full runs at several starts, then split and partial ones.
+        std::vector<std::vector<Qs16WxRun>> runs = {{{0, 0, 32}},
+                                                    {{0, 37, 32}},
+                                                    {{0, 5, 10}, {10, 100, 22}},
+                                                    {{0, 200, 3}, {3, 7, 1}, {4, 150, 13}},
+                                                    {{0, 250, 17}}};
+        const size_t kp = (k + 1) / 2 * 2;
+        std::vector<int16_t> alone(runs.size() * kp * cfg->nr, 0), together(runs.size() * kp * cfg->nr, 1);
+        std::vector<Qs16WxPanel> panels;
+        for (size_t i = 0; i < runs.size(); ++i) {
+          size_t cols = 0;
+          for (const auto& r : runs[i]) cols = std::max<size_t>(cols, r.col + r.len);
+          qs16_wxgemm_pack_x_runs(*cfg, k, cols, x.data(), offsets.data(), runs[i].data(), runs[i].size(), x_unsigned,
+                                  alone.data() + i * kp * cfg->nr);
+          panels.push_back({cols, runs[i].data(), runs[i].size(), together.data() + i * kp * cfg->nr});
+        }
+        qs16_wxgemm_pack_x_panels(*cfg, k, panels.data(), panels.size(), x.data(), offsets.data(), x_unsigned);
+        EXPECT_EQ(alone, together) << cfg->name << " K=" << k << " x_u=" << x_unsigned;
+      }
+    }
+  }
 }
 
 }  // namespace

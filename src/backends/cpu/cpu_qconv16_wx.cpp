@@ -139,9 +139,12 @@ void QConv16Wx::task(const Conv2dGeometry& g, const uint16_t* base, const uint8_
   const size_t p = g.ho * g.wo, mr = cfg_.mr, nr = cfg_.nr, kp = kpad();
   const size_t w_panel = kernels::qs16_wxgemm_packed_w_size(cfg_, mr, k_);
   int16_t* packed_x = reinterpret_cast<int16_t*>(scratch);
-  kernels::Qs16WxRun runs[32];  // one per output-row segment of a panel: at most NR
+  constexpr size_t kMaxPanels = kMaxBlock / 32;
+  kernels::Qs16WxRun runs[kMaxPanels][32];  // one per output-row segment of a panel: at most NR
+  kernels::Qs16WxPanel panels[kMaxPanels];
   for (size_t pb = p0; pb < p1; pb += block_) {
     const size_t len = std::min(block_, p1 - pb);
+    size_t n_panels = 0;
     for (size_t j = 0; j < len; j += nr) {
       const size_t q0 = pb + j, cols = std::min(nr, len - j);
       size_t count = 0;
@@ -149,19 +152,20 @@ void QConv16Wx::task(const Conv2dGeometry& g, const uint16_t* base, const uint8_
         kernels::qs16_wxgemm_pack_x(cfg_, k_, cols, base + q0, g.h * g.w, x_unsigned_, packed_x + j * kp);
         continue;
       }
+      kernels::Qs16WxRun* r = runs[n_panels];
       if (direct_) {
-        runs[count++] = {0, static_cast<uint32_t>(q0), static_cast<uint32_t>(cols)};
+        r[count++] = {0, static_cast<uint32_t>(q0), static_cast<uint32_t>(cols)};
       } else {
         for (size_t q = q0; q < q0 + cols; ++count) {
           const size_t oy = q / g.wo, ox0 = q % g.wo, seg = std::min(g.wo - ox0, q0 + cols - q);
-          runs[count] = {static_cast<uint32_t>(q - q0), static_cast<uint32_t>(oy * g.sh * row_elems_ + ox0),
-                         static_cast<uint32_t>(seg)};
+          r[count] = {static_cast<uint32_t>(q - q0), static_cast<uint32_t>(oy * g.sh * row_elems_ + ox0),
+                      static_cast<uint32_t>(seg)};
           q += seg;
         }
       }
-      kernels::qs16_wxgemm_pack_x_runs(cfg_, k_, cols, base, row_offset_.data(), runs, count, x_unsigned_,
-                                       packed_x + j * kp);
+      panels[n_panels++] = {cols, r, count, packed_x + j * kp};
     }
+    kernels::qs16_wxgemm_pack_x_panels(cfg_, k_, panels, n_panels, base, row_offset_.data(), x_unsigned_);
     for (size_t c = c0; c < c1; c += mr) {
       const uint8_t* wp = w + c / mr * w_panel;
       for (size_t j = 0; j < len; j += nr) {

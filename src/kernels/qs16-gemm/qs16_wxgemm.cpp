@@ -29,6 +29,7 @@ const Configs& configs() {
     c.avx512vnni.name = "wx_avx512vnni_8x32c2";
     c.avx512vnni.isa = Isa::kAvx512;
     c.avx512vnni.ukernel = qs16_wxgemm__avx512vnni_8x32;
+    c.avx512vnni.unpack_order = true;
     const CpuFeatures& f = cpu_features();
     c.has_avx512vnni = isa_supported(Isa::kAvx512) && f.x86_avx512bw && f.x86_avx512vl && f.x86_avx512vnni;
 #endif
@@ -53,6 +54,12 @@ std::vector<const Qs16WxConfig*> qs16_wxgemm_configs() {
   std::vector<const Qs16WxConfig*> out{&c.scalar};
   if (c.has_avx512vnni) out.push_back(&c.avx512vnni);
   return out;
+}
+
+size_t qs16_wxgemm_x_slot(const Qs16WxConfig& cfg, size_t j) {
+  if (!cfg.unpack_order) return j;
+  const size_t quad = j / 8, rem = j % 8;
+  return rem < 4 ? 4 * quad + rem : 16 + 4 * quad + (rem - 4);
 }
 
 size_t qs16_wxgemm_packed_w_size(const Qs16WxConfig&, size_t m, size_t k) {
@@ -92,7 +99,7 @@ void qs16_wxgemm_pack_w(const Qs16WxConfig&, size_t m, size_t k, const int8_t* w
   }
 }
 
-void qs16_wxgemm_pack_x(const Qs16WxConfig&, size_t k, size_t cols, const uint16_t* x, size_t row_stride,
+void qs16_wxgemm_pack_x(const Qs16WxConfig& cfg, size_t k, size_t cols, const uint16_t* x, size_t row_stride,
                         bool x_unsigned, int16_t* packed) {
   const uint16_t flip = x_unsigned ? 0x8000 : 0;
   const size_t groups = (k + kKr - 1) / kKr;
@@ -101,8 +108,10 @@ void qs16_wxgemm_pack_x(const Qs16WxConfig&, size_t k, size_t cols, const uint16
     for (size_t t = 0; t < kKr; ++t) {
       const size_t kk = g * kKr + t;
       const uint16_t* row = kk < k ? x + kk * row_stride : nullptr;
-      for (size_t j = 0; j < kNr; ++j)
-        out[j * kKr + t] = row != nullptr && j < cols ? static_cast<int16_t>(row[j] ^ flip) : int16_t{0};
+      for (size_t j = 0; j < kNr; ++j) {
+        out[qs16_wxgemm_x_slot(cfg, j) * kKr + t] =
+            row != nullptr && j < cols ? static_cast<int16_t>(row[j] ^ flip) : int16_t{0};
+      }
     }
   }
 }
@@ -116,7 +125,6 @@ void qs16_wxgemm_pack_x_runs(const Qs16WxConfig& cfg, size_t k, size_t cols, con
     return;
   }
 #endif
-  (void)cfg;
   const uint16_t flip = x_unsigned ? 0x8000 : 0;
   const size_t groups = (k + kKr - 1) / kKr;
   std::memset(packed, 0, groups * kNr * kKr * sizeof(int16_t));
@@ -124,10 +132,25 @@ void qs16_wxgemm_pack_x_runs(const Qs16WxConfig& cfg, size_t k, size_t cols, con
     int16_t* out = packed + kk / kKr * kNr * kKr + kk % kKr;
     for (size_t i = 0; i < run_count; ++i) {
       const uint16_t* src = base + row_offset[kk] + runs[i].src;
-      for (size_t j = 0; j < runs[i].len; ++j) out[(runs[i].col + j) * kKr] = static_cast<int16_t>(src[j] ^ flip);
+      for (size_t j = 0; j < runs[i].len; ++j)
+        out[qs16_wxgemm_x_slot(cfg, runs[i].col + j) * kKr] = static_cast<int16_t>(src[j] ^ flip);
     }
   }
   (void)cols;
+}
+
+void qs16_wxgemm_pack_x_panels(const Qs16WxConfig& cfg, size_t k, const Qs16WxPanel* panels, size_t count,
+                               const uint16_t* base, const size_t* row_offset, bool x_unsigned) {
+#if defined(__x86_64__) && defined(NFUSE_HAVE_AVX512_KERNELS)
+  if (cfg.isa == Isa::kAvx512) {
+    qs16_wxgemm_pack_x_panels__avx512(k, panels, count, base, row_offset, x_unsigned);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < count; ++i) {
+    const Qs16WxPanel& p = panels[i];
+    qs16_wxgemm_pack_x_runs(cfg, k, p.cols, base, row_offset, p.runs, p.run_count, x_unsigned, p.packed);
+  }
 }
 
 Qs16GemmRequant qs16_requant(bool c_unsigned, int32_t c_zero_point, int32_t qmin, int32_t qmax) {

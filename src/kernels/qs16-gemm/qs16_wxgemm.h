@@ -21,8 +21,13 @@
 //   packed W, per MR-row panel: MR int64 bias', MR f32 multipliers, one uint32 (K pairs per int32
 //     chunk), padding to kQs16WxHeaderBytes; then kpad / 2 x MR int16 pairs,
 //     w16[(g*MR + r)*2 + t] = W[r][g*2 + t]; rows >= M zero.
-//   packed X, per NR-column panel: kpad / 2 x NR int16 pairs, x16[(g*NR + j)*2 + t] = X[g*2 + t][j]
-//     (sign bit flipped for u16), zero for columns >= the panel's width and for k >= K.
+//   packed X, per NR-column panel: kpad / 2 x NR int16 pairs, x16[(g*NR + s)*2 + t] = X[g*2 + t][j]
+//     with s = qs16_wxgemm_x_slot(cfg, j) (sign bit flipped for u16), zero for columns >= the
+//     panel's width and for k >= K. The scalar configuration keeps columns in order (s = j); the
+//     AVX-512 one takes vpunpck{l,h}wd's order, in which two rows interleave without a lane-
+//     crossing permute (a vpermt2w per vector had made packing a third of the GEMM's time): slot
+//     s < 16 holds column 8 (s / 4) + s % 4, slot 16 + s column 8 (s / 4) + 4 + s % 4; its
+//     microkernel puts the columns back in order when it stores C.
 //
 // Microkernels: qs16_wxgemm__scalar_8x32 (portable: the statement of the arithmetic, what tests
 // check the SIMD one against) and qs16_wxgemm__avx512vnni_8x32 (vpdpwssd). Configurations exist
@@ -58,7 +63,11 @@ struct Qs16WxConfig {
   Isa isa = Isa::kScalar;
   size_t mr = 8, nr = 32, kr = 2;
   Qs16WxUkernelFn ukernel = nullptr;
+  bool unpack_order = false;  // packed X columns in vpunpck order (see "Layouts")
 };
+
+// The slot of column j (< NR) in a packed X panel of `cfg`.
+size_t qs16_wxgemm_x_slot(const Qs16WxConfig& cfg, size_t j);
 
 // The configuration for `isa` (kScalar: the portable kernel; kAvx512 with BW, VL and VNNI:
 // vpdpwssd), or nullptr where this family has none (callers then use qs16_gemm). Stable address.
@@ -95,7 +104,24 @@ void qs16_wxgemm_pack_x_runs(const Qs16WxConfig& cfg, size_t k, size_t cols, con
                              const size_t* row_offset, const Qs16WxRun* runs, size_t run_count, bool x_unsigned,
                              int16_t* packed);
 
+// One panel of qs16_wxgemm_pack_x_panels: its width, its runs (as qs16_wxgemm_pack_x_runs takes
+// them) and where it goes.
+struct Qs16WxPanel {
+  size_t cols = 0;
+  const Qs16WxRun* runs = nullptr;
+  size_t run_count = 0;
+  int16_t* packed = nullptr;
+};
+
+// qs16_wxgemm_pack_x_runs of every panel, K pair by K pair across the panels: the source rows are
+// read front to back, one stream per K row, instead of every K row once per 32-column panel
+// (K streams at once: the packer waited on memory for most of its time).
+void qs16_wxgemm_pack_x_panels(const Qs16WxConfig& cfg, size_t k, const Qs16WxPanel* panels, size_t count,
+                               const uint16_t* base, const size_t* row_offset, bool x_unsigned);
+
 #if defined(__x86_64__)
+void qs16_wxgemm_pack_x_panels__avx512(size_t k, const Qs16WxPanel* panels, size_t count, const uint16_t* base,
+                                       const size_t* row_offset, bool x_unsigned);
 // qs16_wxgemm_pack_x_runs of the AVX-512 configuration (its caller dispatches on cfg.isa).
 void qs16_wxgemm_pack_x_runs__avx512(size_t k, size_t cols, const uint16_t* base, const size_t* row_offset,
                                      const Qs16WxRun* runs, size_t run_count, bool x_unsigned, int16_t* packed);

@@ -2,8 +2,9 @@
 // AVX-512 F/BW/VL/VNNI (cmake/nfuse_kernels.cmake, "*avx512vnni*" sources); selected only where
 // the CPU has them.
 //
-// 8x32c2: per K pair, two X vectors (32 columns, int16 pairs) and one broadcast weight pair per
-// row, vpdpwssd (exact, wrapping; never the saturating vpdpwssds) into 16 int32 accumulators.
+// 8x32c2: per K pair, two X vectors (32 columns, int16 pairs, in vpunpck order) and one broadcast
+// weight pair per row, vpdpwssd (exact, wrapping; never the saturating vpdpwssds) into 16 int32
+// accumulators; the store puts the columns back in order.
 // A panel whose rows the pack proved int32-safe runs its whole K in one pass; otherwise int32
 // sums cover one K chunk and go sign-extended into int64 totals.
 #include "kernels/qs16-gemm/qs16_wxgemm.h"
@@ -114,29 +115,39 @@ void qs16_wxgemm__avx512vnni_8x32(size_t mr, size_t nc, size_t kc, const void* w
   const __m512 qhi = _mm512_set1_ps(rq.hi);
   const __m512i zp = _mm512_set1_epi32(rq.zero_point);
   const __m256i flip = _mm256_set1_epi16(static_cast<int16_t>(rq.out_xor));
-  const __mmask16 m0 = static_cast<__mmask16>(nc >= 16 ? 0xFFFFu : (1u << nc) - 1u);
-  const __mmask16 m1 = static_cast<__mmask16>(nc >= 32 ? 0xFFFFu : nc > 16 ? (1u << (nc - 16)) - 1u : 0u);
+  // The panel's slots back in column order: 4-column quads alternate between the two halves.
+  const __m512i order = _mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7);
+  const __mmask32 mask = static_cast<__mmask32>(nc >= 32 ? 0xFFFFFFFFu : (1u << nc) - 1u);
   for (size_t r = 0; r < mr; ++r) {
     const __m512 mv = _mm512_set1_ps(mult[r]);
-    uint16_t* row = c + r * c_stride;
-    _mm256_mask_storeu_epi16(row, m0, _mm256_xor_si256(requantize(tot[r][0], tot[r][1], mv, qlo, qhi, zp), flip));
-    if (m1 != 0) {
-      _mm256_mask_storeu_epi16(row + 16, m1,
-                               _mm256_xor_si256(requantize(tot[r][2], tot[r][3], mv, qlo, qhi, zp), flip));
-    }
+    const __m256i lo = _mm256_xor_si256(requantize(tot[r][0], tot[r][1], mv, qlo, qhi, zp), flip);
+    const __m256i hi = _mm256_xor_si256(requantize(tot[r][2], tot[r][3], mv, qlo, qhi, zp), flip);
+    const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    _mm512_mask_storeu_epi16(c + r * c_stride, mask, _mm512_permutexvar_epi64(order, both));
   }
 }
 
 void qs16_wxgemm_pack_x_runs__avx512(size_t k, size_t cols, const uint16_t* base, const size_t* row_offset,
                                      const Qs16WxRun* runs, size_t run_count, bool x_unsigned, int16_t* packed) {
   (void)cols;  // the runs cover [0, cols); lanes past it stay zero
+  const size_t groups = (k + 1) / 2;
+  // Two rows interleave in vpunpck order (the AVX-512 configuration's slots, qs16_wxgemm.h).
+  auto store_pair = [&](__m512i a, __m512i b) {
+    _mm512_storeu_si512(packed, _mm512_unpacklo_epi16(a, b));
+    _mm512_storeu_si512(packed + 32, _mm512_unpackhi_epi16(a, b));
+    packed += 2 * kNr;
+  };
+  if (run_count == 1 && runs[0].col == 0 && runs[0].len == kNr && !x_unsigned) {
+    // One full run of signed values (every panel of a 1x1 convolution but its tail): plain loads.
+    const size_t src = runs[0].src;
+    for (size_t g = 0; g < groups; ++g) {
+      const __m512i a = _mm512_loadu_si512(base + row_offset[2 * g] + src);
+      const __m512i b = 2 * g + 1 < k ? _mm512_loadu_si512(base + row_offset[2 * g + 1] + src) : _mm512_setzero_si512();
+      store_pair(a, b);
+    }
+    return;
+  }
   const __m512i flip = _mm512_set1_epi16(static_cast<int16_t>(x_unsigned ? 0x8000 : 0));
-  // Lane 2j takes row a's column j, lane 2j + 1 row b's (index >= 32 selects b).
-  alignas(64) static constexpr uint16_t kLo[32] = {0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
-                                                   8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-  alignas(64) static constexpr uint16_t kHi[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
-                                                   24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
-  const __m512i idx_lo = _mm512_load_si512(kLo), idx_hi = _mm512_load_si512(kHi);
   __mmask32 masks[kNr];
   __mmask32 valid = 0;  // the columns the runs cover: only they are flipped, the rest stay zero
   for (size_t i = 0; i < run_count; ++i) {
@@ -156,12 +167,53 @@ void qs16_wxgemm_pack_x_runs__avx512(size_t k, size_t cols, const uint16_t* base
     }
     return _mm512_maskz_mov_epi16(valid, _mm512_xor_si512(v, flip));  // lanes past the runs: zero
   };
-  const size_t groups = (k + 1) / 2;
-  for (size_t g = 0; g < groups; ++g) {
-    const __m512i a = row(2 * g), b = row(2 * g + 1);
-    _mm512_storeu_si512(packed, _mm512_permutex2var_epi16(a, idx_lo, b));
-    _mm512_storeu_si512(packed + 32, _mm512_permutex2var_epi16(a, idx_hi, b));
-    packed += 2 * kNr;
+  for (size_t g = 0; g < groups; ++g) store_pair(row(2 * g), row(2 * g + 1));
+}
+
+void qs16_wxgemm_pack_x_panels__avx512(size_t k, const Qs16WxPanel* panels, size_t count, const uint16_t* base,
+                                       const size_t* row_offset, bool x_unsigned) {
+  // What each panel's rows take: a plain load (one full run of signed values), or the blends of
+  // pack_x_runs.
+  struct Plan {
+    bool plain;
+    __mmask32 valid;
+  };
+  constexpr size_t kMaxPanels = 64;
+  Plan plans[kMaxPanels];
+  __mmask32 masks[kMaxPanels][kNr];
+  for (size_t i0 = 0; i0 < count; i0 += kMaxPanels) {
+    const size_t n = count - i0 < kMaxPanels ? count - i0 : kMaxPanels;
+    for (size_t i = 0; i < n; ++i) {
+      const Qs16WxPanel& p = panels[i0 + i];
+      plans[i].plain = p.run_count == 1 && p.runs[0].col == 0 && p.runs[0].len == kNr && !x_unsigned;
+      plans[i].valid = 0;
+      for (size_t r = 0; r < p.run_count; ++r) {
+        const uint32_t bits = p.runs[r].len >= 32 ? 0xFFFFFFFFu : (1u << p.runs[r].len) - 1u;
+        masks[i][r] = static_cast<__mmask32>(bits << p.runs[r].col);
+        plans[i].valid |= masks[i][r];
+      }
+    }
+    const __m512i flip = _mm512_set1_epi16(static_cast<int16_t>(x_unsigned ? 0x8000 : 0));
+    auto row = [&](size_t i, size_t kk) {
+      if (kk >= k) return _mm512_setzero_si512();
+      const Qs16WxPanel& p = panels[i0 + i];
+      const uint16_t* r = base + row_offset[kk];
+      __m512i v = _mm512_loadu_si512(r + p.runs[0].src);
+      if (plans[i].plain) return v;
+      for (size_t j = 1; j < p.run_count; ++j) {
+        v = _mm512_mask_blend_epi16(masks[i][j], v, _mm512_loadu_si512(r + p.runs[j].src - p.runs[j].col));
+      }
+      return _mm512_maskz_mov_epi16(plans[i].valid, _mm512_xor_si512(v, flip));
+    };
+    const size_t groups = (k + 1) / 2;
+    for (size_t g = 0; g < groups; ++g) {
+      for (size_t i = 0; i < n; ++i) {
+        const __m512i a = row(i, 2 * g), b = row(i, 2 * g + 1);
+        int16_t* out = panels[i0 + i].packed + g * 2 * kNr;
+        _mm512_storeu_si512(out, _mm512_unpacklo_epi16(a, b));
+        _mm512_storeu_si512(out + 32, _mm512_unpackhi_epi16(a, b));
+      }
+    }
   }
 }
 

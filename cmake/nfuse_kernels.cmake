@@ -57,6 +57,12 @@ set_property(SOURCE ${NFUSE_KERNEL_SCONV_SOURCES} APPEND PROPERTY COMPILE_OPTION
 file(GLOB NFUSE_KERNEL_VMATH_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/f32-vmath/*.cpp)
 set_property(SOURCE ${NFUSE_KERNEL_VMATH_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-fno-math-errno;-fno-trapping-math")
 
+# f32-region promises ref's bits on every ISA: no FMA contraction (HardSigmoid's alpha * x + beta
+# is a multiply then an add in ref), and vector min / max for its clamps.
+file(GLOB NFUSE_KERNEL_REGION_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/f32-region/*.cpp)
+set_property(SOURCE ${NFUSE_KERNEL_REGION_SOURCES} APPEND PROPERTY COMPILE_OPTIONS
+  "-ffp-contract=off;-fno-trapping-math")
+
 # cpuinfo (Debian libcpuinfo-dev) is host-only here; cross builds select the ISA at compile time.
 # Found by hand: Debian's cpuinfo-config.cmake computes a wrong prefix (/usr/lib/lib/...).
 if(NOT CMAKE_CROSSCOMPILING)

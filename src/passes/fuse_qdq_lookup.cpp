@@ -1,11 +1,13 @@
 #include "passes/fuse_qdq_lookup.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "ops/qlinear_region.h"
 #include "passes/pass_util.h"
 #include "passes/qdq16_match.h"
 #include "passes/qdq_match.h"
@@ -120,7 +122,7 @@ std::optional<Region> find_region(ir::Graph& graph, ir::Node& q) {
     for (ir::Value* in : p->inputs)
       if (in && !in->constant) stack.push_back(in);
   }
-  if (!r.dq || members.empty() || !r.dq->input(0)) return std::nullopt;
+  if (!r.dq || !r.dq->input(0)) return std::nullopt;  // no members: DequantizeLinear -> QuantizeLinear
   for (const ir::Node* m : members) {
     // Every intermediate feeds only the region (or q, for its output) and is no graph output.
     const ir::Value* out = m->output(0);
@@ -186,6 +188,84 @@ Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeE
   return table;
 }
 
+// The region as nfuse.QLinearRegion (ops/qlinear_region.cpp): its nodes as steps over slots,
+// its constants as inputs ([1] or [C]). False (nothing changed) for an op the program does not
+// run or a constant it cannot take.
+bool fuse_as_region(ir::Graph& graph, const Region& r, ir::Node& q, PassLog& log) {
+  std::unordered_map<const ir::Value*, int64_t> slot = {{r.dq->output(0), 0}};
+  std::vector<std::string> ops;
+  std::vector<int64_t> operands;
+  std::vector<float> params;
+  std::vector<ir::Tensor> constants;
+  auto operand = [&](const ir::Value* v, int64_t* out) {
+    if (const auto s = slot.find(v); s != slot.end()) return *out = s->second, true;
+    const ir::Tensor* c = constant(v);
+    if (!c || c->dtype() != ir::DType::kF32) return false;
+    const int64_t channels = c->numel() == 1 ? 1 : channel_constant_count(*c, r.x_rank);
+    if (channels == 0 || (channels > 1 && channels != r.channels)) return false;
+    constants.push_back(c->reshaped({channels}));
+    *out = -static_cast<int64_t>(constants.size());
+    return true;
+  };
+  for (const ir::Node* n : r.nodes) {
+    const bool binary = binary_ops().count(n->op_type) != 0;
+    int64_t a = 0, b = 0;
+    float p0 = 0.0f, p1 = 0.0f;
+    if (!operand(n->input(0), &a)) return false;
+    if (binary && !operand(n->input(1), &b)) return false;
+    if (n->op_type == "Clip") {
+      p0 = n->attrs.get_float("min", -std::numeric_limits<float>::infinity());
+      p1 = n->attrs.get_float("max", std::numeric_limits<float>::infinity());
+      for (int i = 1; i <= 2; ++i) {
+        if (!n->input(i)) continue;
+        const ir::Tensor* c = constant(n->input(i));
+        if (!c || c->numel() != 1) return false;
+        (i == 1 ? p0 : p1) = static_cast<float>(c->get_double(0));
+      }
+    } else if (n->op_type == "LeakyRelu") {
+      p0 = n->attrs.get_float("alpha", 0.01f);
+    } else if (n->op_type == "HardSigmoid") {
+      p0 = n->attrs.get_float("alpha", 0.2f);
+      p1 = n->attrs.get_float("beta", 0.5f);
+    }
+    if (!n->domain.empty() || !ops::qlinear_region_runs(n->op_type)) return false;
+    ops.push_back(n->op_type);
+    operands.insert(operands.end(), {a, b});
+    params.insert(params.end(), {p0, p1});
+    slot[n->output(0)] = static_cast<int64_t>(ops.size());
+  }
+  if (ops.empty()) {  // a requantization: DequantizeLinear -> QuantizeLinear
+    ops.push_back("Identity");
+    operands.insert(operands.end(), {0, 0});
+    params.insert(params.end(), {0.0f, 0.0f});
+  }
+  if (ops.size() + 1 > 64 || constants.size() + 5 > 64) return false;
+  std::string chain = r.dq->label();
+  for (const ir::Node* n : r.nodes) chain += " -> " + n->label();
+  chain += " -> " + q.label();
+  const ir::Node* last = q.input(0)->producer;
+  std::vector<ir::Value*> inputs = {r.dq->input(0), r.dq->input(1), r.dq->input(2), q.input(1), q.input(2)};
+  for (size_t j = 0; j < constants.size(); ++j)
+    inputs.push_back(add_constant(graph, last->name + "_c" + std::to_string(j), std::move(constants[j])));
+  ir::Node* region = graph.add_node("QLinearRegion", last->name, inputs, {});
+  region->domain = "nfuse";
+  region->opset = 1;
+  region->attrs.set("ops", ops);
+  region->attrs.set("operands", operands);
+  region->attrs.set("params", params);
+  if (!graph.opsets.count("nfuse")) graph.opsets["nfuse"] = 1;
+  std::vector<const ir::Node*> users(r.nodes.begin(), r.nodes.end());
+  users.push_back(&q);  // an empty region: q reads the DequantizeLinear itself
+  if (only_used_by(r.dq->output(0), users)) graph.remove_node(r.dq);
+  for (ir::Node* n : r.nodes) graph.remove_node(n);
+  ir::Value* out = q.output(0);
+  graph.remove_node(&q);
+  q.outputs[0] = nullptr;
+  region->outputs = {out};
+  log.add("fused " + chain + " into QLinearRegion '" + region->name + "' (" + std::to_string(ops.size()) + " steps)");
+  return true;
+}
+
 // Pattern (q is the QuantizeLinear offered):
 //   DequantizeLinear(x_q u8/s8, x_scale, x_zp) -> x          (per tensor, constant parameters)
 //   f(x): element-wise float ops whose only non-constant input is x, e.g.
@@ -195,7 +275,10 @@ Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeE
 //     -> nfuse.QLinearLookup(x_q, table[256]),  table[i] = y_q of code i (s8: code i - 128)
 //   Constants of one value per channel (axis 1; activation equalization's rescaling) give a
 //   [C, 256] table, row c for channel c. 16-bit x_q and y_q (W8A16) give a [65536] table
-//   (s16: code i - 32768); per-channel constants stay unfused there (C x 128 KiB of tables).
+//   (s16: code i - 32768); with per-channel constants (C x 128 KiB of tables), or x_q and y_q of
+//   different widths, the region becomes nfuse.QLinearRegion instead, the ops run on chunks of
+//   each channel plane. f may be empty: DequantizeLinear -> QuantizeLinear, a requantization (a
+//   table of the QuantizeLinear alone, or a region of one Identity step).
 // Every value inside f feeds only f (q for its result) and is no graph output; x may have other
 // users (then the DequantizeLinear stays for them).
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, const NodeEvaluator& evaluate, PassLog& log) {
@@ -205,7 +288,10 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, const NodeEvaluator& evalua
   auto r = find_region(graph, q);
   if (!r || !per_tensor_constant_params(*r->dq)) return false;
   const ir::DType xt = r->dq->input(0)->type.dtype;
-  if (is_q16(xt) ? !is_q16(yt) || r->channels > 1 : !is_q8(xt) || !is_q8(yt)) return false;
+  if (!(is_q8(xt) || is_q16(xt))) return false;
+  // Mixed widths (a requantization between an int16 and an int8 layer), or 16 bits with
+  // per-channel constants: no table, the region op.
+  if (is_q16(xt) != is_q16(yt) || (is_q16(xt) && r->channels > 1)) return fuse_as_region(graph, *r, q, log);
   auto table = compute_table(*r, q, evaluate);
   if (!table.ok()) return false;  // an op the ref kernels cannot run on these values: leave it
   if (table->dtype() != q.output(0)->type.dtype) return false;
@@ -220,6 +306,7 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, const NodeEvaluator& evalua
   lookup->opset = 1;
   if (!graph.opsets.count("nfuse")) graph.opsets["nfuse"] = 1;
   std::vector<const ir::Node*> users(r->nodes.begin(), r->nodes.end());
+  users.push_back(&q);  // an empty region: q reads the DequantizeLinear itself
   if (only_used_by(r->dq->output(0), users)) graph.remove_node(r->dq);
   for (ir::Node* n : r->nodes) graph.remove_node(n);
   ir::Value* out = q.output(0);

@@ -5,6 +5,11 @@
 // the default pipeline of a Session.
 #include "passes/fuse_qdq_lookup.h"
 #include "backends/ref/interpreter.h"
+#include "backends/run_profile.h"
+#include "ir/graph_copy.h"
+#include "ir/infer_shapes.h"
+#include "kernels/f32-region/f32_region.h"
+#include "ops/qlinear_region.h"
 
 #include <cstring>
 #include <functional>
@@ -260,13 +265,14 @@ TEST(FuseQdqLookup, Declines) {
     return std::string("f");
   }, false, "Add of a tensor constant");
   // A second non-constant input (a graph input) in the region.
-  check({}, [](OnnxBuilder& b, const std::string& x) {
-    b.input("other", kF, {256});
-    b.node("Add", {x, "other"}, {"f"}, "add");
-    return std::string("f");
-  }, false, "two data inputs");
-  // A plain DQ -> Q requantization has no op to fold.
-  check({}, [](OnnxBuilder&, const std::string& x) { return x; }, false, "DQ -> Q");
+  check(
+      {},
+      [](OnnxBuilder& b, const std::string& x) {
+        b.input("other", kF, {256});
+        b.node("Add", {x, "other"}, {"f"}, "add");
+        return std::string("f");
+      },
+      false, "two data inputs");
 }
 
 TEST(FuseQdqLookup, DeclinesPerAxisAndNonConstantParameters) {
@@ -541,9 +547,124 @@ TEST(FuseQdqLookup, SixteenBitRegionsBitExactOverAllCodes) {
       EXPECT_EQ(l->input(1)->constant->dtype(), s.y_signed ? ir::DType::kI16 : ir::DType::kU16);
     }
   }
+}
+
+// 16-bit regions with per-channel constants: no table (C x 128 KiB), nfuse.QLinearRegion instead,
+// the same bits as the unfused QDQ graph on ref (every code in every channel) and, on a cpu
+// Session (chunks of each plane, threaded), the same again. A region with an op the program
+// does not run (Erf) stays unfused.
+TEST(FuseQdqLookup, SixteenBitPerChannelRegionsBitExact) {
+  // A written-out HardSwish between the per-channel rescalings, and a LeakyRelu / HardSigmoid /
+  // Div chain reading x twice.
+  const Body chain = [](OnnxBuilder& b, const std::string& x) {
+    b.initializer("k", {1, 4, 1, 1}, {0.5f, 1.0f, 3.0f, 0.125f});
+    b.initializer("three", {}, {3.0f});
+    b.initializer("six", {}, {6.0f});
+    b.initializer("zero", {}, {0.0f});
+    b.node("Mul", {x, "k"}, {"m"}, "unscale");
+    b.node("Add", {"m", "three"}, {"a"}, "plus3");
+    b.node("Clip", {"a", "zero", "six"}, {"c"}, "clip");
+    b.node("Mul", {"m", "c"}, {"p"}, "times");
+    b.node("Div", {"p", "six"}, {"h"}, "div6");
+    auto& l = b.node("LeakyRelu", {x}, {"l"}, "leaky");
+    set_float_attr(l, "alpha", 0.2f);
+    auto& hs = b.node("HardSigmoid", {"l"}, {"g"}, "hsig");
+    set_float_attr(hs, "alpha", 0.3f);
+    b.node("Sub", {"h", "g"}, {"f"}, "sub");
+    return std::string("f");
+  };
+  for (int types = 0; types < 4; ++types) {
+    for (const Body& body : {per_channel_hardswish(4), chain}) {
+      Spec s = wide_spec(types);
+      s.dims = {1, 4, 256, 256};  // every code in every channel
+      SCOPED_TRACE("types " + std::to_string(types));
+      const OnnxBuilder b = build(s, body);
+      auto before = load(b);
+      auto after = load(b);
+      ASSERT_TRUE(before && after);
+      PassLog log;
+      ASSERT_TRUE(fuse_qdq_lookup(*after, ref_evaluator(), log).ok());
+      ASSERT_TRUE(after->verify().ok());
+      EXPECT_EQ(count_ops(*after, "QLinearRegion"), 1);
+      EXPECT_EQ(count_ops(*after, "QuantizeLinear") + count_ops(*after, "DequantizeLinear"), 0);
+      const std::vector<ir::Tensor> in = {all_codes(*before->inputs()[0])};
+      auto e = backends::ref::interpret_graph(*before, in);
+      auto g = backends::ref::interpret_graph(*after, in);
+      ASSERT_TRUE(e.ok() && g.ok()) << (g.ok() ? e.status().to_string() : g.status().to_string());
+      EXPECT_TRUE(same_bytes((*e)[0], (*g)[0]));
+      runtime::SessionOptions opt;
+      opt.backend = "cpu";
+      opt.threads = 3;
+      auto cpu = runtime::Session::create(load(b), opt);
+      ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+      EXPECT_EQ(count_ops((*cpu)->graph(), "QLinearRegion"), 1);
+      backends::RunProfile profile;
+      auto c = (*cpu)->run({{"x_q", in[0]}}, &profile);
+      ASSERT_TRUE(c.ok()) << c.status().to_string();
+      EXPECT_TRUE(same_bytes((*e)[0], (*c)[0]));
+      for (const auto& t : profile.nodes) EXPECT_FALSE(t.reference) << t.node->label() << " ran on ref";
+    }
+  }
   Spec s = wide_spec(0);
   s.dims = {1, 3, 4, 5};
-  check(s, per_channel_hardswish(3), false, "16-bit per-channel constants");
+  const Body erf = [](OnnxBuilder& b, const std::string& x) {
+    b.initializer("k", {1, 3, 1, 1}, {0.5f, 1.0f, 3.0f});
+    b.node("Mul", {x, "k"}, {"m"}, "unscale");
+    b.node("Erf", {"m"}, {"f"}, "erf");
+    return std::string("f");
+  };
+  auto g = load(build(s, erf));
+  ASSERT_TRUE(g);
+  PassLog log;
+  ASSERT_TRUE(fuse_qdq_lookup(*g, ref_evaluator(), log).ok());
+  EXPECT_EQ(count_ops(*g, "QLinearRegion"), 0);
+  EXPECT_EQ(count_ops(*g, "Erf"), 1);
+}
+
+// Every op the schema lets a region name has a kernel step, and the schema refuses what the
+// kernels could not run: an unknown op, an operand past the slots so far, a constant of the
+// wrong length.
+TEST(FuseQdqLookup, RegionOpsAndSchemaChecks) {
+  for (const std::string& op : ops::qlinear_region_ops()) {
+    kernels::RegionOp k;
+    EXPECT_TRUE(kernels::region_op_from_name(op, &k)) << op;
+  }
+  struct Bad {
+    std::vector<std::string> ops;
+    std::vector<int64_t> operands;
+    std::vector<int64_t> constant_dims;
+    std::string needle;
+  };
+  for (const Bad& bad :
+       {Bad{{"Erf"}, {0, 0}, {1}, "Erf"}, Bad{{"Add"}, {0, 2}, {1}, "operand 2"},
+        Bad{{"Mul"}, {0, -1}, {5}, "one per channel"}, Bad{{"Neg", "Add"}, {0, 0}, {1}, "two operands"}}) {
+    OnnxBuilder b(17);
+    for (const char* domain : {"nfuse", "com.microsoft"}) {
+      auto* op = b.model().add_opset_import();
+      op->set_domain(domain);
+      op->set_version(1);
+    }
+    b.input("x_q", kI16, {1, 4, 3});
+    b.initializer("s", {}, {0.01f});
+    int_initializer(b, "z", kI16, {}, {0});
+    b.initializer("c", bad.constant_dims, std::vector<float>(static_cast<size_t>(bad.constant_dims[0]), 2.0f));
+    auto& n = b.node("QLinearRegion", {"x_q", "s", "z", "s", "z", "c"}, {"y_q"}, "region");
+    n.set_domain("nfuse");
+    auto* ops_attr = n.add_attribute();
+    ops_attr->set_name("ops");
+    ops_attr->set_type(::onnx::AttributeProto::STRINGS);
+    for (const auto& o : bad.ops) ops_attr->add_strings(o);
+    set_ints_attr(n, "operands", bad.operands);
+    auto* params = n.add_attribute();
+    params->set_name("params");
+    params->set_type(::onnx::AttributeProto::FLOATS);
+    for (size_t i = 0; i < 2; ++i) params->add_floats(0.0f);
+    b.output("y_q", kI16, {1, 4, 3});
+    const std::string bytes = b.bytes();
+    auto g = frontend::onnx::load_model_from_bytes(bytes.data(), bytes.size(), ".");
+    ASSERT_FALSE(g.ok()) << bad.needle;
+    EXPECT_NE(g.status().to_string().find(bad.needle), std::string::npos) << g.status().to_string();
+  }
 }
 
 TEST(FuseQdqLookup, SixteenBitTableIndexing) {
@@ -595,6 +716,80 @@ TEST(FuseQdqLookup, SixteenBitTableShapeAndTypeChecked) {
     const std::string bytes = b.bytes();
     auto g = frontend::onnx::load_model_from_bytes(bytes.data(), bytes.size(), ".");
     ASSERT_FALSE(g.ok()) << bad.x_type << " with table " << ir::dims_to_string(bad.table);
+  }
+}
+
+// A plain DQ -> Q requantization: between 8-bit tensors the QuantizeLinear alone as a 256-entry
+// table; between widths (an int8 layer after an int16 one in a mixed-precision model, or the
+// reverse) a QLinearRegion of one Identity step, on ref and on the cpu kernels; every code, the
+// same bits as the unfused pair.
+TEST(FuseQdqLookup, RequantizationsBitExact) {
+  const Body none = [](OnnxBuilder&, const std::string& x) { return x; };
+  Spec s;
+  s.y_scale = 0.07f;
+  s.y_zp = 100;
+  check(s, none, true, "DQ8 -> Q8");
+  for (const bool to_wide : {false, true}) {
+    for (int types = 0; types < 4; ++types) {
+      Spec w = wide_spec(types);
+      w.dims = {2, 3, 128, 171};  // every 16-bit code
+      if (!to_wide) {             // 16 -> 8: y is 8-bit
+        w.y_scale = 0.05f;
+        w.y_zp = w.y_signed ? -3 : 131;
+      } else {  // 8 -> 16: x is 8-bit
+        w.x_scale = 0.05f;
+        w.x_zp = 128;
+        w.dims = {3, 256};
+      }
+      OnnxBuilder b = build(w, none);
+      // build() makes both ends one width: retype one end by rebuilding with the other width.
+      Spec narrow = w;
+      narrow.wide = false;
+      OnnxBuilder nb = build(narrow, none);
+      auto mixed = load(b);
+      auto other = load(nb);
+      ASSERT_TRUE(mixed && other);
+      // Take x_q (8 -> 16) or y_q (16 -> 8) and its Q/DQ from the 8-bit graph.
+      for (auto& n : mixed->nodes()) {
+        const bool swap_x = to_wide && n->name == "dq", swap_y = !to_wide && n->name == "q";
+        if (!swap_x && !swap_y) continue;
+        for (auto& m : other->nodes()) {
+          if (m->name != n->name) continue;
+          n->domain = "";
+          n->opset = 13;
+          const int zp_input = 2;
+          n->input(zp_input)->constant = m->input(zp_input)->constant;
+          n->input(zp_input)->type = m->input(zp_input)->type;
+          (swap_x ? n->input(0) : n->output(0))->type.dtype =
+              swap_x ? m->input(0)->type.dtype : m->output(0)->type.dtype;
+        }
+      }
+      mixed->relink();
+      ASSERT_TRUE(ir::infer_shapes(*mixed).ok());
+      ASSERT_TRUE(mixed->verify().ok());
+      auto fused = ir::copy_graph(*mixed, false);
+      ASSERT_TRUE(fused.ok());
+      PassLog log;
+      ASSERT_TRUE(fuse_qdq_lookup(**fused, ref_evaluator(), log).ok());
+      SCOPED_TRACE(std::string(to_wide ? "8 -> 16" : "16 -> 8") + " types " + std::to_string(types));
+      EXPECT_EQ(count_ops(**fused, "QLinearRegion"), 1);
+      EXPECT_EQ(count_ops(**fused, "QuantizeLinear") + count_ops(**fused, "DequantizeLinear"), 0);
+      const std::vector<ir::Tensor> in = {all_codes(*mixed->inputs()[0])};
+      auto e = backends::ref::interpret_graph(*mixed, in);
+      auto g = backends::ref::interpret_graph(**fused, in);
+      ASSERT_TRUE(e.ok() && g.ok()) << (g.ok() ? e.status().to_string() : g.status().to_string());
+      EXPECT_TRUE(same_bytes((*e)[0], (*g)[0]));
+      runtime::SessionOptions opt;
+      opt.backend = "cpu";
+      opt.threads = 2;
+      auto cpu_graph = ir::copy_graph(*mixed, false);
+      ASSERT_TRUE(cpu_graph.ok());
+      auto cpu = runtime::Session::create(std::move(*cpu_graph), opt);
+      ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+      auto c = (*cpu)->run({{"x_q", in[0]}});
+      ASSERT_TRUE(c.ok()) << c.status().to_string();
+      EXPECT_TRUE(same_bytes((*e)[0], (*c)[0]));
+    }
   }
 }
 

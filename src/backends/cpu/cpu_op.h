@@ -120,6 +120,9 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_matmul(const ir::Node& node, const C
 // nfuse.QLinearLookup, u8/s8 in and out, on the x8-lut kernels (cpu_qlinear_lookup.cpp); bit-exact
 // with ref.
 Result<std::unique_ptr<CpuOp>> make_qlinear_lookup(const ir::Node& node, const CompileContext& ctx);
+// nfuse.QLinearRegion with constant parameters and constants, chunk by chunk of each channel plane
+// (cpu_qlinear_region.cpp); bit-exact with ref.
+Result<std::unique_ptr<CpuOp>> make_qlinear_region(const ir::Node& node, const CompileContext& ctx);
 // Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh on f32; nullptr otherwise.
 std::unique_ptr<CpuOp> make_unary(const ir::Node& node);
 // The node's reference kernel (plus its fused epilogue) as a CpuOp; nullptr when it has none.

@@ -30,6 +30,7 @@ void register_builtin_kernels(KernelRegistry& registry) {
   register_pad_kernels(registry);
   register_pool_kernels(registry);
   register_qlinear16_kernels(registry);
+  register_qlinear_region_kernels(registry);
   register_qlinear_binary_kernels(registry);
   register_qlinear_concat_kernels(registry);
   register_qlinear_contrib_kernels(registry);

@@ -37,6 +37,7 @@ void register_normalization_kernels(KernelRegistry& registry);
 void register_pad_kernels(KernelRegistry& registry);
 void register_pool_kernels(KernelRegistry& registry);
 void register_qlinear16_kernels(KernelRegistry& registry);
+void register_qlinear_region_kernels(KernelRegistry& registry);
 void register_qlinear_binary_kernels(KernelRegistry& registry);
 void register_qlinear_concat_kernels(KernelRegistry& registry);
 void register_qlinear_contrib_kernels(KernelRegistry& registry);

@@ -1,0 +1,98 @@
+// nfuse.QLinearRegion on the cpu backend: the region's program (backends/qlinear_region_program.h)
+// on chunks of one channel plane at a time, so the input dequantized, every step's slot and the
+// result stay in L1 (kChunk floats each) instead of a full f32 tensor per op and a Q/DQ pass on
+// each side; parallel over chunks. Dequantize, steps and quantize on the ISA's kernels (q-dequant,
+// f32-region, f32-qvcvt), each bit-exact with its scalar form, so the op is with ref.
+#include <algorithm>
+#include <vector>
+
+#include "backends/cpu/cpu_op.h"
+#include "backends/qlinear_region_program.h"
+#include "kernels/f32-qvcvt/f32_qvcvt.h"
+#include "kernels/q-dequant/q_dequant.h"
+
+namespace nfuse::backends::cpu {
+namespace {
+
+constexpr size_t kChunk = 512;  // elements per chunk: (steps + 1) x 2 KiB of slots
+
+class QLinearRegionOp final : public CpuOp {
+ public:
+  QLinearRegionOp(const ir::Node& node, QLinearRegionProgram p) : node_(node), p_(std::move(p)) {}
+
+  size_t scratch_floats(const OpTensors&, size_t) const override { return (p_.steps.size() + 1) * kChunk; }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    const ir::Tensor& x = *t.inputs[0];
+    ir::Tensor& y = *t.outputs[0];
+    const int64_t batch = x.rank() >= 1 ? x.dim(0) : 1;
+    const int64_t channels = x.rank() >= 2 ? x.dim(1) : 1;
+    if (channels != p_.channels) return invalid_model(node_.label() + ": X's channels changed since compilation");
+    if (rc.scratch.floats() < scratch_floats(t, 0)) return internal_error(node_.label() + ": scratch too small");
+    const size_t planes = static_cast<size_t>(batch * channels);
+    const size_t inner = planes ? static_cast<size_t>(x.numel()) / planes : 0;
+    const size_t per_plane = (inner + kChunk - 1) / kChunk;
+    const kernels::Isa isa = kernels::selected_isa();
+    const kernels::QDequantizeKernels dq = kernels::q_dequantize_select(isa);
+    const kernels::RegionEvalFn eval = kernels::region_eval_select(isa);
+    // Signed input runs as unsigned with its sign bit flipped and the zero point moved alike.
+    const bool x_wide = x.dtype() == ir::DType::kU16 || x.dtype() == ir::DType::kI16;
+    const bool x_signed = x.dtype() == ir::DType::kI8 || x.dtype() == ir::DType::kI16;
+    const int32_t x_zp = static_cast<int32_t>(p_.x_zp) + (x_signed ? (x_wide ? 32768 : 128) : 0);
+    const bool y_wide = y.dtype() == ir::DType::kU16 || y.dtype() == ir::DType::kI16;
+    const bool y_signed = y.dtype() == ir::DType::kI8 || y.dtype() == ir::DType::kI16;
+    const kernels::F32QuantizeParams q =
+        kernels::f32_quantize_params(p_.y_scale, static_cast<int32_t>(p_.y_zp), y_signed, y_wide ? 16 : 8);
+    const kernels::F32QuantizeFn q8 = kernels::f32_quantize_q8_select(isa);
+    const kernels::F32Quantize16Fn q16 = kernels::f32_quantize_q16_select(isa);
+    const uint8_t* xb = static_cast<const uint8_t*>(x.raw());
+    uint8_t* yb = static_cast<uint8_t*>(y.raw());
+    rc.pool.run(planes * per_plane, [&](size_t i, size_t worker) {
+      const size_t plane = i / per_plane, c0 = i % per_plane * kChunk, n = std::min(kChunk, inner - c0);
+      const size_t at = plane * inner + c0;
+      const auto c = static_cast<size_t>(plane % static_cast<size_t>(channels));
+      float* scratch = rc.scratch.get(worker);
+      float* slots[65];
+      for (size_t s = 0; s <= p_.steps.size(); ++s) slots[s] = scratch + s * kChunk;
+      if (x_wide) {
+        dq.q16(reinterpret_cast<const uint16_t*>(xb) + at, n, x_signed ? 0x8000 : 0, x_zp, p_.x_scale, slots[0]);
+      } else {
+        dq.q8(xb + at, n, x_signed ? 0x80 : 0, x_zp, p_.x_scale, slots[0]);
+      }
+      float consts[64];
+      for (size_t j = 0; j < p_.constants.size(); ++j) consts[j] = p_.constants[j][c];
+      eval(p_.steps.data(), p_.steps.size(), consts, slots, n);
+      const float* r = slots[p_.steps.size()];
+      if (y_wide) {
+        q16(r, n, q, reinterpret_cast<uint16_t*>(yb) + at);
+      } else {
+        q8(r, n, q, yb + at);
+      }
+    });
+    return ok_status();
+  }
+
+ private:
+  const ir::Node& node_;
+  QLinearRegionProgram p_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_qlinear_region(const ir::Node& node, const CompileContext&) {
+  const ir::Value* x = node.input(0);
+  if (!x || !x->type.shape.rank_known() || node.num_inputs() > 64) return std::unique_ptr<CpuOp>();
+  const ir::Shape& s = x->type.shape;
+  if (s.rank() >= 2 && !s[1].is_static()) return std::unique_ptr<CpuOp>();
+  std::vector<const ir::Tensor*> inputs;
+  for (const ir::Value* v : node.inputs) {
+    if (v != x && (!v || !v->constant)) return std::unique_ptr<CpuOp>();  // parameters and constants: constant
+    inputs.push_back(v == x ? nullptr : &*v->constant);
+  }
+  auto p = read_qlinear_region(node, inputs, s.rank() >= 2 ? s[1].value : 1);
+  if (!p.ok()) return p.status();
+  if (p->steps.size() > 64) return std::unique_ptr<CpuOp>();  // the slot table's bound: ref runs it
+  return std::unique_ptr<CpuOp>(std::make_unique<QLinearRegionOp>(node, std::move(*p)));
+}
+
+}  // namespace nfuse::backends::cpu

@@ -11,13 +11,14 @@
 #   latency    `nfuse bench`, cpu backend, median of RUNS after WARMUP, THREADS threads, FP32 and
 #              every quantized model in turn, ROUNDS times; the median over rounds
 # Usage: bench/ocr_quant_table.sh [BUILD_DIR] [CONFIG,...]
-#   CONFIG: weight-only, w8a16, int8, int8-noeq, int8-minmax, int8-percentile, mixed (default: all)
+#   CONFIG: weight-only, w8a16, int8, int8-noeq, int8-minmax, int8-percentile, int8-adaptive, mixed,
+#           mixed-adaptive (default: all)
 #   env: ORT_DIR (.cache/ort), THREADS (1), WARMUP (10), RUNS (50), ROUNDS (1),
 #        OUT (where models, logs and reports go; default BUILD_DIR/ocr_quant)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
-ONLY="${2:-weight-only,w8a16,int8,int8-noeq,int8-minmax,int8-percentile,mixed}"
+ONLY="${2:-weight-only,w8a16,int8,int8-noeq,int8-minmax,int8-percentile,int8-adaptive,mixed,mixed-adaptive}"
 NFUSE="$BUILD/nfuse"
 MODELS="$BUILD/models"
 ORT_DIR="${ORT_DIR:-$ROOT/.cache/ort}"
@@ -45,7 +46,9 @@ flags() {
     int8-noeq) echo "--equalize none" ;;
     int8-percentile) echo "--method percentile" ;;
     int8-minmax) echo "--method minmax" ;;
+    int8-adaptive) echo "--weight-rounding adaptive" ;;
     mixed) echo "--precision mixed" ;;
+    mixed-adaptive) echo "--precision mixed --weight-rounding adaptive" ;;
     *) echo "unknown configuration $1" >&2; exit 1 ;;
   esac
 }

@@ -32,16 +32,19 @@ Result<std::vector<LayerSensitivity>> layer_sensitivity(const QuantizeResult& q,
     s.act = q.selection.act;
     s.only = true;
     s.only_layers = {l.node_output};
-    LayerSensitivity ls{l.node_output, {}, std::nullopt};
+    LayerSensitivity ls;
+    ls.node_output = l.node_output;
     {
       NFUSE_ASSIGN_OR_RETURN(QdqGraph g, build_qdq_graph(*q.fp32, q.plan, q.calibrated, s));
-      NFUSE_ASSIGN_OR_RETURN(ls.output, evaluate_output(*g.graph, batches, reference, threads));
+      NFUSE_ASSIGN_OR_RETURN(ls.output, evaluate_output(*g.graph, batches, reference, threads, &ls.worst));
     }
     if (with_int16) {
       s.int16_layers = {l.node_output};
       NFUSE_ASSIGN_OR_RETURN(QdqGraph g, build_qdq_graph(*q.fp32, q.plan, q.calibrated, s));
-      NFUSE_ASSIGN_OR_RETURN(ErrorSummary e, evaluate_output(*g.graph, batches, reference, threads));
+      double worst16 = 1.0;
+      NFUSE_ASSIGN_OR_RETURN(ErrorSummary e, evaluate_output(*g.graph, batches, reference, threads, &worst16));
       ls.int16 = e;
+      ls.int16_worst = worst16;
     }
     out.push_back(std::move(ls));
   }
@@ -66,9 +69,14 @@ Result<LayerWork> layer_work(const QuantizeResult& q, const std::vector<int64_t>
     if (!n) return internal_error("layer work: layer '" + l.name + "' is missing from the copy");
     planned.insert(n);
     w.macs[l.node_output] = partition::node_macs(*n, view);
-    const ir::Value* v = g->find_value(l.output);
-    const std::optional<int64_t> numel = v ? view.type(v).shape.static_numel() : std::nullopt;
-    w.elements[l.node_output] = numel.value_or(0);
+    int64_t elements = 0;
+    std::vector<std::string> tensors = l.inputs;
+    tensors.push_back(l.output);
+    for (const auto& t : tensors) {
+      const ir::Value* v = g->find_value(t);
+      elements += (v ? view.type(v).shape.static_numel() : std::nullopt).value_or(0);
+    }
+    w.elements[l.node_output] = elements;
   }
   for (const auto& n : g->nodes()) {
     if (!planned.count(n.get()) && partition::is_mac_op(*n)) w.unplanned_macs += partition::node_macs(*n, view);
@@ -133,14 +141,14 @@ std::vector<Step> promotion_steps(const std::vector<LayerSensitivity>& sensitivi
   std::vector<Step> steps;
   for (size_t i = 0; i < sensitivity.size(); ++i) {
     const LayerSensitivity& s = sensitivity[i];
-    const double loss8 = 1.0 - s.output.cosine;
+    const double loss8 = 1.0 - s.worst;
     if (!(loss8 > 0.0)) continue;  // quantizing it alone costs nothing: promoting it cannot help
     const auto m = work.macs.find(s.node_output);
     const auto e = work.elements.find(s.node_output);
     int64_t basis = m != work.macs.end() ? m->second : 0;
     if (basis <= 0 && e != work.elements.end()) basis = e->second;
     const double units = static_cast<double>(std::max<int64_t>(basis, 1));
-    const double loss16 = s.int16 ? std::max(0.0, 1.0 - s.int16->cosine) : loss8;
+    const double loss16 = s.int16 ? std::max(0.0, 1.0 - s.int16_worst.value_or(s.int16->cosine)) : loss8;
     const bool int16_helps = to != PromoteTo::kFloat && s.int16 && loss16 <= kInt16MustRecover * loss8;
     if (int16_helps) {
       steps.push_back({i, PromoteTo::kInt16, (loss8 - loss16) / (units * (kCostPerMacInt16 - kCostPerMacInt8))});

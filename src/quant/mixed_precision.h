@@ -3,7 +3,9 @@
 // Sensitivity: each quantized layer alone (every other layer left in float) is scored by the
 // error of the graph's final output against the float graph, at int8 and (for the integer-first
 // search) at int16 activations (W8A16). What the layer's int8 quantization costs alone, and how
-// much of that int16 takes back, decide where it is promoted.
+// much of that int16 takes back, decide where it is promoted; both are read on the worst sample
+// (the target is judged on it), and for --precision mixed the samples scored are the promotion
+// samples on which the all-int8 graph is worst.
 // Mixed precision (`--precision mixed`): starting from the all-int8 graph, layers are promoted
 // until the worst sample's output cosine reaches the target. Each candidate step moves one
 // layer one rung up (int8 -> int16 -> float, or int8 -> float where int16 does not take back at
@@ -32,6 +34,10 @@ struct LayerSensitivity {
   std::string node_output;  // PlannedLayer::node_output
   ErrorSummary output;      // final-output error with only this layer quantized (int8)
   std::optional<ErrorSummary> int16;  // ... with only this layer quantized, at int16 (when measured)
+  // The lowest output cosine of one sample, alone at int8 and at int16: what the layer costs the
+  // sample the target is judged on (the mean can hide it).
+  double worst = 1.0;
+  std::optional<double> int16_worst;
 };
 
 // Scores every layer of `q.plan` on `batches` against `reference` (run_output0 of q.fp32); with
@@ -42,11 +48,12 @@ Result<std::vector<LayerSensitivity>> layer_sensitivity(const QuantizeResult& q,
 
 // The compute of every MAC op of q.fp32 at one sample of `input_dims` (the model's input, its
 // batch dim taken as 1 unless the model fixes it): multiply-accumulates of each planned layer
-// (the elements of its output for one with no MACs, Add or Sigmoid, so its promotion still has
-// a cost), and of the MAC ops no layer covers (which stay float).
+// (for one with no MACs, Add or Sigmoid or a pool, the elements of its quantized inputs and
+// output: what promoting it converts, so its promotion still has a cost; a global pool's is its
+// input, not its one value per channel), and of the MAC ops no layer covers (which stay float).
 struct LayerWork {
   std::map<std::string, int64_t> macs;      // PlannedLayer::node_output -> MACs
-  std::map<std::string, int64_t> elements;  // PlannedLayer::node_output -> output elements
+  std::map<std::string, int64_t> elements;  // PlannedLayer::node_output -> input + output elements
   int64_t unplanned_macs = 0;               // MAC ops outside the plan: float
 };
 Result<LayerWork> layer_work(const QuantizeResult& q, const std::vector<int64_t>& input_dims);
@@ -120,6 +127,9 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
 // once per layer, so it takes few (kSensitivity*); promotion re-evaluates only once per step, and decides when to stop,
 // so it takes more (kPromotion*) to generalise. The held-out set never takes part.
 inline constexpr int64_t kSensitivitySamples = 8;
+// --precision mixed scores the layers on at least this many samples: the promotion samples where
+// the all-int8 graph is worst (the detector's 960x960 inputs fit one sample in the budget above).
+inline constexpr size_t kSensitivityWorstSamples = 3;
 inline constexpr int64_t kSensitivityElements = int64_t{1} << 22;
 inline constexpr int64_t kPromotionSamples = 32;
 inline constexpr int64_t kPromotionElements = int64_t{1} << 25;

@@ -376,7 +376,7 @@ Result<std::vector<ir::Tensor>> run_output0(const ir::Graph& g, const std::vecto
 
 Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir::Tensor>& batches,
                                      const std::vector<ir::Tensor>& reference, int threads, double* worst_batch_cosine,
-                                     size_t* worst_batch) {
+                                     size_t* worst_batch, std::vector<double>* batch_worst) {
   if (reference.size() != batches.size()) return internal_error("evaluate_output: one reference per batch expected");
   NFUSE_ASSIGN_OR_RETURN(auto got, run_output0(qdq, batches, /*optimize=*/true, threads));
   ErrorMetrics m;
@@ -408,8 +408,11 @@ Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir:
   }
   double worst = 1.0;
   size_t worst_at = 0;
+  if (batch_worst) batch_worst->assign(got.size(), 1.0);
   for (size_t i = 0; i < cosine.size(); ++i) {
-    if (energy[i] >= 0.01 * max_energy && cosine[i] < worst) {
+    if (!(energy[i] >= 0.01 * max_energy)) continue;
+    if (batch_worst) (*batch_worst)[batch_of[i]] = std::min((*batch_worst)[batch_of[i]], cosine[i]);
+    if (cosine[i] < worst) {
       worst = cosine[i];
       worst_at = batch_of[i];
     }

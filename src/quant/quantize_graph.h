@@ -124,10 +124,12 @@ Result<std::vector<ir::Tensor>> run_output0(const ir::Graph& g, const std::vecto
 // *worst_batch_cosine (optional): the lowest cosine of a single sample (an output row of a batch
 // whose output dim 0 is its batch size; the whole batch otherwise), among those whose reference
 // holds at least 1% of the largest sample's energy (cosine means nothing on an all-but-zero
-// reference); *worst_batch (optional): the index of the batch that holds it.
+// reference); *worst_batch (optional): the index of the batch that holds it; *batch_worst
+// (optional): per batch, the lowest such cosine of its samples (1 where none counts).
 Result<ErrorSummary> evaluate_output(const ir::Graph& qdq, const std::vector<ir::Tensor>& batches,
                                      const std::vector<ir::Tensor>& reference, int threads = 1,
-                                     double* worst_batch_cosine = nullptr, size_t* worst_batch = nullptr);
+                                     double* worst_batch_cosine = nullptr, size_t* worst_batch = nullptr,
+                                     std::vector<double>* batch_worst = nullptr);
 
 // Helpers shared with mixed_precision / the report.
 Result<std::unique_ptr<ir::Graph>> with_outputs(const ir::Graph& g, const std::vector<std::string>& names,

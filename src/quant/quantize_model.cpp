@@ -134,11 +134,31 @@ Result<QuantizeModelResult> weight_only_int4(const QuantizeModelOptions& o, cons
 Status sensitivity_and_mixed(const QuantizeModelOptions& o, const std::vector<ir::Tensor>& calib, int64_t batch,
                              QuantizeResult& q, ReportInput* ri) {
   if (q.selection.weights_only) return ok_status();  // nothing but the weights to blame
-  const std::vector<ir::Tensor> subset = first_samples(calib, kSensitivitySamples, kSensitivityElements, batch);
-  auto reference = run_output0(*q.fp32, subset, /*optimize=*/false, o.threads);
-  if (!reference.ok()) return reference.status().with_context("sensitivity: the float model");
   NFUSE_ASSIGN_OR_RETURN(PromoteTo promote, parse_promote_to(o.promote));
   const bool mixed_precision = ri->options.precision == Precision::kMixed;
+  std::vector<ir::Tensor> subset = first_samples(calib, kSensitivitySamples, kSensitivityElements, batch);
+  std::vector<ir::Tensor> promo, promo_ref;
+  if (mixed_precision) {
+    // The search must lift the worst sample: the layers are scored on the promotion samples
+    // where the all-int8 graph is worst, as many as the sensitivity budget holds and at least
+    // kSensitivityWorstSamples.
+    promo = first_samples(calib, kPromotionSamples, kPromotionElements, batch);
+    auto r = run_output0(*q.fp32, promo, /*optimize=*/false, o.threads);
+    if (!r.ok()) return r.status().with_context("mixed precision: the float model");
+    promo_ref = std::move(*r);
+    std::vector<double> per_batch;
+    NFUSE_RETURN_IF_ERROR(
+        evaluate_output(*q.qdq, promo, promo_ref, o.threads, nullptr, nullptr, &per_batch).status(),
+        "mixed precision: the int8 model's worst samples");
+    std::vector<size_t> order(promo.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return per_batch[a] < per_batch[b]; });
+    const size_t count = std::min(order.size(), std::max(subset.size(), kSensitivityWorstSamples));
+    subset.clear();
+    for (size_t i = 0; i < count; ++i) subset.push_back(promo[order[i]]);
+  }
+  auto reference = run_output0(*q.fp32, subset, /*optimize=*/false, o.threads);
+  if (!reference.ok()) return reference.status().with_context("sensitivity: the float model");
   auto sens = layer_sensitivity(q, subset, *reference, o.threads, mixed_precision && promote != PromoteTo::kFloat);
   if (!sens.ok()) return sens.status().with_context("sensitivity");
   ri->sensitivity = std::move(*sens);
@@ -146,11 +166,7 @@ Status sensitivity_and_mixed(const QuantizeModelOptions& o, const std::vector<ir
   auto int8_ms = median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads);
   if (!int8_ms.ok()) return int8_ms.status().with_context("mixed precision: timing the int8 model");
   ri->int8_ms = *int8_ms;
-  const std::vector<ir::Tensor> promo = first_samples(calib, kPromotionSamples, kPromotionElements, batch);
-  auto promo_reference = run_output0(*q.fp32, promo, /*optimize=*/false, o.threads);
-  if (!promo_reference.ok()) return promo_reference.status().with_context("mixed precision: the float model");
-  auto mixed =
-      promote_until(q, ri->sensitivity, *ri->work, promo, *promo_reference, o.target_cosine, promote, o.threads);
+  auto mixed = promote_until(q, ri->sensitivity, *ri->work, promo, promo_ref, o.target_cosine, promote, o.threads);
   if (!mixed.ok()) return mixed.status().with_context("mixed precision");
   auto final_ms = median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads);
   if (!final_ms.ok()) return final_ms.status().with_context("mixed precision: timing the promoted model");

@@ -195,14 +195,16 @@ TEST(QuantizeGraph, SensitivityAndMixedPrecision) {
   EXPECT_EQ(to_float->after.max_abs_error, 0.0);
   EXPECT_TRUE(to_float->target_met);
   EXPECT_EQ(q->weights_quantized, 0);
-  // Promotions follow the loss each layer's int8 quantization causes per unit of its compute.
+  // Promotions follow the loss each layer's int8 quantization causes on the worst sample per unit
+  // of its compute.
   double best = -1.0;
   std::string first;
   for (const auto& s : *sens) {
+    EXPECT_LE(s.worst, s.output.cosine + 1e-12) << s.node_output;
     const int64_t macs = work->macs.at(s.node_output);
     const double units = static_cast<double>(macs > 0 ? macs : work->elements.at(s.node_output));
-    if ((1.0 - s.output.cosine) / units > best) {
-      best = (1.0 - s.output.cosine) / units;
+    if ((1.0 - s.worst) / units > best) {
+      best = (1.0 - s.worst) / units;
       first = s.node_output;
     }
   }
@@ -210,7 +212,8 @@ TEST(QuantizeGraph, SensitivityAndMixedPrecision) {
 }
 
 // MACs at one sample: conv1 4x8x8 outputs x 3x3x3 taps, conv2 5x4x4 x 4x3x3; MaxPool has none
-// (its 4x4x4 output elements stand in as its cost). The shares follow the selection.
+// (the 4x8x8 + 4x4x4 elements it converts when promoted stand in as its cost). The shares follow
+// the selection.
 TEST(QuantizeGraph, LayerWorkAndMacShares) {
   auto g = conv_relu_conv();
   ASSERT_TRUE(g);
@@ -221,7 +224,7 @@ TEST(QuantizeGraph, LayerWorkAndMacShares) {
   ASSERT_EQ(q->layers.size(), 3u);
   EXPECT_EQ(work->macs.at(q->layers[0].node_output), 4 * 8 * 8 * 27);
   EXPECT_EQ(work->macs.at(q->layers[1].node_output), 0);
-  EXPECT_EQ(work->elements.at(q->layers[1].node_output), 4 * 4 * 4);
+  EXPECT_EQ(work->elements.at(q->layers[1].node_output), 4 * 8 * 8 + 4 * 4 * 4);  // the pool's input and output
   EXPECT_EQ(work->macs.at(q->layers[2].node_output), 5 * 4 * 4 * 36);
   EXPECT_EQ(work->unplanned_macs, 0);
   quant::MacShares m = quant::mac_shares(*q, *work);
@@ -258,10 +261,20 @@ TEST(QuantizeGraph, IntegerFirstPromotion) {
     e.cosine = cosine;
     return e;
   };
+  // (name, alone at int8, at int16): the worst sample is the mean here.
+  auto alone = [&](const std::string& name, double c8, double c16) {
+    quant::LayerSensitivity l;
+    l.node_output = name;
+    l.output = summary(c8);
+    l.int16 = summary(c16);
+    l.worst = c8;
+    l.int16_worst = c16;
+    return l;
+  };
   const std::vector<quant::LayerSensitivity> sens = {
-      {conv1, summary(0.90), summary(1.0)},   // activations limit it: int16 takes it all back
-      {pool, summary(1.0), summary(1.0)},     // costs nothing
-      {conv2, summary(0.95), summary(0.95)},  // int16 does not help
+      alone(conv1, 0.90, 1.0),    // activations limit it: int16 takes it all back
+      alone(pool, 1.0, 1.0),      // costs nothing
+      alone(conv2, 0.95, 0.95),   // int16 does not help
   };
   const quant::QdqSelection base = q->selection;
   struct Case {
@@ -395,6 +408,54 @@ TEST(QuantizeGraph, MixedBoundariesRunOnIntegerKernels) {
   ASSERT_TRUE(ran.ok()) << ran.status().to_string();
   EXPECT_EQ(ran->int8, 4 * 8 * 8 * 27);
   EXPECT_EQ(ran->float32, 5 * 4 * 4 * 36);
+}
+
+// An element-wise region (a lookup layer) after an int16 conv reads the conv's s16 output through
+// its own requantization, and the cpu graph runs it in integers: the Sigmoid a lookup, the
+// requantization a QLinearRegion, conv1 QLinearConv16.
+TEST(QuantizeGraph, MixedBoundaryIntoALookupRegion) {
+  OnnxBuilder b;
+  b.input("x", kF, {-1, 3, 8, 8});
+  random_initializer(b, "w1", {4, 3, 3, 3}, kSeed, -0.5f, 0.5f);
+  random_initializer(b, "w2", {5, 4, 1, 1}, kSeed + 2, -0.5f, 0.5f);
+  set_ints_attr(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Sigmoid", {"c1"}, {"s1"}, "sigmoid");
+  b.node("Conv", {"s1", "w2"}, {"y"}, "conv2");
+  out(b, "y");
+  auto g = load(b);
+  ASSERT_TRUE(g);
+  auto q = quant::quantize_static(*g, batches(kSeed, 4), quant::QuantizeOptions{});
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  quant::QdqSelection s = q->selection;
+  std::string lookup;
+  for (const auto& l : q->layers) {
+    if (l.kind == quant::LayerKind::kLookup) lookup = l.node_output;
+    if (l.name == "conv1") s.int16_layers.insert(l.node_output);
+  }
+  ASSERT_FALSE(lookup.empty());
+  ASSERT_TRUE(q->rebuild(s).ok());
+  auto copy = quant::clone_graph(*q->qdq);
+  ASSERT_TRUE(copy.ok()) << copy.status().to_string();
+  runtime::SessionOptions so;
+  so.backend = "cpu";
+  auto session = runtime::Session::create(std::move(*copy), so);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  const ir::Graph& run = (*session)->graph();
+  EXPECT_EQ(count_ops(run, "QLinearConv16"), 1);
+  EXPECT_EQ(count_ops(run, "QLinearLookup"), 1);
+  EXPECT_EQ(count_ops(run, "QLinearRegion"), 1);
+  EXPECT_EQ(count_ops(run, "Sigmoid"), 0);
+  // What stays float: the graph input's QuantizeLinear, and conv2, whose output is the graph's
+  // (float) output, on its DequantizeLinear'd input.
+  EXPECT_EQ(count_ops(run, "QuantizeLinear"), 1);
+  EXPECT_EQ(count_ops(run, "DequantizeLinear"), 1);
+  EXPECT_EQ(count_ops(run, "Conv"), 1);
+  const auto data = batches(kSeed + 500, 2);
+  auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
+  ASSERT_TRUE(reference.ok());
+  auto e = quant::evaluate_output(*q->qdq, data, *reference);
+  ASSERT_TRUE(e.ok());
+  EXPECT_GT(e->cosine, 0.99);
 }
 
 TEST(QuantizeGraph, RejectsEmptyCalibration) {

@@ -147,9 +147,8 @@ Status sensitivity_and_mixed(const QuantizeModelOptions& o, const std::vector<ir
     if (!r.ok()) return r.status().with_context("mixed precision: the float model");
     promo_ref = std::move(*r);
     std::vector<double> per_batch;
-    NFUSE_RETURN_IF_ERROR(
-        evaluate_output(*q.qdq, promo, promo_ref, o.threads, nullptr, nullptr, &per_batch).status(),
-        "mixed precision: the int8 model's worst samples");
+    NFUSE_RETURN_IF_ERROR(evaluate_output(*q.qdq, promo, promo_ref, o.threads, nullptr, nullptr, &per_batch).status(),
+                          "mixed precision: the int8 model's worst samples");
     std::vector<size_t> order(promo.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return per_batch[a] < per_batch[b]; });

@@ -272,9 +272,9 @@ TEST(QuantizeGraph, IntegerFirstPromotion) {
     return l;
   };
   const std::vector<quant::LayerSensitivity> sens = {
-      alone(conv1, 0.90, 1.0),    // activations limit it: int16 takes it all back
-      alone(pool, 1.0, 1.0),      // costs nothing
-      alone(conv2, 0.95, 0.95),   // int16 does not help
+      alone(conv1, 0.90, 1.0),   // activations limit it: int16 takes it all back
+      alone(pool, 1.0, 1.0),     // costs nothing
+      alone(conv2, 0.95, 0.95),  // int16 does not help
   };
   const quant::QdqSelection base = q->selection;
   struct Case {

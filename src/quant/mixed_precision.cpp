@@ -122,7 +122,9 @@ Result<MacShares> executed_mac_shares(const ir::Graph& qdq, const std::vector<in
   for (const auto& n : g.nodes()) {
     if (!partition::is_mac_op(*n)) continue;
     const int64_t macs = partition::node_macs(*n, view);
-    (kInt8.count(n->op_type) ? m.int8 : kInt16.count(n->op_type) ? m.int16 : m.float32) += macs;
+    const bool int8 = kInt8.count(n->op_type) != 0, int16 = kInt16.count(n->op_type) != 0;
+    (int8 ? m.int8 : int16 ? m.int16 : m.float32) += macs;
+    if (!n->name.empty()) m.ran[n->name] = int8 ? "int8" : int16 ? "int16" : "float";
   }
   return m;
 }

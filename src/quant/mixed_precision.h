@@ -62,6 +62,9 @@ Result<LayerWork> layer_work(const QuantizeResult& q, const std::vector<int64_t>
 struct MacShares {
   int64_t int8 = 0, int16 = 0, float32 = 0;
   int64_t total() const { return int8 + int16 + float32; }
+  // executed_mac_shares: each MAC node's precision as it ran ("int8", "int16", "float"), by the
+  // node's name (the fusions keep the name of the op they replace).
+  std::map<std::string, std::string> ran;
 };
 MacShares mac_shares(const QuantizeResult& q, const LayerWork& work);
 // The same shares as the cpu backend runs `qdq` at one sample of `input_dims` (batch 1 unless the

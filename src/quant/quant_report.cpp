@@ -127,6 +127,14 @@ std::string report_json(const ReportInput& in) {
     e["kind"] = layer_kind_name(l.kind);
     e["tensor"] = l.output;
     e["precision"] = layer_precision(q, l);
+    // What the weighted layer's kernel ran in (a selection the fusions could not honour runs
+    // in float: a QDQ Gemm, say).
+    nlohmann::json ran = nullptr;
+    if (in.macs) {
+      const auto r = in.macs->ran.find(l.name);
+      if (r != in.macs->ran.end()) ran = r->second;
+    }
+    e["ran"] = ran;
     e["calibration"] = metrics(le.error);
     const auto ev = k.eval.find(l.node_output);
     e["evaluation"] = ev == k.eval.end() ? nlohmann::json(nullptr) : metrics(ev->second->error);

@@ -9,6 +9,8 @@ packages=(
   # libraries
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
   libcpuinfo-dev libpthreadpool-dev libstb-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # context binaries (src/compile/context/context.fbs): headers and the schema compiler
+  libflatbuffers-dev flatbuffers-compiler
   # arm64 (NEON) kernels: cross compiler and user-mode emulation for their tests
   g++-aarch64-linux-gnu qemu-user
   # Python bindings (pybind11, built by pip from Debian's setuptools) and their pytest suite

@@ -14,6 +14,7 @@ target_compile_definitions(nfuse_core PUBLIC ONNX_ML=1 ONNX_NAMESPACE=onnx NFUSE
 
 nfuse_component(ir DIR ir DEPS nfuse_core)
 nfuse_component(ops DIR ops DEPS nfuse_ir)
+include(${PROJECT_SOURCE_DIR}/src/compile/context/context.cmake)
 nfuse_component(frontend DIR frontend RECURSE DEPS nfuse_ir onnx onnx_proto protobuf::libprotobuf)
 nfuse_component(passes DIR passes DEPS nfuse_ops)
 
@@ -21,7 +22,7 @@ include(${PROJECT_SOURCE_DIR}/src/backends/backends.cmake)
 
 nfuse_component(partition DIR partition DEPS nfuse_backends)
 nfuse_component(compile DIR compile DEPS nfuse_partition nfuse_backend_ref)
-nfuse_component(runtime DIR runtime DEPS nfuse_compile nfuse_passes nfuse_backends_builtin)
+nfuse_component(runtime DIR runtime DEPS nfuse_compile nfuse_context nfuse_passes nfuse_backends_builtin)
 nfuse_component(quant DIR quant DEPS nfuse_runtime nfuse_frontend)
 target_include_directories(nfuse_quant PRIVATE ${NFUSE_STB_INCLUDE_DIR})
 target_link_libraries(nfuse_quant PRIVATE ${NFUSE_STB_LIBRARY})

@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 /* The API level this header describes; raised by one with each release that appends symbols. */
-#define NFUSE_API_VERSION 1
+#define NFUSE_API_VERSION 2
 
 /* ---- status ---------------------------------------------------------------------------- */
 
@@ -56,7 +56,10 @@ typedef enum nfuse_status_code {
   NFUSE_OUT_OF_MEMORY = 5,
   NFUSE_INVALID_ARGUMENT = 6, /* the caller passed something wrong */
   NFUSE_NOT_FOUND = 7,
-  NFUSE_INTERNAL = 8 /* a bug in nfuse */
+  NFUSE_INTERNAL = 8,            /* a bug in nfuse */
+  NFUSE_INCOMPATIBLE_DEVICE = 9, /* a context binary needs ISA features or backends this device lacks */
+  NFUSE_CORRUPT_BINARY = 10,     /* a context binary fails a structural or checksum check */
+  NFUSE_MODEL_MISMATCH = 11      /* a context binary compiled from another model than the one given */
 } nfuse_status_code;
 
 typedef struct nfuse_status nfuse_status;
@@ -159,6 +162,43 @@ NFUSE_API nfuse_status* nfuse_model_load_memory(nfuse_runtime* runtime, const vo
                                                 nfuse_model** out);
 NFUSE_API void nfuse_model_release(nfuse_model* model);
 
+/* ---- context binaries (`nfuse compile`; API level 2) --------------------------------------
+ * A context binary holds a model already optimized, with its plan options: loading it runs no
+ * import and no optimization pass, and its weights are read in place from a read-only shared
+ * mapping (sessions and processes that load one file share its pages). nfuse_model_load_file
+ * and nfuse_model_load_memory accept one wherever they accept ONNX (recognised by its magic). */
+
+typedef enum nfuse_compat_mode {
+  NFUSE_COMPAT_PERMISSIVE = 0, /* load a suboptimal binary (warnings in the log) */
+  NFUSE_COMPAT_STRICT = 1,     /* refuse it: NFUSE_INCOMPATIBLE_DEVICE with the reasons */
+  NFUSE_COMPAT_MODE_ENUM_MAX = 0x7FFFFFFF
+} nfuse_compat_mode;
+
+typedef enum nfuse_context_validity {
+  NFUSE_CONTEXT_VALID = 0,
+  NFUSE_CONTEXT_SUBOPTIMAL = 1, /* runs, but was planned for what this device lacks */
+  NFUSE_CONTEXT_INVALID = 2,    /* cannot be loaded here: the status says why, typed */
+  NFUSE_CONTEXT_VALIDITY_ENUM_MAX = 0x7FFFFFFF
+} nfuse_context_validity;
+
+/* How this runtime's later loads treat a suboptimal binary (default PERMISSIVE). */
+NFUSE_API nfuse_status* nfuse_runtime_set_context_compat(nfuse_runtime* runtime, nfuse_compat_mode mode);
+/* Loads a context binary from memory the caller keeps alive and unchanged until every model and
+ * session from it is released: nothing is copied. `data` must be 64-byte aligned. */
+NFUSE_API nfuse_status* nfuse_model_load_context_buffer(nfuse_runtime* runtime, const void* data, size_t size,
+                                                        nfuse_model** out);
+/* *out = 1 when the model was loaded from a context binary, else 0. */
+NFUSE_API nfuse_status* nfuse_model_is_context(const nfuse_model* model, int* out);
+/* Reads only the prefix and header of the binary at `path` and judges it against this device
+ * and build (and, with `source_model_path`, whether it was compiled from that file). Sets
+ * *validity; *reasons (optional; free with nfuse_string_release) gets every reason, one per
+ * line, or NULL when there is none. Returns NULL for valid and suboptimal binaries, and for an
+ * invalid one its typed error (NFUSE_VERSION_MISMATCH, NFUSE_INCOMPATIBLE_DEVICE,
+ * NFUSE_CORRUPT_BINARY, NFUSE_MODEL_MISMATCH, NFUSE_UNAVAILABLE). */
+NFUSE_API nfuse_status* nfuse_context_check_file(const char* path, const char* source_model_path,
+                                                 nfuse_context_validity* validity, char** reasons);
+NFUSE_API void nfuse_string_release(char* s);
+
 /* ---- session options --------------------------------------------------------------------- */
 
 typedef struct nfuse_session_options nfuse_session_options;
@@ -228,6 +268,30 @@ typedef struct nfuse_run_options nfuse_run_options;
 NFUSE_API nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* model,
                                              const nfuse_session_options* options, nfuse_session** out);
 NFUSE_API void nfuse_session_release(nfuse_session* session);
+/* Saves the session's optimized graph and plan options, with the input shapes of the plans it
+ * has built (a static model's at creation), as a context binary at `path` (API level 2).
+ * `model` is the one the session was created from: its SHA-256 identifies the source. */
+/* ---- zero-copy I/O (API level 2) --------------------------------------------------------
+ * Bind caller memory to inputs and outputs once, run many times. Inputs are read in place.
+ * An output is written in place when its buffer is 64-byte aligned, contiguous, of the output's
+ * dtype and the dims the plan gives it (static shapes), and the op producing it writes its own
+ * buffer; otherwise the run copies into it once and says why once per output (a WARNING in the
+ * runtime's log) and counts the bytes (nfuse_session_get_copied_bytes). The bound memory must
+ * outlive the binding; the tensor handles need not. */
+NFUSE_API nfuse_status* nfuse_session_bind_input(nfuse_session* session, const char* name, const nfuse_tensor* tensor);
+NFUSE_API nfuse_status* nfuse_session_bind_output(nfuse_session* session, const char* name, nfuse_tensor* tensor);
+NFUSE_API nfuse_status* nfuse_session_clear_bindings(nfuse_session* session);
+/* Runs with every input bound and writes every bound output. */
+NFUSE_API nfuse_status* nfuse_session_run_bound(nfuse_session* session, const nfuse_run_options* run_options);
+/* Bytes the last nfuse_session_run_bound copied from inputs and into outputs (0 and 0: zero-copy). */
+NFUSE_API nfuse_status* nfuse_session_get_copied_bytes(const nfuse_session* session, uint64_t* input_bytes,
+                                                       uint64_t* output_bytes);
+
+/* The backend the session's plans use: its options' backend, or for a context binary the one it
+ * was compiled for ("auto" for the partitioner). Owned by the session (API level 2). */
+NFUSE_API nfuse_status* nfuse_session_backend(const nfuse_session* session, const char** out);
+NFUSE_API nfuse_status* nfuse_session_save_context(const nfuse_session* session, const nfuse_model* model,
+                                                   const char* path);
 
 /* Metadata. A dim is either a value (>= 0, `symbol` NULL) or symbolic (value -1 and `symbol` its
  * name, or "" when the model leaves it unnamed). Names and symbols are owned by the session. */

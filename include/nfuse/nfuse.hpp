@@ -117,6 +117,8 @@ class Runtime {
     }
     return names;
   }
+  // How later loads treat a context binary that is suboptimal on this device.
+  Status set_context_compat(nfuse_compat_mode mode) { return Status(nfuse_runtime_set_context_compat(h_.get(), mode)); }
 
  private:
   explicit Runtime(nfuse_runtime* p) : h_(p) {}
@@ -137,8 +139,21 @@ class Model {
     if (!s.ok()) return s;
     return Model(p);
   }
+  // A context binary in memory the caller keeps alive (64-byte aligned): nothing is copied.
+  static Result<Model> load_context_buffer(const Runtime& rt, const void* data, size_t size) {
+    nfuse_model* p = nullptr;
+    Status s(nfuse_model_load_context_buffer(rt.get(), data, size, &p));
+    if (!s.ok()) return s;
+    return Model(p);
+  }
   Model() = default;
   nfuse_model* get() const { return h_.get(); }
+  Result<bool> is_context() const {
+    int v = 0;
+    Status s(nfuse_model_is_context(h_.get(), &v));
+    if (!s.ok()) return s;
+    return v != 0;
+  }
 
  private:
   explicit Model(nfuse_model* p) : h_(p) {}
@@ -310,6 +325,35 @@ class Session {
   }
   Session() = default;
   nfuse_session* get() const { return h_.get(); }
+  // Zero-copy I/O: bind once, run_bound() many times (see nfuse_session_bind_output).
+  Status bind_input(const std::string& name, const Tensor& t) {
+    return Status(nfuse_session_bind_input(h_.get(), name.c_str(), t.get()));
+  }
+  Status bind_output(const std::string& name, Tensor& t) {
+    return Status(nfuse_session_bind_output(h_.get(), name.c_str(), t.get()));
+  }
+  Status clear_bindings() { return Status(nfuse_session_clear_bindings(h_.get())); }
+  Status run_bound(const RunOptions* options = nullptr) {
+    return Status(nfuse_session_run_bound(h_.get(), options ? options->get() : nullptr));
+  }
+  // Bytes the last run_bound copied: {from inputs, into outputs}.
+  Result<std::pair<uint64_t, uint64_t>> copied_bytes() const {
+    uint64_t in = 0, out = 0;
+    Status s(nfuse_session_get_copied_bytes(h_.get(), &in, &out));
+    if (!s.ok()) return s;
+    return std::make_pair(in, out);
+  }
+  // The backend its plans use (a context binary's own, for one).
+  Result<std::string> backend() const {
+    const char* name = nullptr;
+    Status s(nfuse_session_backend(h_.get(), &name));
+    if (!s.ok()) return s;
+    return std::string(name);
+  }
+  // Saves this session's optimized graph and plan options as a context binary.
+  Status save_context(const Model& model, const std::string& path) const {
+    return Status(nfuse_session_save_context(h_.get(), model.get(), path.c_str()));
+  }
 
   Result<std::vector<IoInfo>> inputs() const { return describe(NFUSE_IO_INPUT); }
   Result<std::vector<IoInfo>> outputs() const { return describe(NFUSE_IO_OUTPUT); }

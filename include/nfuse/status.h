@@ -18,7 +18,10 @@ enum class StatusCode {
   kOutOfMemory,
   kInvalidArgument,  // the caller passed something wrong (shape, dtype, name, flag)
   kNotFound,
-  kInternal,         // a bug in nfuse
+  kInternal,            // a bug in nfuse
+  kIncompatibleDevice,  // a context binary needs what this CPU or build lacks (ISA features, backends)
+  kCorruptBinary,       // a context binary fails a structural or checksum check (which section, which check)
+  kModelMismatch,       // a context binary compiled from another model than the one given
 };
 
 const char* status_code_name(StatusCode code);
@@ -54,6 +57,9 @@ Status unavailable(std::string message);
 Status internal_error(std::string message);
 Status out_of_memory(std::string message);
 Status version_mismatch(std::string message);
+Status incompatible_device(std::string message);
+Status corrupt_binary(std::string message);
+Status model_mismatch(std::string message);
 
 // Either a value or a non-ok Status.
 template <typename T>

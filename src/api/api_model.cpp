@@ -1,11 +1,14 @@
 // C API: runtimes (backend registry, log sink, shared workers) and models (ONNX from a file or from memory).
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "api/api_objects.h"
 #include "backends/backend.h"
+#include "compile/context/context_format.h"
+#include "core/aligned_storage.h"
 #include "frontend/onnx/onnx_importer.h"
 
 void nfuse_runtime::log(nfuse_log_level level, const std::string& message) {
@@ -47,8 +50,10 @@ Status load(std::unique_ptr<nfuse_model> model, nfuse_model** out) {
 
 }  // namespace
 
-// A graph of its own for a new session: the one parsed at load, else a fresh import.
+// A graph of its own for a new session: the one parsed at load, else a fresh import (or
+// decoding, for a context binary).
 Result<std::unique_ptr<ir::Graph>> take_graph(const nfuse_model& model) {
+  if (model.context) return model.context->graph();
   {
     std::lock_guard<std::mutex> lock(model.mutex);
     if (model.first_graph) return std::move(model.first_graph);
@@ -112,7 +117,15 @@ nfuse_status* nfuse_model_load_file(nfuse_runtime* runtime, const char* path, nf
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle("nfuse_model_load_file", "runtime", runtime));
     NFUSE_RETURN_IF_ERROR_PLAIN(check_out("nfuse_model_load_file", "path", path));
     auto model = std::make_unique<nfuse_model>();
+    if (runtime::is_context_file(path)) {
+      runtime::ContextLoadOptions lo;
+      lo.compat = runtime->context_compat;
+      NFUSE_ASSIGN_OR_RETURN(model->context, runtime::ContextModel::open_file(path, lo));
+      api::publish(std::move(model), out);
+      return ok_status();
+    }
     NFUSE_ASSIGN_OR_RETURN(model->bytes, api::read_file(path));
+    model->source_name = std::filesystem::path(path).filename().string();
     model->base_dir = std::filesystem::path(path).parent_path().string();
     if (model->base_dir.empty()) model->base_dir = ".";
     NFUSE_RETURN_IF_ERROR(api::load(std::move(model), out), std::string("loading '") + path + "'");
@@ -128,10 +141,55 @@ nfuse_status* nfuse_model_load_memory(nfuse_runtime* runtime, const void* data, 
     NFUSE_RETURN_IF_ERROR_PLAIN(check_out("nfuse_model_load_memory", "data", data));
     if (size == 0) return invalid_argument("nfuse_model_load_memory: size is 0");
     auto model = std::make_unique<nfuse_model>();
+    if (context::has_context_magic(data, size)) {  // copied: the caller's bytes are not retained
+      auto copy = std::make_shared<AlignedFloats>();
+      if (!copy->resize((size + sizeof(float) - 1) / sizeof(float)))
+        return out_of_memory("nfuse_model_load_memory: " + std::to_string(size) + " bytes");
+      std::memcpy(copy->data(), data, size);
+      runtime::ContextLoadOptions lo;
+      lo.compat = runtime->context_compat;
+      NFUSE_ASSIGN_OR_RETURN(model->context, runtime::ContextModel::open_buffer(copy->data(), size, copy, lo));
+      api::publish(std::move(model), out);
+      return ok_status();
+    }
     model->bytes.assign(static_cast<const char*>(data), size);
     model->base_dir = ".";
     model->external_data = false;  // a buffer has no folder: external data is refused, never looked up
     return api::load(std::move(model), out);
+  });
+}
+
+nfuse_status* nfuse_model_load_context_buffer(nfuse_runtime* runtime, const void* data, size_t size,
+                                              nfuse_model** out) {
+  constexpr const char* fn = "nfuse_model_load_context_buffer";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "out", out));
+    *out = nullptr;
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "runtime", runtime));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "data", data));
+    auto model = std::make_unique<nfuse_model>();
+    runtime::ContextLoadOptions lo;
+    lo.compat = runtime->context_compat;
+    NFUSE_ASSIGN_OR_RETURN(model->context, runtime::ContextModel::open_buffer(data, size, nullptr, lo));
+    api::publish(std::move(model), out);
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_model_is_context(const nfuse_model* model, int* out) {
+  return api::get("nfuse_model_is_context", "model", model, out,
+                  [](const nfuse_model& m) { return m.context ? 1 : 0; });
+}
+
+nfuse_status* nfuse_runtime_set_context_compat(nfuse_runtime* runtime, nfuse_compat_mode mode) {
+  constexpr const char* fn = "nfuse_runtime_set_context_compat";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "runtime", runtime));
+    if (mode != NFUSE_COMPAT_PERMISSIVE && mode != NFUSE_COMPAT_STRICT)
+      return invalid_argument(std::string(fn) + ": unknown mode " + std::to_string(static_cast<int>(mode)));
+    runtime->context_compat =
+        mode == NFUSE_COMPAT_STRICT ? context::CompatMode::kStrict : context::CompatMode::kPermissive;
+    return ok_status();
   });
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "nfuse/status.h"
 #include "quant/quantize_model.h"
 #include "runtime/builtins.h"
+#include "runtime/context_model.h"
 #include "runtime/session.h"
 
 struct nfuse_status {
@@ -33,6 +35,7 @@ struct nfuse_runtime {
   nfuse_log_fn log_fn = nullptr;
   void* log_user = nullptr;
   std::vector<std::string> backend_names;
+  nfuse::context::CompatMode context_compat = nfuse::context::CompatMode::kPermissive;
 
   void log(nfuse_log_level level, const std::string& message);
   // The intra-op workers of this thread count that every session of this runtime runs on
@@ -47,7 +50,11 @@ struct nfuse_runtime {
 // The model's serialized bytes are kept so every session imports its own graph; the graph parsed
 // at load (which proved the bytes valid) goes to the first session.
 struct nfuse_model {
+  // A context binary (`nfuse compile`): every session's graph comes from it, its weights read in
+  // place from the one mapping. Null for an ONNX model.
+  std::shared_ptr<const nfuse::runtime::ContextModel> context;
   std::string bytes;
+  std::string source_name;  // the file name it was loaded from ("" from memory)
   std::string base_dir;
   bool external_data = true;
   // Handing the first graph to a session is no observable change: a const model may do it.
@@ -92,6 +99,13 @@ struct nfuse_session {
   nfuse::backends::RunProfile profile;  // of the runs made with profiling on
   // Reused by every run: the named inputs handed to Session::run.
   nfuse::runtime::NamedTensors named_inputs;
+  // Zero-copy I/O: caller memory bound to inputs (by name) and outputs (by output index); kept
+  // across runs until rebound or cleared. What the last bound run copied, and the outputs whose
+  // copy was already logged (once per tensor).
+  std::map<std::string, nfuse::ir::Tensor> bound_inputs;
+  std::vector<nfuse::ir::Tensor> bound_outputs;  // empty tensor: not bound
+  nfuse::runtime::RunCopies last_copies;
+  std::set<std::string> copy_logged;
 };
 
 namespace nfuse::api {

@@ -3,6 +3,7 @@
 
 #include "api/api_objects.h"
 #include "backends/backend.h"
+#include "compile/context/sha256.h"
 #include "compile/plan_traffic.h"
 #include "runtime/profile_summary.h"
 
@@ -276,7 +277,19 @@ nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* mo
       NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
       so = options->options;
     }
+    if (model->context) {
+      // A context binary's plan options are part of the binary; the caller's threads stay.
+      runtime::SessionOptions fixed = model->context->session_options(so);
+      if (options && so.backend != fixed.backend)
+        runtime->log(NFUSE_LOG_INFO, "context binary compiled for backend '" + fixed.backend +
+                                         "': runs there, not on '" + so.backend + "'");
+      for (const std::string& reason : model->context->verdict().reasons)
+        runtime->log(NFUSE_LOG_WARNING, "context binary is suboptimal on this device: " + reason);
+      so = std::move(fixed);
+    }
     so.workers = runtime->workers(so.threads);
+    // Recorded so nfuse_session_save_context can save the packed weights (the ops' own buffers).
+    if (!so.packs) so.packs = std::make_shared<backends::PackStore>(true);
     NFUSE_ASSIGN_OR_RETURN(auto graph, api::take_graph(*model));
     auto s = std::make_unique<nfuse_session>();
     s->runtime = runtime;
@@ -285,12 +298,39 @@ nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* mo
     for (const ir::Value* v : s->impl->graph().inputs()) s->inputs.push_back(api::describe(*v));
     for (const ir::Value* v : s->impl->graph().outputs()) s->outputs.push_back(api::describe(*v));
     NFUSE_RETURN_IF_ERROR_PLAIN(api::prepare_static(*s));
+    if (model->context)
+      for (const auto& signature : model->context->info().signatures)
+        NFUSE_RETURN_IF_ERROR(s->impl->prepare(signature).status(), "preparing a compiled shape signature");
     api::publish(std::move(s), out);
     return ok_status();
   });
 }
 
 void nfuse_session_release(nfuse_session* session) { api::retire(session); }
+
+nfuse_status* nfuse_session_backend(const nfuse_session* session, const char** out) {
+  return api::get("nfuse_session_backend", "session", session, out,
+                  [](const nfuse_session& s) { return s.impl->options().backend.c_str(); });
+}
+
+nfuse_status* nfuse_session_save_context(const nfuse_session* session, const nfuse_model* model, const char* path) {
+  constexpr const char* fn = "nfuse_session_save_context";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "model", model));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "path", path));
+    std::string name, sha;
+    if (model->context) {
+      name = model->context->info().source_name;
+      sha = model->context->info().source_sha256;
+    } else {
+      name = model->source_name;
+      sha = context::sha256_hex(model->bytes.data(), model->bytes.size());
+    }
+    NFUSE_RETURN_IF_ERROR(runtime::save_context(*session->impl, name, sha, path), std::string(fn) + ": '" + path + "'");
+    return ok_status();
+  });
+}
 
 nfuse_status* nfuse_session_io_count(const nfuse_session* session, nfuse_io_kind kind, size_t* out) {
   constexpr const char* fn = "nfuse_session_io_count";

@@ -25,6 +25,9 @@ nfuse_status_code code_of(StatusCode code) {
     case StatusCode::kInvalidArgument: return NFUSE_INVALID_ARGUMENT;
     case StatusCode::kNotFound: return NFUSE_NOT_FOUND;
     case StatusCode::kInternal: return NFUSE_INTERNAL;
+    case StatusCode::kIncompatibleDevice: return NFUSE_INCOMPATIBLE_DEVICE;
+    case StatusCode::kCorruptBinary: return NFUSE_CORRUPT_BINARY;
+    case StatusCode::kModelMismatch: return NFUSE_MODEL_MISMATCH;
   }
   return NFUSE_INTERNAL;
 }
@@ -98,6 +101,9 @@ const char* nfuse_status_code_name(nfuse_status_code code) {
     case NFUSE_INVALID_ARGUMENT: return "invalid argument";
     case NFUSE_NOT_FOUND: return "not found";
     case NFUSE_INTERNAL: return "internal error";
+    case NFUSE_INCOMPATIBLE_DEVICE: return "incompatible device";
+    case NFUSE_CORRUPT_BINARY: return "corrupt binary";
+    case NFUSE_MODEL_MISMATCH: return "model mismatch";
   }
   return "unknown";
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/device_profile.h"
+#include "backends/pack_store.h"
 #include "backends/run_profile.h"
 #include "backends/subgraph_runner.h"
 #include "core/thread_pool.h"
@@ -125,6 +126,9 @@ struct CompileContext {
   // Runs the bodies of If, Loop and Scan nodes compiled on the plan's backends (one plan per
   // body and shape signature). Null: the reference interpreter runs them.
   std::shared_ptr<const SubgraphRunner> run_subgraph;
+  // Prepacked weights by key (backends/pack_store.h): served from a context binary, or recorded
+  // for one. Null: ops pack their own.
+  std::shared_ptr<PackStore> packs;
 };
 
 // Bytes one run moves to and from the arena (graph inputs, outputs and intermediates; constants

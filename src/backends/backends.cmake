@@ -5,8 +5,9 @@
 set(NFUSE_BUILTIN_BACKENDS ref cpu fusion)
 
 nfuse_component(backends SOURCES ${PROJECT_SOURCE_DIR}/src/backends/backend_registry.cpp
-  ${PROJECT_SOURCE_DIR}/src/backends/device_profile.cpp
-  HEADERS backends/backend.h backends/device_profile.h backends/qlinear_region_program.h backends/run_profile.h
+  ${PROJECT_SOURCE_DIR}/src/backends/device_profile.cpp ${PROJECT_SOURCE_DIR}/src/backends/pack_store.cpp
+  HEADERS backends/backend.h backends/device_profile.h backends/pack_store.h backends/qlinear_region_program.h
+    backends/run_profile.h
     backends/subgraph_runner.h
   DEPS nfuse_ir nfuse_kernels nlohmann_json::nlohmann_json)
 

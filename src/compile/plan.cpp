@@ -292,6 +292,7 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   cc.threads = options.threads;
   cc.tile_rows = options.tile_rows;
   cc.run_subgraph = options.run_subgraph;
+  cc.packs = options.packs;
   const size_t threads = static_cast<size_t>(std::max(1, options.threads));
   cc.pool = options.workers && options.workers->threads() == threads ? options.workers
                                                                      : std::make_shared<ThreadPool>(options.threads);

@@ -65,6 +65,8 @@ struct PlanOptions {
   std::shared_ptr<ThreadPool> workers;
   // Runs If/Loop/Scan bodies (CompileContext::run_subgraph); null: the reference interpreter.
   std::shared_ptr<const backends::SubgraphRunner> run_subgraph;
+  // Prepacked weights shared by the plans of the session's own graph (CompileContext::packs).
+  std::shared_ptr<backends::PackStore> packs;
 };
 
 // build_plan's first stage alone: concrete types and the values known at plan time, no steps

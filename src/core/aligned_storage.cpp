@@ -24,4 +24,23 @@ bool Scratch::reserve(size_t workers, size_t floats) {
   return true;
 }
 
+bool PackedFloats::resize(size_t n) {
+  auto owned = std::make_shared<AlignedFloats>();
+  if (!owned->resize(n)) return false;
+  data_ = owned->data();
+  size_ = n;
+  borrowed_ = false;
+  owner_ = std::move(owned);
+  return true;
+}
+
+PackedFloats PackedFloats::borrow(const float* data, size_t n, std::shared_ptr<const void> keepalive) {
+  PackedFloats p;
+  p.data_ = const_cast<float*>(data);  // never written: see the class comment
+  p.size_ = n;
+  p.borrowed_ = true;
+  p.owner_ = std::move(keepalive);
+  return p;
+}
+
 }  // namespace nfuse

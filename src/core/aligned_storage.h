@@ -28,6 +28,27 @@ class AlignedFloats {
   size_t size_ = 0;
 };
 
+// Prepacked weights: owned (packed here, 64-byte aligned, shared by copies) or borrowed from a
+// context binary's read-only mapping (kept alive by `keepalive`). Filled once through data()
+// when owned, read-only afterwards; a borrowed buffer must never be written.
+class PackedFloats {
+ public:
+  PackedFloats() = default;
+  // A new owned, zero-filled buffer of n floats; false when memory runs out.
+  bool resize(size_t n);
+  static PackedFloats borrow(const float* data, size_t n, std::shared_ptr<const void> keepalive);
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool borrowed() const { return borrowed_; }
+
+ private:
+  std::shared_ptr<const void> owner_;
+  float* data_ = nullptr;
+  size_t size_ = 0;
+  bool borrowed_ = false;
+};
+
 // Per-thread scratch: one buffer per worker, sized for the largest op of the partition.
 class Scratch {
  public:

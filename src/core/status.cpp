@@ -13,6 +13,9 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kInvalidArgument: return "invalid argument";
     case StatusCode::kNotFound: return "not found";
     case StatusCode::kInternal: return "internal error";
+    case StatusCode::kIncompatibleDevice: return "incompatible device";
+    case StatusCode::kCorruptBinary: return "corrupt binary";
+    case StatusCode::kModelMismatch: return "model mismatch";
   }
   return "unknown";
 }
@@ -35,5 +38,8 @@ Status unavailable(std::string m) { return Status(StatusCode::kUnavailable, std:
 Status internal_error(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
 Status out_of_memory(std::string m) { return Status(StatusCode::kOutOfMemory, std::move(m)); }
 Status version_mismatch(std::string m) { return Status(StatusCode::kVersionMismatch, std::move(m)); }
+Status incompatible_device(std::string m) { return Status(StatusCode::kIncompatibleDevice, std::move(m)); }
+Status corrupt_binary(std::string m) { return Status(StatusCode::kCorruptBinary, std::move(m)); }
+Status model_mismatch(std::string m) { return Status(StatusCode::kModelMismatch, std::move(m)); }
 
 }  // namespace nfuse

@@ -39,7 +39,7 @@ Tensor Tensor::allocate(DType dtype, std::vector<int64_t> dims) {
 }
 
 Status reuse_or_allocate(Tensor* t, DType dtype, const std::vector<int64_t>& dims) {
-  if (t->dtype() == dtype && t->dims() == dims && t->sole_owner()) return ok_status();
+  if (t->dtype() == dtype && t->dims() == dims && (t->sole_owner() || t->bound_output())) return ok_status();
   NFUSE_ASSIGN_OR_RETURN(*t, Tensor::try_allocate(dtype, dims));
   return ok_status();
 }
@@ -72,15 +72,23 @@ Tensor Tensor::borrow(DType dtype, std::vector<int64_t> dims, void* data,
   return t;
 }
 
+Tensor Tensor::bind_output(DType dtype, std::vector<int64_t> dims, void* data) {
+  Tensor t = borrow(dtype, std::move(dims), data);
+  t.bound_output_ = true;
+  return t;
+}
+
 Tensor Tensor::reshaped(std::vector<int64_t> dims) const {
   Tensor t = *this;
   t.dims_ = std::move(dims);
+  t.bound_output_ = false;  // a view is not the binding: only the bound output is written in place
   return t;
 }
 
 Tensor Tensor::bitcast(DType dtype) const {
   Tensor t = *this;
   t.dtype_ = dtype;
+  t.bound_output_ = false;
   return t;
 }
 

@@ -31,6 +31,10 @@ class Tensor {
   // Wraps memory owned elsewhere; `keepalive` (optional) is held as long as any copy lives.
   static Tensor borrow(DType dtype, std::vector<int64_t> dims, void* data,
                        std::shared_ptr<void> keepalive = nullptr);
+  // Caller memory bound to a graph output (zero-copy I/O): borrowed, and an op producing that
+  // output writes into it in place (reuse_or_allocate keeps it when dtype and dims match).
+  static Tensor bind_output(DType dtype, std::vector<int64_t> dims, void* data);
+  bool bound_output() const { return bound_output_; }
   // A scalar or 1-D tensor from values (for tests and constant building).
   template <typename T>
   static Tensor from_vector(const std::vector<T>& values, std::vector<int64_t> dims);
@@ -72,11 +76,12 @@ class Tensor {
   std::shared_ptr<void> storage_;
   void* data_ = nullptr;
   bool owned_ = false;
+  bool bound_output_ = false;
 };
 
 // Makes *t a tensor of `dtype` and `dims` for an op to overwrite: keeps its buffer when it is
-// already exactly that and nobody else holds it (a graph output from the previous run that the
-// caller has released: a large output then costs no new allocation, zero-fill and page faults
+// already exactly that and nobody else holds it, or when it is caller memory bound to the output (a graph output from
+// the previous run that the caller has released: a large output then costs no new allocation, zero-fill and page faults
 // on every run), else allocates (try_allocate). The kept buffer's contents are unspecified.
 Status reuse_or_allocate(Tensor* t, DType dtype, const std::vector<int64_t>& dims);
 

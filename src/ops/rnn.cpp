@@ -95,7 +95,12 @@ ir::Dim dim_or_unknown(const ir::InferContext& ctx, int input, int i) {
   return ctx.shape(input)[i];
 }
 
-ir::Dim mul(const ir::Dim& d, int64_t k) { return d.is_static() ? ir::Dim(d.value * k) : ir::Dim(); }
+// d * k, unknown when d is or when the product overflows (a hostile file's dims).
+ir::Dim mul(const ir::Dim& d, int64_t k) {
+  int64_t product = 0;
+  if (!d.is_static() || __builtin_mul_overflow(d.value, k, &product)) return ir::Dim();
+  return ir::Dim(product);
+}
 
 Status check_dtypes(const ir::InferContext& ctx) {
   if (!ir::dtype_is_float(ctx.dtype(0))) {

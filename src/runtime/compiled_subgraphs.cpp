@@ -9,6 +9,7 @@ namespace nfuse::runtime {
 
 CompiledSubgraphs::CompiledSubgraphs(SessionOptions options) : options_(std::move(options)) {
   options_.outputs.clear();
+  options_.packs = nullptr;  // bodies are other graphs: their value names may mean other tensors
 }
 
 Result<CompiledSubgraphs::Body*> CompiledSubgraphs::body_for(const ir::Node& owner, const ir::Graph& body,

@@ -30,11 +30,12 @@ Result<std::unique_ptr<Session>> Session::create(std::unique_ptr<ir::Graph> grap
     options.workers = std::make_shared<ThreadPool>(options.threads);
   }
   passes::PassReport report;
-  if (options.optimize || !options.outputs.empty()) {
+  const bool run_passes = options.optimize && !options.graph_optimized;
+  if (run_passes || !options.outputs.empty()) {
     passes::OptimizeOptions po;
     po.evaluator = backends::ref::node_evaluator();
     po.outputs = options.outputs;
-    if (!options.optimize) {  // only the output filter
+    if (!run_passes) {  // only the output filter
       for (const std::string& name : passes::pass_names())
         if (name != "eliminate_dead_code") po.disabled.push_back(name);
     }
@@ -49,6 +50,12 @@ Result<std::unique_ptr<Session>> Session::create(std::unique_ptr<ir::Graph> grap
   session->subgraphs_ = std::make_shared<CompiledSubgraphs>(session->options_);
   session->subgraph_runner_ = make_subgraph_runner(session->subgraphs_);
   return session;
+}
+
+std::vector<std::map<std::string, std::vector<int64_t>>> Session::planned_signatures() const {
+  std::vector<std::map<std::string, std::vector<int64_t>>> out;
+  for (const auto& [dims, prepared] : cache_) out.push_back(dims);
+  return out;
 }
 
 std::map<std::string, std::vector<int64_t>> Session::default_input_dims(
@@ -75,6 +82,7 @@ compile::PlanOptions Session::plan_options() const {
   po.tile_rows = options_.tile_rows;
   po.workers = options_.workers;
   po.run_subgraph = subgraph_runner_;
+  po.packs = options_.packs;
   return po;
 }
 
@@ -90,6 +98,7 @@ Result<std::unique_ptr<compile::Plan>> Session::specialized_plan(
   // Its bodies are copies of graph_'s: compiled by a runner of their own, which lives with the plan.
   auto subgraphs = std::make_shared<CompiledSubgraphs>(options_);
   compile::PlanOptions po = plan_options();
+  po.packs = nullptr;  // another graph: its value names may mean other tensors
   po.run_subgraph = make_subgraph_runner(subgraphs);
   NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*g, input_dims, po));
   plan->specialized_graph = std::move(g);
@@ -174,8 +183,17 @@ Status Session::check_input(const ir::Value& expected, const ir::Tensor& got) co
 
 // No exception crosses the API: an allocation failure deep in a kernel becomes kOutOfMemory.
 Result<std::vector<ir::Tensor>> Session::run(const NamedTensors& inputs, backends::RunProfile* profile) {
+  return run_bound(inputs, {}, nullptr, profile);
+}
+
+Result<std::vector<ir::Tensor>> Session::run_bound(const NamedTensors& inputs,
+                                                   const std::vector<ir::Tensor*>& bound_outputs, RunCopies* copies,
+                                                   backends::RunProfile* profile) {
+  if (!bound_outputs.empty() && bound_outputs.size() != graph_->outputs().size())
+    return invalid_argument("bound outputs: " + std::to_string(bound_outputs.size()) + " given for " +
+                            std::to_string(graph_->outputs().size()) + " outputs");
   try {
-    return run_impl(inputs, profile);
+    return run_impl(inputs, profile, bound_outputs.empty() ? nullptr : &bound_outputs, copies);
   } catch (const std::bad_alloc&) {
     return out_of_memory("running '" + graph_->name + "': out of memory");
   } catch (const std::exception& e) {
@@ -183,7 +201,27 @@ Result<std::vector<ir::Tensor>> Session::run(const NamedTensors& inputs, backend
   }
 }
 
-Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, backends::RunProfile* profile) {
+namespace {
+
+// Why caller memory bound to an output cannot be written in place by the plan's kernels ("" when it can).
+std::string binding_refusal(const compile::PlannedValue& planned, const ir::Tensor& target) {
+  if (reinterpret_cast<uintptr_t>(target.raw()) % 64 != 0) return "the buffer is not 64-byte aligned";
+  if (planned.known_value) return "the output is a constant folded at plan time";
+  if (planned.value->is_graph_input) return "the output is a graph input";
+  if (target.dtype() != planned.type.dtype)
+    return "the buffer is " + std::string(ir::dtype_name(target.dtype())) + ", the output " +
+           std::string(ir::dtype_name(planned.type.dtype));
+  auto dims = planned.type.shape.static_dims();
+  if (!dims || *dims != target.dims())
+    return "the buffer's dims " + ir::dims_to_string(target.dims()) + " are not the planned " +
+           planned.type.shape.to_string();
+  return "";
+}
+
+}  // namespace
+
+Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, backends::RunProfile* profile,
+                                                  const std::vector<ir::Tensor*>* bound_outputs, RunCopies* copies) {
   std::map<std::string, const ir::Tensor*> by_name;
   for (const auto& [name, t] : inputs) {
     if (!graph_->find_value(name) || !graph_->find_value(name)->is_graph_input) {
@@ -203,6 +241,28 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
   for (size_t i = 0; i < graph_->inputs().size(); ++i) {
     p->ctx->slot(plan.input_slots[i]) = *by_name.at(graph_->inputs()[i]->name);
   }
+  // Bound outputs the kernels may write in place go into their slots; the rest are copied after.
+  std::vector<std::string> refusals(plan.output_slots.size());
+  struct Unbind {  // a binding lasts one run: the next must not write into memory it no longer owns
+    backends::ExecContext& ctx;
+    const std::vector<int>& slots;
+    const std::vector<ir::Tensor*>* bound;
+    ~Unbind() {
+      if (!bound) return;
+      for (size_t i = 0; i < slots.size(); ++i)
+        if ((*bound)[i] && ctx.slot(slots[i]).bound_output()) ctx.slot(slots[i]) = ir::Tensor();
+    }
+  } unbind{*p->ctx, plan.output_slots, bound_outputs};
+  if (bound_outputs) {
+    for (size_t i = 0; i < plan.output_slots.size(); ++i) {
+      ir::Tensor* target = (*bound_outputs)[i];
+      if (!target) continue;
+      const int s = plan.output_slots[i];
+      refusals[i] = binding_refusal(plan.values[static_cast<size_t>(s)], *target);
+      if (refusals[i].empty())
+        p->ctx->slot(s) = ir::Tensor::bind_output(target->dtype(), target->dims(), target->raw());
+    }
+  }
   {
     p->ctx->profile = profile;
     struct Detach {  // a failed run must not leave the caller's profile attached
@@ -215,8 +275,28 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
   }
   if (profile) ++profile->runs;
   std::vector<ir::Tensor> outputs;
-  for (int s : plan.output_slots) {
+  for (size_t i = 0; i < plan.output_slots.size(); ++i) {
+    const int s = plan.output_slots[i];
     const ir::Tensor& t = p->ctx->slot(s);
+    ir::Tensor* target = bound_outputs ? (*bound_outputs)[i] : nullptr;
+    if (target) {
+      outputs.emplace_back();
+      if (t.raw() == target->raw() && t.bytes() == target->bytes()) continue;  // written in place
+      if (t.dtype() != target->dtype() || t.dims() != target->dims())
+        return invalid_argument("bound output '" + graph_->outputs()[i]->name + "' is " +
+                                std::string(ir::dtype_name(target->dtype())) + ir::dims_to_string(target->dims()) +
+                                " but the run produced " + std::string(ir::dtype_name(t.dtype())) +
+                                ir::dims_to_string(t.dims()));
+      if (t.bytes() > 0) std::memcpy(target->raw(), t.raw(), t.bytes());
+      if (copies) {
+        copies->output_bytes += t.bytes();
+        copies->reasons.emplace_back(graph_->outputs()[i]->name,
+                                     refusals[i].empty() ? "its producer does not write its own buffer (a view, "
+                                                           "a reference-kernel output or a fused group's alias)"
+                                                         : refusals[i]);
+      }
+      continue;
+    }
     // Outputs that alias inputs or folded constants are copied so callers own what they get.
     outputs.push_back(t.owns_data() && !plan.values[static_cast<size_t>(s)].known_value &&
                               !plan.values[static_cast<size_t>(s)].value->is_graph_input

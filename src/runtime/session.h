@@ -24,6 +24,9 @@ struct SessionOptions {
   // Graph optimization (passes::optimize: folding, BN folding, activation/residual fusion...),
   // on by default as in ONNX Runtime; off runs the graph exactly as imported.
   bool optimize = true;
+  // The graph already went through the optimization passes (a context binary's): create skips
+  // them, and everything else behaves as with `optimize`.
+  bool graph_optimized = false;
   // Keep only these graph outputs (and what they need); empty keeps all.
   std::vector<std::string> outputs;
   // Placement: pins, preferences and denials; the partitioner's inputs for backend "auto".
@@ -33,9 +36,20 @@ struct SessionOptions {
   // Intra-op workers of `threads` shared with other sessions (a runtime's); null: each plan
   // makes its own.
   std::shared_ptr<ThreadPool> workers;
+  // Prepacked weights for the plans of this graph (not its control-flow bodies or shape-
+  // specialized copies, whose value names may mean other tensors): a context binary's, or a
+  // recording store when the session is compiled into one. Null: each op packs its own.
+  std::shared_ptr<backends::PackStore> packs;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, ir::Tensor>>;
+
+// What a run with bound outputs copied instead of writing in place (zero-copy I/O), and why.
+struct RunCopies {
+  uint64_t input_bytes = 0;   // inputs are read in place: 0 unless that changes
+  uint64_t output_bytes = 0;  // bound outputs the run could not write in place, copied after it
+  std::vector<std::pair<std::string, std::string>> reasons;  // output name -> why it was copied
+};
 
 class Session {
  public:
@@ -68,10 +82,18 @@ class Session {
   // returns outputs in graph-output order (owned tensors, valid after later runs).
   // With `profile`, every node's wall time is appended to it (and profile->runs counted).
   Result<std::vector<ir::Tensor>> run(const NamedTensors& inputs, backends::RunProfile* profile = nullptr);
+  // As run(), writing output i into *bound_outputs[i] where that is set (caller memory of the
+  // output's dtype and dims): in place when it is 64-byte aligned and the op producing the output
+  // writes its own buffer, else copied after the run (counted in *copies, with the reason). The
+  // returned vector holds the unbound outputs; bound positions are empty tensors.
+  Result<std::vector<ir::Tensor>> run_bound(const NamedTensors& inputs, const std::vector<ir::Tensor*>& bound_outputs,
+                                            RunCopies* copies, backends::RunProfile* profile = nullptr);
 
   // Plans built so far (one per input-shape signature); drop_plans() frees them all, and the
   // next run plans again.
   size_t cached_plans() const { return cache_.size(); }
+  // The input dims of every plan built so far (what a context binary records).
+  std::vector<std::map<std::string, std::vector<int64_t>>> planned_signatures() const;
   void drop_plans() { cache_.clear(); }
 
  private:
@@ -80,7 +102,8 @@ class Session {
   // The plan options these session options say.
   compile::PlanOptions plan_options() const;
   Status check_input(const ir::Value& expected, const ir::Tensor& got) const;
-  Result<std::vector<ir::Tensor>> run_impl(const NamedTensors& inputs, backends::RunProfile* profile);
+  Result<std::vector<ir::Tensor>> run_impl(const NamedTensors& inputs, backends::RunProfile* profile,
+                                           const std::vector<ir::Tensor*>* bound_outputs, RunCopies* copies);
 
   struct Prepared {
     std::unique_ptr<compile::Plan> plan;

@@ -15,34 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "api/c_api_checks.h"
 #include "support/onnx_builder.h"
 
 namespace {
 
 using nfuse::testing::OnnxBuilder;
 
-// Takes a status: its code, and its message kept for the failure output.
-struct Checked {
-  nfuse_status_code code;
-  std::string message;
-};
-Checked take(nfuse_status* s) {
-  Checked c{nfuse_status_get_code(s), nfuse_status_get_message(s)};
-  nfuse_status_release(s);
-  return c;
-}
-
-#define EXPECT_NFUSE_OK(call)                   \
-  do {                                          \
-    Checked c_ = take(call);                    \
-    EXPECT_EQ(c_.code, NFUSE_OK) << c_.message; \
-  } while (0)
-#define EXPECT_NFUSE_CODE(call, want, substring)                                           \
-  do {                                                                                     \
-    Checked c_ = take(call);                                                               \
-    EXPECT_EQ(c_.code, want) << c_.message;                                                \
-    EXPECT_NE(c_.message.find(substring), std::string::npos) << "message: " << c_.message; \
-  } while (0)
+using nfuse_test::Checked;
+using nfuse_test::take;
 
 // y = Relu(x + b), x: f32 [N, 3] with N symbolic, b = {-1, 0, 1}; z = Neg(x).
 std::string add_relu_model() {

@@ -12,6 +12,13 @@ if [ -z "$(ls -A "$corpus")" ]; then
         [ -f "$m" ] && cp "$m" "$corpus/seed_$((i++)).onnx"
       done
       ;;
+    nfc)
+      i=0
+      for m in /usr/share/libonnx-testdata/data/pytorch-converted/test_{Conv2d,BatchNorm2d_eval,Linear,PReLU_2d}/model.onnx \
+               /usr/share/libonnx-testdata/data/node/test_{if,lstm_defaults,gemm_default_matrix_bias}/model.onnx; do
+        [ -f "$m" ] && "$NFUSE_CLI" compile "$m" --backend cpu -o "$corpus/seed_$((i++)).nfc" >/dev/null
+      done
+      ;;
     npy)
       /usr/bin/python3 - "$corpus" <<'PY'
 import sys, numpy as np

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "frontend/onnx/onnx_importer.h"
+#include "runtime/context_model.h"
 
 namespace nfuse::cli {
 
@@ -23,11 +24,22 @@ Result<runtime::SessionOptions> session_options(const CommonArgs& args) {
   const std::string pin_error = parse_pin_flags(args.pins, &options.partition.pins);
   if (!pin_error.empty()) return invalid_argument(pin_error);
   options.tile_rows = args.tile_rows;
+  // Packed weights are recorded so `nfuse compile` can save them (they are the ops' own buffers).
+  options.packs = std::make_shared<backends::PackStore>(true);
   return options;
 }
 
 Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args) {
   NFUSE_ASSIGN_OR_RETURN(runtime::SessionOptions options, session_options(args));
+  if (runtime::is_context_file(args.model)) {
+    runtime::ContextLoadOptions lo;
+    lo.compat = args.compat == "strict" ? context::CompatMode::kStrict : context::CompatMode::kPermissive;
+    NFUSE_ASSIGN_OR_RETURN(auto binary, runtime::ContextModel::open_file(args.model, lo));
+    for (const std::string& reason : binary->verdict().reasons)
+      std::fprintf(stderr, "nfuse: warning: context binary is suboptimal on this device: %s\n", reason.c_str());
+    NFUSE_ASSIGN_OR_RETURN(auto graph, binary->graph());
+    return runtime::Session::create(std::move(graph), binary->session_options(options));
+  }
   NFUSE_ASSIGN_OR_RETURN(auto graph, load(args.model));
   return runtime::Session::create(std::move(graph), options);
 }

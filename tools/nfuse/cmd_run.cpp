@@ -24,9 +24,12 @@ int cmd_run(const RunArgs& args) {
     if (ec) return report_api(Status(NFUSE_UNAVAILABLE, "cannot create '" + args.output_dir + "': " + ec.message()));
   }
   std::printf(
-      "model    %s\nbackend  %s, %d thread(s)\nsession  %.2f ms (import, optimization, planning of static shapes)\n"
+      "model    %s\nbackend  %s, %d thread(s)\nsession  %.2f ms (%s)\n"
       "time     %.2f ms (first run; plans symbolic shapes)\n",
-      args.common.model.c_str(), args.common.backend.c_str(), args.common.threads, s.open_ms, ms);
+      args.common.model.c_str(), s.backend.c_str(), args.common.threads, s.open_ms,
+      s.from_context ? "context binary: map, validate, planning of its shapes"
+                     : "import, optimization, planning of static shapes",
+      ms);
   auto dims_text = [](const std::vector<int64_t>& dims) {
     std::string t;
     for (size_t i = 0; i < dims.size(); ++i) t += (i ? "x" : "") + std::to_string(dims[i]);

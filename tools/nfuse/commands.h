@@ -22,6 +22,7 @@ struct CommonArgs {
   bool require_full_offload = false;
   std::string device_profile;        // JSON from `nfuse device-profile`
   int tile_rows = 0;                 // fusion strips (0: cost model)
+  std::string compat = "permissive";  // context binaries: permissive | strict
 };
 
 
@@ -39,6 +40,7 @@ struct BenchArgs {
   int runs = 50;
   bool profile = false;  // time every node during the timed runs and print where the time went
   bool traffic = false;  // arena bytes per inference, fused vs layer by layer, per fused group
+  bool bind = false;     // zero-copy I/O: inputs and outputs bound to aligned buffers once
 };
 
 struct InspectArgs {
@@ -96,6 +98,20 @@ struct DeviceProfileArgs {
   std::string output;  // profile.json (empty: print it)
 };
 int cmd_partition(const PartitionArgs& args);
+
+struct CompileArgs {
+  CommonArgs common;   // backend defaults to "auto" for this command
+  std::string output;  // OUT.nfc
+};
+struct CheckArgs {
+  std::string binary;        // MODEL.nfc
+  std::string source_model;  // --model: the ONNX file it should come from
+  std::string compat = "permissive";
+  bool full = false;  // also map the file: every section's checksum and the graph's structure
+  bool json = false;
+};
+int cmd_compile(const CompileArgs& args);
+int cmd_check(const CheckArgs& args);
 int cmd_device_profile(const DeviceProfileArgs& args);
 
 }  // namespace nfuse::cli

@@ -10,7 +10,7 @@
 namespace {
 
 void add_common(CLI::App* app, nfuse::cli::CommonArgs* a, bool with_json) {
-  app->add_option("model", a->model, "ONNX model file")->required();
+  app->add_option("model", a->model, "ONNX model file or context binary (.nfc)")->required();
   app->add_option("--shape", a->shapes, "input shape, NAME=1x3x224x224 (for symbolic dims)");
   app->add_option("--backend", a->backend, "backend to run on (ref)");
   app->add_option("--threads", a->threads, "intra-op threads")->check(CLI::PositiveNumber);
@@ -26,6 +26,8 @@ void add_common(CLI::App* app, nfuse::cli::CommonArgs* a, bool with_json) {
   app->add_option("--device-profile", a->device_profile, "device profile JSON from `nfuse device-profile`");
   app->add_option("--tile-rows", a->tile_rows, "fusion backend: output rows per strip (default: cost model)")
       ->check(CLI::NonNegativeNumber);
+  app->add_option("--compat", a->compat, "context binaries (.nfc): permissive (load a suboptimal one) or strict")
+      ->check(CLI::IsMember({"permissive", "strict"}));
 }
 
 int run_cli(int argc, char** argv) {
@@ -49,6 +51,8 @@ int run_cli(int argc, char** argv) {
   bench->add_option("--warmup", bench_args.warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
   bench->add_option("--runs", bench_args.runs, "timed runs")->check(CLI::PositiveNumber);
   bench->add_flag("--profile", bench_args.profile, "time every node of the timed runs: ms by op type and slowest nodes");
+  bench->add_flag("--bind", bench_args.bind,
+                  "bind inputs and outputs to 64-byte aligned buffers once and run in place (zero-copy I/O)");
   bench->add_flag("--traffic", bench_args.traffic, "arena bytes per inference: fused plan vs layer by layer, per group");
 
   bool markdown = false;
@@ -101,6 +105,23 @@ int run_cli(int argc, char** argv) {
   add_common(partition, &partition_args.common, true);
   partition->add_option("--report", partition_args.report, "write the report as JSON here");
 
+  nfuse::cli::CompileArgs compile_args;
+  compile_args.common.backend = "auto";
+  auto* compile = app.add_subcommand("compile",
+                                     "prepare a context binary (.nfc): optimized graph and plan options, "
+                                     "weights aligned for loading by mmap");
+  add_common(compile, &compile_args.common, false);
+  compile->add_option("-o,--output", compile_args.output, "output .nfc file")->required();
+
+  nfuse::cli::CheckArgs check_args;
+  auto* check = app.add_subcommand("check", "judge a context binary against this device: valid, suboptimal or invalid");
+  check->add_option("binary", check_args.binary, "context binary (.nfc)")->required();
+  check->add_option("--model", check_args.source_model, "the ONNX model it should have been compiled from");
+  check->add_option("--compat", check_args.compat, "permissive or strict (strict: suboptimal fails)")
+      ->check(CLI::IsMember({"permissive", "strict"}));
+  check->add_flag("--full", check_args.full, "also check every section's checksum and the graph (maps the file)");
+  check->add_flag("--json", check_args.json, "machine-readable output");
+
   nfuse::cli::DeviceProfileArgs device_profile_args;
   auto* device_profile = app.add_subcommand("device-profile", "measure this machine for the partitioner's cost model");
   device_profile->add_option("-o,--output", device_profile_args.output, "write the profile JSON here");
@@ -117,6 +138,8 @@ int run_cli(int argc, char** argv) {
   if (exp->parsed()) return nfuse::cli::cmd_export(export_args);
   if (quantize->parsed()) return nfuse::cli::cmd_quantize(quantize_args);
   if (partition->parsed()) return nfuse::cli::cmd_partition(partition_args);
+  if (compile->parsed()) return nfuse::cli::cmd_compile(compile_args);
+  if (check->parsed()) return nfuse::cli::cmd_check(check_args);
   if (device_profile->parsed()) return nfuse::cli::cmd_device_profile(device_profile_args);
   return 2;
 }

@@ -121,6 +121,8 @@ Status open_api_session(const CommonArgs& args, const std::vector<std::string>& 
   auto rt = Runtime::create();
   if (!rt.ok()) return rt.status();
   out->runtime = std::move(*rt);
+  s = out->runtime.set_context_compat(args.compat == "strict" ? NFUSE_COMPAT_STRICT : NFUSE_COMPAT_PERMISSIVE);
+  if (!s.ok()) return s;
   auto model = Model::load(out->runtime, args.model);
   if (!model.ok()) return model.status();
   out->model = std::move(*model);
@@ -128,6 +130,18 @@ Status open_api_session(const CommonArgs& args, const std::vector<std::string>& 
   if (!session.ok()) return session.status();
   out->session = std::move(*session);
   out->open_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto is_context = out->model.is_context();
+  if (is_context.ok() && *is_context) {  // say once (outside the timed open) why a binary may run below its best here
+    nfuse_context_validity validity = NFUSE_CONTEXT_VALID;
+    char* reasons = nullptr;
+    Status checked(nfuse_context_check_file(args.model.c_str(), nullptr, &validity, &reasons));
+    if (checked.ok() && validity == NFUSE_CONTEXT_SUBOPTIMAL && reasons)
+      std::fprintf(stderr, "nfuse: warning: context binary is suboptimal on this device: %s\n", reasons);
+    nfuse_string_release(reasons);
+  }
+  auto backend = out->session.backend();
+  out->backend = backend.ok() ? *backend : args.backend;
+  out->from_context = is_context.ok() && *is_context;
   auto inputs = out->session.inputs();
   if (!inputs.ok()) return inputs.status();
   out->inputs = std::move(*inputs);

@@ -19,6 +19,8 @@ struct ApiSession {
   Model model;
   Session session;
   double open_ms = 0.0;  // import, optimization and (static shapes) planning
+  std::string backend;   // what the session runs on (a context binary's own backend)
+  bool from_context = false;
   std::vector<IoInfo> inputs, outputs;
   std::vector<Tensor> input_tensors;  // in input order
   std::vector<bool> input_seeded;     // true where no --input file was given

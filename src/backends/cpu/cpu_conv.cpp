@@ -138,17 +138,18 @@ class GemmConv final : public CpuOp {
     if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + m_);
   }
 
-  bool pack(const ir::Tensor& w) {
-    if (!packed_.resize(group_ * panels_ * cfg_.mr * kg_)) return false;
-    const float* src = w.data<float>();
-    for (size_t gi = 0; gi < group_; ++gi) {
-      for (size_t p = 0; p < panels_; ++p) {
-        const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
-        kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, src + (gi * mg_ + p * cfg_.mr) * kg_, kg_, 1,
-                                 packed_.data() + (gi * panels_ + p) * cfg_.mr * kg_);
+  bool pack(const ir::Tensor& w, const CompileContext& ctx) {
+    auto key = [&] { return pack_key("f32.conv.pack_a", *node_.input(1), {cfg_.mr, group_, mg_, kg_, panels_}); };
+    return pack_weights(ctx.packs.get(), key, group_ * panels_ * cfg_.mr * kg_, &packed_, [&](float* dst) {
+      const float* src = w.data<float>();
+      for (size_t gi = 0; gi < group_; ++gi) {
+        for (size_t p = 0; p < panels_; ++p) {
+          const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
+          kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, src + (gi * mg_ + p * cfg_.mr) * kg_, kg_, 1,
+                                   dst + (gi * panels_ + p) * cfg_.mr * kg_);
+        }
       }
-    }
-    return true;
+    });
   }
 
   size_t scratch_floats(const OpTensors&, size_t) const override { return kc_ * strip_panels_ * cfg_.nr; }
@@ -218,7 +219,7 @@ class GemmConv final : public CpuOp {
   Epilogue epilogue_;
   size_t group_ = 1, m_ = 0, mg_ = 0, kg_ = 0, kc_ = 0, strip_panels_ = 1, panels_ = 0;
   std::vector<float> bias_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
   Conv2dGeometryCache geo_;
 };
 
@@ -283,7 +284,7 @@ bool use_pixel_rows(const ir::Node& node, const ir::Tensor& w) {
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileContext& ctx) {
   const ir::Tensor* w = constant_f32(node.input(1));
   if (!is_f32(node.input(0)) || !w || w->rank() != 4) return std::unique_ptr<CpuOp>();
   const ir::Tensor* bias = nullptr;
@@ -298,12 +299,12 @@ Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileCont
   if (group > 1 && w->dim(1) == 1 && w->dim(0) == group) {
     return std::unique_ptr<CpuOp>(make_dwconv(node, *w, bias, std::move(e)));
   }
-  if (use_winograd(node, *w)) return make_winograd_conv(node, *w, bias, std::move(e));
+  if (use_winograd(node, *w)) return make_winograd_conv(node, *w, bias, std::move(e), ctx.packs.get());
   if (use_small_channel_conv(node, *w)) return make_small_channel_conv(node, *w, bias, std::move(e));
-  if (use_row_taps_conv(node, *w)) return make_row_taps_conv(node, *w, bias, std::move(e));
-  if (use_pixel_rows(node, *w)) return make_pixel_rows_conv(node, *w, bias, std::move(e));
+  if (use_row_taps_conv(node, *w)) return make_row_taps_conv(node, *w, bias, std::move(e), ctx.packs.get());
+  if (use_pixel_rows(node, *w)) return make_pixel_rows_conv(node, *w, bias, std::move(e), ctx.packs.get());
   auto op = std::make_unique<GemmConv>(node, *w, bias, std::move(e));
-  if (!op->pack(*w)) return out_of_memory(node.label() + ": packed weights");
+  if (!op->pack(*w, ctx)) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

@@ -27,10 +27,10 @@ class PixelRowsConv final : public CpuOp {
   }
 
   // Weights [Co][K] are the GEMM's B (K x Co): packed once into NR-wide panels.
-  bool pack(const ir::Tensor& w) {
-    if (!packed_.resize(kernels::f32_gemm_packed_b_size(k_, co_, cfg_.nr))) return false;
-    kernels::f32_gemm_pack_b(cfg_, k_, co_, w.data<float>(), 1, k_, packed_.data());
-    return true;
+  bool pack(const ir::Tensor& w, PackStore* packs) {
+    auto key = [&] { return pack_key("f32.conv.pack_b", *node_.input(1), {cfg_.nr, k_, co_}); };
+    return pack_weights(packs, key, kernels::f32_gemm_packed_b_size(k_, co_, cfg_.nr), &packed_,
+                        [&](float* dst) { kernels::f32_gemm_pack_b(cfg_, k_, co_, w.data<float>(), 1, k_, dst); });
   }
 
   size_t scratch_floats(const OpTensors&, size_t) const override {
@@ -106,7 +106,7 @@ class PixelRowsConv final : public CpuOp {
   Epilogue epilogue_;
   size_t co_ = 0, k_ = 0;
   std::vector<float> bias_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
   Buffer cols_, product_;
   Conv2dGeometryCache geo_;
 };
@@ -114,9 +114,9 @@ class PixelRowsConv final : public CpuOp {
 }  // namespace
 
 Result<std::unique_ptr<CpuOp>> make_pixel_rows_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                                    Epilogue epilogue) {
+                                                    Epilogue epilogue, PackStore* packs) {
   auto op = std::make_unique<PixelRowsConv>(node, w, bias, std::move(epilogue));
-  if (!op->pack(w)) return out_of_memory(node.label() + ": packed weights");
+  if (!op->pack(w, packs)) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

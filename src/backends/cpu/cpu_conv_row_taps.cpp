@@ -90,22 +90,23 @@ class RowTapsConv final : public CpuOp {
   }
 
   // A panels with K tap-major: column t * Ci + ci holds w[co][ci][0][t].
-  bool pack(const ir::Tensor& w) {
-    if (!packed_.resize(group_ * panels_ * cfg_.mr * kg_)) return false;
-    std::vector<float> reordered(mg_ * kg_);
-    const float* src = w.data<float>();
-    for (size_t gi = 0; gi < group_; ++gi) {
-      for (size_t co = 0; co < mg_; ++co)
-        for (size_t ci = 0; ci < cin_; ++ci)
-          for (size_t t = 0; t < taps_; ++t)
-            reordered[co * kg_ + t * cin_ + ci] = src[((gi * mg_ + co) * cin_ + ci) * taps_ + t];
-      for (size_t p = 0; p < panels_; ++p) {
-        const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
-        kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, reordered.data() + p * cfg_.mr * kg_, kg_, 1,
-                                 packed_.data() + (gi * panels_ + p) * cfg_.mr * kg_);
+  bool pack(const ir::Tensor& w, PackStore* packs) {
+    auto key = [&] { return pack_key("f32.conv.row_taps", *node_.input(1), {cfg_.mr, group_, mg_, kg_, cin_, taps_}); };
+    return pack_weights(packs, key, group_ * panels_ * cfg_.mr * kg_, &packed_, [&](float* dst) {
+      std::vector<float> reordered(mg_ * kg_);
+      const float* src = w.data<float>();
+      for (size_t gi = 0; gi < group_; ++gi) {
+        for (size_t co = 0; co < mg_; ++co)
+          for (size_t ci = 0; ci < cin_; ++ci)
+            for (size_t t = 0; t < taps_; ++t)
+              reordered[co * kg_ + t * cin_ + ci] = src[((gi * mg_ + co) * cin_ + ci) * taps_ + t];
+        for (size_t p = 0; p < panels_; ++p) {
+          const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
+          kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, reordered.data() + p * cfg_.mr * kg_, kg_, 1,
+                                   dst + (gi * panels_ + p) * cfg_.mr * kg_);
+        }
       }
-    }
-    return true;
+    });
   }
 
   size_t scratch_floats(const OpTensors&, size_t) const override { return stride_ * cin_ * row_floats(max_strip_); }
@@ -189,7 +190,7 @@ class RowTapsConv final : public CpuOp {
   size_t group_ = 1, m_ = 0, mg_ = 0, cin_ = 0, taps_ = 0, kg_ = 0, cblock_ = 0, panels_ = 0;
   size_t stride_ = 1, dilation_ = 1, max_shift_ = 0, max_strip_ = 0;
   std::vector<float> bias_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
   Conv2dGeometryCache geo_;
 };
 
@@ -213,9 +214,9 @@ bool use_row_taps_conv(const ir::Node& node, const ir::Tensor& w) {
 }
 
 Result<std::unique_ptr<CpuOp>> make_row_taps_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                                  Epilogue epilogue) {
+                                                  Epilogue epilogue, PackStore* packs) {
   auto op = std::make_unique<RowTapsConv>(node, w, bias, std::move(epilogue));
-  if (!op->pack(w)) return out_of_memory(node.label() + ": packed weights");
+  if (!op->pack(w, packs)) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

@@ -105,11 +105,11 @@ inline constexpr double kWinogradMacFraction = 1.0 / 2.25;
 // The fraction of a node's multiply-adds the cpu kernels perform (Backend::mac_fraction).
 double cpu_mac_fraction(const ir::Node& node, const backends::PlanView& plan);
 Result<std::unique_ptr<CpuOp>> make_winograd_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                                  Epilogue epilogue);
+                                                  Epilogue epilogue, PackStore* packs = nullptr);
 
 // The X * W GEMM orientation for maps with few output pixels (cpu_conv_pixel_rows.cpp); one group.
 Result<std::unique_ptr<CpuOp>> make_pixel_rows_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                                    Epilogue epilogue);
+                                                    Epilogue epilogue, PackStore* packs = nullptr);
 
 // How a W * X convolution (output channels as GEMM rows, pixels as columns) splits over the
 // threads: `outer_units` (images times groups) times strips of at most `max_strip` pixels (whole
@@ -146,7 +146,7 @@ WxTasks plan_wx_tasks(size_t outer_units, size_t p, size_t max_strip, size_t nr,
 // stride-phase copy of the input strip, one K block per tap (cpu_conv_row_taps.cpp): no im2col.
 bool use_row_taps_conv(const ir::Node& node, const ir::Tensor& w);
 Result<std::unique_ptr<CpuOp>> make_row_taps_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                                  Epilogue epilogue);
+                                                  Epilogue epilogue, PackStore* packs = nullptr);
 
 // out[i] = act(out[i] + r[i]) with the clamp included (for kernels that cannot take a residual).
 void add_residual_and_activate(float* y, const float* r, size_t n, const Activation& act);

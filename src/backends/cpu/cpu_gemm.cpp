@@ -4,6 +4,7 @@
 // B matrix into the worker's scratch (one task per batch matrix). A MatMul's fused bias
 // (nfuse.bias, from fuse_matmul_bias) goes into the packed path's bias; elsewhere the reference runs.
 #include <algorithm>
+#include <cstring>
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "kernels/f32-gemm/f32_gemm.h"
@@ -29,12 +30,16 @@ class PackedGemm final : public CpuOp {
   PackedGemm(size_t k, size_t n, bool trans_a, Epilogue e)
       : cfg_(kernels::f32_gemm_config()), k_(k), n_(n), trans_a_(trans_a), epilogue_(std::move(e)) {}
 
-  bool pack(const float* b, size_t k_stride, size_t n_stride, float alpha) {
-    if (!packed_.resize(kernels::f32_gemm_packed_b_size(k_, n_, cfg_.nr))) return false;
-    kernels::f32_gemm_pack_b(cfg_, k_, n_, b, k_stride, n_stride, packed_.data());
-    if (alpha != 1.0f)
-      for (size_t i = 0; i < packed_.size(); ++i) packed_.data()[i] *= alpha;
-    return true;
+  bool pack(const float* b, size_t k_stride, size_t n_stride, float alpha, PackStore* packs, const ir::Value& weight) {
+    const size_t floats = kernels::f32_gemm_packed_b_size(k_, n_, cfg_.nr);
+    uint32_t alpha_bits;
+    std::memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
+    auto key = [&] { return pack_key("f32.gemm.pack_b", weight, {cfg_.nr, k_, n_, k_stride, n_stride, alpha_bits}); };
+    return pack_weights(packs, key, floats, &packed_, [&](float* dst) {
+      kernels::f32_gemm_pack_b(cfg_, k_, n_, b, k_stride, n_stride, dst);
+      if (alpha != 1.0f)
+        for (size_t i = 0; i < floats; ++i) dst[i] *= alpha;
+    });
   }
   std::vector<float> bias_;
 
@@ -81,7 +86,7 @@ class PackedGemm final : public CpuOp {
   size_t k_, n_;
   bool trans_a_;
   Epilogue epilogue_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
 };
 
 // Batched / run-time-B MatMul: each task packs one B matrix into its scratch and computes it.
@@ -146,7 +151,7 @@ class BatchedMatMul final : public CpuOp {
   std::unique_ptr<CpuOp> fallback_;
 };
 
-Result<std::unique_ptr<CpuOp>> make_gemm_op(const ir::Node& node) {
+Result<std::unique_ptr<CpuOp>> make_gemm_op(const ir::Node& node, PackStore* packs) {
   const ir::Tensor* b = constant_f32(node.input(1));
   if (!b || b->rank() != 2) return std::unique_ptr<CpuOp>();
   const bool ta = node.attrs.get_int("transA", 0) == 1, tb = node.attrs.get_int("transB", 0) == 1;
@@ -163,19 +168,20 @@ Result<std::unique_ptr<CpuOp>> make_gemm_op(const ir::Node& node) {
   }
   NFUSE_ASSIGN_OR_RETURN(Epilogue e, read_epilogue(node));
   auto op = std::make_unique<PackedGemm>(k, n, ta, std::move(e));
-  if (!op->pack(b->data<float>(), tb ? 1 : n, tb ? k : 1, alpha)) return out_of_memory(node.label() + ": packed B");
+  if (!op->pack(b->data<float>(), tb ? 1 : n, tb ? k : 1, alpha, packs, *node.input(1)))
+    return out_of_memory(node.label() + ": packed B");
   op->bias_ = std::move(bias);
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_gemm(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_gemm(const ir::Node& node, const CompileContext& ctx) {
   if (!is_f32(node.input(0)) || !is_f32(node.input(1))) return std::unique_ptr<CpuOp>();
   const bool fused_bias = node.attrs.has(ops::kFusedBiasAttr);
   if (node.op_type == "Gemm") {
     if (fused_bias) return std::unique_ptr<CpuOp>();
-    return make_gemm_op(node);
+    return make_gemm_op(node, ctx.packs.get());
   }
   const ir::Tensor* b = constant_f32(node.input(1));
   NFUSE_ASSIGN_OR_RETURN(Epilogue e, read_epilogue(node));
@@ -188,7 +194,8 @@ Result<std::unique_ptr<CpuOp>> make_gemm(const ir::Node& node, const CompileCont
       bias.assign(c->data<float>(), c->data<float>() + n);
     }
     auto op = std::make_unique<PackedGemm>(k, n, false, std::move(e));
-    if (!op->pack(b->data<float>(), n, 1, 1.0f)) return out_of_memory(node.label() + ": packed B");
+    if (!op->pack(b->data<float>(), n, 1, 1.0f, ctx.packs.get(), *node.input(1)))
+      return out_of_memory(node.label() + ": packed B");
     op->bias_ = std::move(bias);
     return std::unique_ptr<CpuOp>(std::move(op));
   }

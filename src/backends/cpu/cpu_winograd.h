@@ -28,7 +28,9 @@ class Winograd43 {
   };
 
   // w: [Co, Ci, 3, 3]. False when memory runs out.
-  bool init(const ir::Tensor& w, const ir::Tensor* bias, Activation act);
+  // With `packs` and the weight's value, the transformed weights come from (or go to) the store.
+  bool init(const ir::Tensor& w, const ir::Tensor* bias, Activation act, PackStore* packs = nullptr,
+            const ir::Value* weight = nullptr);
   size_t in_channels() const { return ci_; }
   size_t out_channels() const { return co_; }
   // Tiles whose transforms and products fill about one L2, in whole GEMM panels.
@@ -48,7 +50,7 @@ class Winograd43 {
   Activation act_;
   size_t co_ = 0, ci_ = 0, panels_ = 0, kc_ = 0;
   std::vector<float> bias_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
 };
 
 }  // namespace nfuse::backends::cpu

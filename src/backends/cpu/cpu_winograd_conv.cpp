@@ -23,7 +23,8 @@ constexpr size_t kPrefetchChannels = 2;
 
 }  // namespace
 
-bool Winograd43::init(const ir::Tensor& w, const ir::Tensor* bias, Activation act) {
+bool Winograd43::init(const ir::Tensor& w, const ir::Tensor* bias, Activation act, PackStore* packs,
+                      const ir::Value* weight) {
   co_ = static_cast<size_t>(w.dim(0));
   ci_ = static_cast<size_t>(w.dim(1));
   cfg_ = &kernels::f32_gemm_config_for_rows(co_);
@@ -36,19 +37,21 @@ bool Winograd43::init(const ir::Tensor& w, const ir::Tensor* bias, Activation ac
   if (bias) std::copy(bias->data<float>(), bias->data<float>() + co_, bias_.begin());
   // Every 3x3 filter transformed into its 36 positions; each position's Co x Ci matrix packed
   // into the GEMM's mr-row panels.
-  if (!packed_.resize(kWino43Points * panels_ * cfg_->mr * ci_)) return false;
-  std::vector<float> u(kWino43Points * co_ * ci_);  // u[xi][co][ci]
-  const float* g = w.data<float>();
-  for (size_t o = 0; o < co_; ++o)
-    for (size_t i = 0; i < ci_; ++i) kernels::f32_wino43_weights(g + (o * ci_ + i) * 9, &u[o * ci_ + i], co_ * ci_);
-  for (size_t xi = 0; xi < kWino43Points; ++xi) {
-    for (size_t p = 0; p < panels_; ++p) {
-      const size_t rows = std::min(cfg_->mr, co_ - p * cfg_->mr);
-      kernels::f32_gemm_pack_a(cfg_->mr, rows, ci_, &u[(xi * co_ + p * cfg_->mr) * ci_], ci_, 1,
-                               packed_.data() + (xi * panels_ + p) * cfg_->mr * ci_);
+  auto fill = [&](float* dst) {
+    std::vector<float> u(kWino43Points * co_ * ci_);  // u[xi][co][ci]
+    const float* g = w.data<float>();
+    for (size_t o = 0; o < co_; ++o)
+      for (size_t i = 0; i < ci_; ++i) kernels::f32_wino43_weights(g + (o * ci_ + i) * 9, &u[o * ci_ + i], co_ * ci_);
+    for (size_t xi = 0; xi < kWino43Points; ++xi) {
+      for (size_t p = 0; p < panels_; ++p) {
+        const size_t rows = std::min(cfg_->mr, co_ - p * cfg_->mr);
+        kernels::f32_gemm_pack_a(cfg_->mr, rows, ci_, &u[(xi * co_ + p * cfg_->mr) * ci_], ci_, 1,
+                                 dst + (xi * panels_ + p) * cfg_->mr * ci_);
+      }
     }
-  }
-  return true;
+  };
+  auto key = [&] { return pack_key("f32.wino43.pack_a", *weight, {cfg_->mr, co_, ci_, panels_}); };
+  return pack_weights(weight ? packs : nullptr, key, kWino43Points * panels_ * cfg_->mr * ci_, &packed_, fill);
 }
 
 // About one L2 of transformed inputs and products per block, at least one panel of tiles.
@@ -171,7 +174,9 @@ class WinogradConv final : public CpuOp {
   WinogradConv(const ir::Node& node, const ir::Tensor& w, Epilogue e)
       : node_(node), w_dims_(w.dims()), epilogue_(std::move(e)) {}
 
-  bool init(const ir::Tensor& w, const ir::Tensor* bias) { return wino_.init(w, bias, epilogue_.act); }
+  bool init(const ir::Tensor& w, const ir::Tensor* bias, PackStore* packs) {
+    return wino_.init(w, bias, epilogue_.act, packs, node_.input(1));
+  }
 
   // The largest block any input size gets (blocking() only ever shrinks it), for any width up to
   // what the plan has seen; asked before every run, so it costs nothing.
@@ -228,9 +233,9 @@ bool winograd_eligible(const Conv2dGeometry& g) {
 }
 
 Result<std::unique_ptr<CpuOp>> make_winograd_conv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                                  Epilogue epilogue) {
+                                                  Epilogue epilogue, PackStore* packs) {
   auto op = std::make_unique<WinogradConv>(node, w, std::move(epilogue));
-  if (!op->init(w, bias)) return out_of_memory(node.label() + ": Winograd-transformed weights");
+  if (!op->init(w, bias, packs)) return out_of_memory(node.label() + ": Winograd-transformed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

@@ -39,7 +39,7 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
   g->nodes_ = nodes;
   g->operands_ = plan.operands;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    NFUSE_ASSIGN_OR_RETURN(auto layer, make_strip_layer(*nodes[i], ctx.type_of, plan.main_inputs[i]));
+    NFUSE_ASSIGN_OR_RETURN(auto layer, make_strip_layer(*nodes[i], ctx.type_of, plan.main_inputs[i], ctx.packs.get()));
     std::vector<int> slots, resized;
     for (size_t e = 0; e < layer->externals.size(); ++e) {
       const ir::Value* v = layer->externals[e];

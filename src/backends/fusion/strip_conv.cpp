@@ -40,16 +40,17 @@ class StripGemmConv final : public WindowedLayer {
     if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + bias->numel());
   }
 
-  bool pack(const ir::Tensor& w) {
-    if (!packed_.resize(group_ * panels_ * cfg_.mr * kg_)) return false;
-    const float* src = w.data<float>();
-    for (size_t gi = 0; gi < group_; ++gi)
-      for (size_t p = 0; p < panels_; ++p) {
-        const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
-        kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, src + (gi * mg_ + p * cfg_.mr) * kg_, kg_, 1,
-                                 packed_.data() + (gi * panels_ + p) * cfg_.mr * kg_);
-      }
-    return true;
+  bool pack(const ir::Tensor& w, PackStore* packs, const ir::Value& weight) {
+    auto key = [&] { return pack_key("f32.conv.pack_a", weight, {cfg_.mr, group_, mg_, kg_, panels_}); };
+    return pack_weights(packs, key, group_ * panels_ * cfg_.mr * kg_, &packed_, [&](float* dst) {
+      const float* src = w.data<float>();
+      for (size_t gi = 0; gi < group_; ++gi)
+        for (size_t p = 0; p < panels_; ++p) {
+          const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
+          kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, src + (gi * mg_ + p * cfg_.mr) * kg_, kg_, 1,
+                                   dst + (gi * panels_ + p) * cfg_.mr * kg_);
+        }
+    });
   }
 
   size_t scratch_floats(size_t rows) const override {
@@ -118,7 +119,7 @@ class StripGemmConv final : public WindowedLayer {
   size_t group_ = 1, mg_ = 0, cg_ = 0, kg_ = 0, kc_ = 0, panels_ = 0, chunk_ = 0;
   bool direct_ = false;
   std::vector<float> bias_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
 };
 
 class StripDwConv final : public WindowedLayer {
@@ -255,7 +256,7 @@ class StripSmallChannelConv final : public WindowedLayer {
 
 }  // namespace
 
-Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const PlanView& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const PlanView& type_of, PackStore* packs) {
   const ir::Tensor& w = *node.input(1)->constant;
   const ir::Tensor* bias = node.has_input(2) ? &*node.input(2)->constant : nullptr;
   auto x_dims = type_of(node.input(0)).shape.static_dims();
@@ -266,7 +267,8 @@ Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const 
     layer = std::make_unique<StripDwConv>(g, w, bias, std::move(e));
   } else if (cpu::use_winograd(node, w)) {
     auto conv = std::make_unique<StripWinogradConv>(g);
-    if (!conv->kernel.init(w, bias, e.act)) return out_of_memory(node.label() + ": Winograd-transformed weights");
+    if (!conv->kernel.init(w, bias, e.act, packs, node.input(1)))
+      return out_of_memory(node.label() + ": Winograd-transformed weights");
     layer = std::move(conv);
   } else if (cpu::use_small_channel_conv(node, w)) {
     auto conv = std::make_unique<StripSmallChannelConv>(g);
@@ -274,7 +276,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const 
     layer = std::move(conv);
   } else {
     auto conv = std::make_unique<StripGemmConv>(g, bias, std::move(e));
-    if (!conv->pack(w)) return out_of_memory(node.label() + ": packed weights");
+    if (!conv->pack(w, packs, *node.input(1))) return out_of_memory(node.label() + ": packed weights");
     layer = std::move(conv);
   }
   return layer;

@@ -297,11 +297,12 @@ Rejection member_rejection(const ir::Node& node, const PlanView& type_of) {
   return {};
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const PlanView& type_of, int main_input) {
+Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const PlanView& type_of, int main_input,
+                                                     PackStore* packs) {
   std::unique_ptr<StripLayer> layer;
   if (node.op_type == "Conv" || node.op_type == "ConvTranspose") {
     if (node.op_type == "Conv") {
-      NFUSE_ASSIGN_OR_RETURN(layer, make_strip_conv(node, type_of));
+      NFUSE_ASSIGN_OR_RETURN(layer, make_strip_conv(node, type_of, packs));
     } else {
       NFUSE_ASSIGN_OR_RETURN(layer, make_strip_conv_transpose(node, type_of));
     }

@@ -125,7 +125,9 @@ Rejection member_rejection(const ir::Node& node, const PlanView& type_of);
 
 // The layer for a node member_rejection() accepted, reading its rows from input `main_input`;
 // kInvalidModel for malformed attributes.
-Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const PlanView& type_of, int main_input);
+// `packs`: prepacked weights to take or record (CompileContext::packs); null packs its own.
+Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const PlanView& type_of, int main_input,
+                                                     PackStore* packs = nullptr);
 
 // The inputs that may carry the rows (Add/Mul: both; QLinearAdd: A and B; Concat: any;
 // QLinearConcat: any X; else input 0).

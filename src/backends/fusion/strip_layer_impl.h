@@ -119,7 +119,7 @@ inline bool is_qconv16(const ir::Node& node) { return node.domain == "nfuse" && 
 // not in a way fused groups take.
 bool binary_operand_kind(const std::vector<int64_t>& out, const std::vector<int64_t>& other, StripLayer::Operand* kind);
 
-Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_conv(const ir::Node& node, const PlanView& type_of, PackStore* packs);
 // Empty when v is a static 4-D tensor, else a rank or dynamic-shape rejection.
 Rejection rank_or_shape(const PlanView& type_of, const ir::Value* v, const char* what);
 // Nearest Resize of a 4-D f32 plane with scales known at plan time: a member only as another

@@ -1,0 +1,56 @@
+// Prepacked weights by key, shared by the plans of one model: what `nfuse compile` records from
+// the backends' packing, and what a context binary hands back so its sessions read packed
+// weights in place instead of packing them again. A key names the weight and every parameter of
+// its layout (kernel family, ISA, tile sizes), so a binary packed for another CPU simply misses
+// and the backend packs from the kept canonical weights.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/aligned_storage.h"
+#include "ir/graph.h"
+
+namespace nfuse::backends {
+
+class PackStore {
+ public:
+  // A recording store keeps every buffer packed through it (for the binary).
+  explicit PackStore(bool recording) : recording_(recording) {}
+
+  // *out = the stored buffer under `key` when it holds exactly `floats`, else one `fill` packs
+  // (and a recording store keeps). False when memory runs out.
+  bool get(const std::string& key, size_t floats, PackedFloats* out, const std::function<void(float*)>& fill);
+  // Adds a buffer a context binary brought.
+  void add(const std::string& key, PackedFloats packed);
+
+  struct Entry {
+    std::string key;
+    PackedFloats packed;
+  };
+  std::vector<Entry> entries() const;  // sorted by key
+  size_t hits() const;                 // buffers served from the store
+  size_t packed() const;               // buffers packed through the store (misses)
+  double packed_ms() const;            // time spent packing those
+
+ private:
+  mutable std::mutex mutex_;
+  bool recording_;
+  std::map<std::string, PackedFloats> entries_;
+  size_t hits_ = 0, packed_ = 0;
+  double packed_ms_ = 0.0;
+};
+
+// "family|weight value|isa|p0,p1,...": every parameter the packed layout depends on goes in
+// `params` (tile sizes, groups, scale bits), the kernel ISA is added here.
+std::string pack_key(const char* family, const ir::Value& weight, std::initializer_list<uint64_t> params);
+
+// Packs into *out through `store` when there is one, else directly. The key is only built when
+// there is a store.
+bool pack_weights(PackStore* store, const std::function<std::string()>& key, size_t floats, PackedFloats* out,
+                  const std::function<void(float*)>& fill);
+
+}  // namespace nfuse::backends

@@ -1,0 +1,416 @@
+#include "compile/context/context_reader.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "compile/context/checksum.h"
+#include "compile/context/compatibility.h"
+#include "context_generated.h"
+#include "core/mapped_file.h"
+
+namespace nfuse::context {
+namespace {
+
+namespace fbs = flatbuffers;
+
+constexpr int kMaxGraphDepth = 32;  // nested subgraphs; also bounds the decoder's recursion
+
+std::string str(const fbs::String* s) { return s ? s->str() : std::string(); }
+
+// A vector's elements copied out bytewise: the FlatBuffers verifier checks a vector's length
+// field, not that its 8-byte elements are 8-byte aligned, so they are never read in place.
+template <typename T>
+std::vector<T> copy_vector(const fbs::Vector<T>* v) {
+  std::vector<T> out(v ? v->size() : 0);
+  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;
+}
+
+std::vector<std::string> strs(const fbs::Vector<fbs::Offset<fbs::String>>* v) {
+  std::vector<std::string> out;
+  if (v)
+    for (const auto* s : *v) out.push_back(str(s));
+  return out;
+}
+
+const char* kind_name(Section::Kind k) {
+  switch (k) {
+    case Section::Kind::kGraph: return "graph";
+    case Section::Kind::kTensor: return "tensor";
+    case Section::Kind::kPacked: return "packed weights";
+  }
+  return "unknown";
+}
+
+std::string section_label(const ContextInfo& info, size_t i) {
+  const Section& s = info.sections[i];
+  return "section " + std::to_string(i) + " (" + kind_name(s.kind) + ", " + std::to_string(s.size) +
+         " bytes at offset " + std::to_string(s.offset) + ")";
+}
+
+Status check_prefix(const Prefix& p, uint64_t file_size) {
+  if (p.prefix_bytes != sizeof(Prefix))
+    return corrupt_binary("prefix: size field says " + std::to_string(p.prefix_bytes) + " bytes, expected " +
+                          std::to_string(sizeof(Prefix)));
+  if (p.file_size != file_size)
+    return corrupt_binary("prefix: the file is " + std::to_string(file_size) + " bytes but was written as " +
+                          std::to_string(p.file_size) + (file_size < p.file_size ? " (truncated)" : " (extended)"));
+  // Aligned like every section: the FlatBuffers verifier checks alignment relative to the buffer.
+  if (p.header_offset % kSectionAlignment != 0)
+    return corrupt_binary("prefix: header offset " + std::to_string(p.header_offset) + " is not " +
+                          std::to_string(kSectionAlignment) + "-byte aligned");
+  if (p.header_offset < sizeof(Prefix) || p.header_offset > file_size || p.header_size > file_size - p.header_offset)
+    return corrupt_binary("prefix: header range [" + std::to_string(p.header_offset) + ", +" +
+                          std::to_string(p.header_size) + ") is outside the " + std::to_string(file_size) +
+                          "-byte file");
+  return ok_status();
+}
+
+// The writer's version as a header of any format may still tell it (field 0 is append-only).
+std::string writer_version(const uint8_t* header, size_t size) {
+  fbs::Verifier verifier(header, size);
+  if (!verifier.VerifyBuffer<fb::Header>(nullptr)) return "";
+  return str(fbs::GetRoot<fb::Header>(header)->nfuse_version());
+}
+
+Result<ContextInfo> decode_header(const Prefix& prefix, const uint8_t* header) {
+  size_t size = static_cast<size_t>(prefix.header_size);
+  if (checksum64(header, size) != prefix.header_checksum) return corrupt_binary("header: checksum mismatch");
+  fbs::Verifier verifier(header, size, kMaxGraphDepth, 1000000);
+  if (!verifier.VerifyBuffer<fb::Header>(nullptr)) return corrupt_binary("header: FlatBuffers verification failed");
+  const fb::Header* h = fbs::GetRoot<fb::Header>(header);
+  ContextInfo info;
+  info.format_version = prefix.format_version;
+  info.file_size = prefix.file_size;
+  info.nfuse_version = str(h->nfuse_version());
+  info.build_id = str(h->build_id());
+  info.arch = str(h->arch());
+  info.required_isa = strs(h->required_isa());
+  info.planned_isa = str(h->planned_isa());
+  info.planned_features = strs(h->planned_features());
+  info.l1d_bytes = h->l1d_bytes();
+  info.l2_bytes = h->l2_bytes();
+  info.l3_bytes = h->l3_bytes();
+  if (h->backends())
+    for (const auto* b : *h->backends()) info.backends.push_back(str(b->name()));
+  info.source_name = str(h->source_name());
+  info.source_sha256 = str(h->source_sha256());
+  if (h->signatures())
+    for (const auto* sig : *h->signatures()) {
+      ShapeSignature s;
+      if (sig->inputs())
+        for (const auto* in : *sig->inputs()) s[str(in->name())] = copy_vector(in->dims());
+      info.signatures.push_back(std::move(s));
+    }
+  if (const fb::PlanOptions* o = h->options()) {
+    info.options.backend = str(o->backend());
+    info.options.prefer = strs(o->prefer());
+    if (o->pins())
+      for (const auto* pin : *o->pins()) info.options.pins[str(pin->key())] = str(pin->backend());
+    info.options.deny = strs(o->deny());
+    info.options.threads = o->threads();
+    info.options.tile_rows = o->tile_rows();
+    info.options.device_profile = str(o->device_profile());
+  }
+  if (info.options.threads < 1 || info.options.threads > 1024)
+    return corrupt_binary("header: thread hint " + std::to_string(info.options.threads) + " out of range");
+  if (info.options.tile_rows < 0) return corrupt_binary("header: negative tile_rows");
+  if (!h->sections() || h->sections()->size() == 0) return corrupt_binary("header: no sections");
+  for (const auto* s : *h->sections()) {
+    if (s->kind() > fb::SectionKind_MAX)
+      return corrupt_binary("header: section " + std::to_string(info.sections.size()) + " has an unknown kind");
+    info.sections.push_back({static_cast<Section::Kind>(s->kind()), s->offset(), s->size(), s->checksum()});
+  }
+  // Every section inside [prefix, header), aligned, none overlapping another; [0] is the graph.
+  if (info.sections[0].kind != Section::Kind::kGraph) return corrupt_binary("header: section 0 is not the graph");
+  std::vector<size_t> order(info.sections.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+    const Section& s = info.sections[i];
+    if (i > 0 && s.kind == Section::Kind::kGraph)
+      return corrupt_binary("header: " + section_label(info, i) + " is a second graph section");
+    if (s.offset % kSectionAlignment != 0)
+      return corrupt_binary("header: " + section_label(info, i) + " is misaligned");
+    if (s.offset < sizeof(Prefix) || s.offset > prefix.header_offset || s.size > prefix.header_offset - s.offset)
+      return corrupt_binary("header: " + section_label(info, i) + " lies outside the data area [64, " +
+                            std::to_string(prefix.header_offset) + ")");
+  }
+  if (h->packs())
+    for (const auto* pk : *h->packs()) {
+      ContextInfo::Packed p{str(pk->key()), pk->floats(), static_cast<uint32_t>(pk->section())};
+      if (pk->section() < 1 || static_cast<size_t>(pk->section()) >= info.sections.size() ||
+          info.sections[p.section].kind != Section::Kind::kPacked ||
+          p.floats > info.sections[p.section].size / sizeof(float) ||
+          p.floats * sizeof(float) != info.sections[p.section].size)
+        return corrupt_binary("header: packed weights '" + p.key + "' do not match their section " +
+                              std::to_string(pk->section()));
+      info.packs.push_back(std::move(p));
+    }
+  info.pack_ms = h->pack_ms();
+  // By offset, empty sections first: an empty section where the next one starts overlaps nothing.
+  std::sort(order.begin(), order.end(), [&info](size_t a, size_t b) {
+    const Section &x = info.sections[a], &y = info.sections[b];
+    return x.offset != y.offset ? x.offset < y.offset : x.size < y.size;
+  });
+  for (size_t k = 1; k < order.size(); ++k) {
+    const Section& prev = info.sections[order[k - 1]];
+    if (info.sections[order[k]].offset < prev.offset + prev.size)
+      return corrupt_binary("header: " + section_label(info, order[k]) + " overlaps " +
+                            section_label(info, order[k - 1]));
+  }
+  return info;
+}
+
+// ---- graph --------------------------------------------------------------------------------
+
+class GraphDecoder {
+ public:
+  GraphDecoder(const ContextInfo& info, const uint8_t* file, std::shared_ptr<const void> keepalive)
+      : info_(info), file_(file), keepalive_(std::move(keepalive)) {}
+
+  Status decode(const fb::Graph& src, ir::Graph& dst, int depth) {
+    if (depth > kMaxGraphDepth) return corrupt_binary("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth));
+    dst.name = str(src.name());
+    if (src.opsets())
+      for (const auto* o : *src.opsets()) dst.opsets[str(o->domain())] = o->version();
+    std::vector<ir::Value*> values;
+    if (src.values())
+      for (const auto* v : *src.values()) {
+        NFUSE_ASSIGN_OR_RETURN(ir::Value * value, decode_value(*v, dst));
+        values.push_back(value);
+      }
+    auto map = [&values](const fbs::Vector<int32_t>* list, bool allow_absent, const char* what,
+                         std::vector<ir::Value*>* out) -> Status {
+      out->clear();
+      if (!list) return ok_status();
+      for (int32_t i : *list) {
+        if (i == -1 && allow_absent) {
+          out->push_back(nullptr);
+          continue;
+        }
+        if (i < 0 || static_cast<size_t>(i) >= values.size())
+          return corrupt_binary(std::string(what) + " index " + std::to_string(i) + " out of range (" +
+                                std::to_string(values.size()) + " values)");
+        out->push_back(values[static_cast<size_t>(i)]);
+      }
+      return ok_status();
+    };
+    if (src.nodes())
+      for (const auto* n : *src.nodes()) {
+        std::string label = "node '" + str(n->name()) + "' (" + str(n->op_type()) + ")";
+        std::vector<ir::Value*> inputs, outputs, implicit;
+        NFUSE_RETURN_IF_ERROR(map(n->inputs(), true, "input", &inputs), label);
+        NFUSE_RETURN_IF_ERROR(map(n->outputs(), false, "output", &outputs), label);
+        NFUSE_RETURN_IF_ERROR(map(n->implicit_inputs(), false, "implicit input", &implicit), label);
+        ir::Attributes attrs;
+        if (n->attrs())
+          for (const auto* a : *n->attrs()) {
+            NFUSE_RETURN_IF_ERROR(decode_attr(*a, dst, depth, &attrs), label);
+          }
+        ir::Node* node =
+            dst.add_node(str(n->op_type()), str(n->name()), std::move(inputs), std::move(outputs), std::move(attrs));
+        node->domain = str(n->domain());
+        node->opset = n->opset();
+        node->implicit_inputs = std::move(implicit);
+      }
+    NFUSE_RETURN_IF_ERROR(map(src.inputs(), false, "graph input", &dst.inputs()), "graph '" + dst.name + "'");
+    NFUSE_RETURN_IF_ERROR(map(src.outputs(), false, "graph output", &dst.outputs()), "graph '" + dst.name + "'");
+    dst.relink();
+    return ok_status();
+  }
+
+ private:
+  Result<ir::Tensor> decode_tensor(const fb::TensorRef& ref) {
+    if (ref.dtype() == 0 || ref.dtype() > static_cast<uint8_t>(ir::DType::kBool))
+      return corrupt_binary("tensor: unknown dtype " + std::to_string(ref.dtype()));
+    auto dtype = static_cast<ir::DType>(ref.dtype());
+    std::vector<int64_t> dims;
+    dims = copy_vector(ref.dims());
+    uint64_t numel = 1;
+    for (int64_t d : dims) {
+      if (d < 0) return corrupt_binary("tensor: negative dim " + std::to_string(d));
+      if (d != 0 && numel > (uint64_t{1} << 40) / static_cast<uint64_t>(d))
+        return corrupt_binary("tensor: dims " + ir::dims_to_string(dims) + " overflow");
+      numel *= static_cast<uint64_t>(d);
+    }
+    int s = ref.section();
+    if (s < 1 || static_cast<size_t>(s) >= info_.sections.size())
+      return corrupt_binary("tensor: section index " + std::to_string(s) + " out of range (" +
+                            std::to_string(info_.sections.size()) + " sections)");
+    const Section& sec = info_.sections[static_cast<size_t>(s)];
+    if (sec.kind != Section::Kind::kTensor)
+      return corrupt_binary("tensor: section " + std::to_string(s) + " is not a tensor section");
+    uint64_t bytes = numel * ir::dtype_size(dtype);
+    if (bytes != sec.size)
+      return corrupt_binary("tensor " + std::string(ir::dtype_name(dtype)) + ir::dims_to_string(dims) + " needs " +
+                            std::to_string(bytes) + " bytes but section " + std::to_string(s) + " holds " +
+                            std::to_string(sec.size));
+    if (numel == 0) return ir::Tensor::allocate(dtype, std::move(dims));
+    // Read-only in place: the mapping is PROT_READ, and no kernel writes a constant.
+    void* data = const_cast<uint8_t*>(file_ + sec.offset);
+    return ir::Tensor::borrow(dtype, std::move(dims), data, std::const_pointer_cast<void>(keepalive_));
+  }
+
+  Result<ir::Value*> decode_value(const fb::Value& v, ir::Graph& dst) {
+    ir::TensorType type;
+    if (const fb::TensorType* t = v.type()) {
+      if (t->dtype() > static_cast<uint8_t>(ir::DType::kBool))
+        return corrupt_binary("value '" + str(v.name()) + "': unknown dtype " + std::to_string(t->dtype()));
+      type.dtype = static_cast<ir::DType>(t->dtype());
+      if (t->rank_known()) {
+        std::vector<ir::Dim> dims;
+        if (t->dims())
+          for (const auto* d : *t->dims()) {
+            if (d->value() < -1)
+              return corrupt_binary("value '" + str(v.name()) + "': dim " + std::to_string(d->value()));
+            ir::Dim dim(d->value());
+            if (d->value() < 0 && d->symbol()) dim = ir::Dim::symbolic(str(d->symbol()));
+            dims.push_back(dim);
+          }
+        type.shape = ir::Shape(std::move(dims));
+      }
+    }
+    Result<ir::Value*> added = dst.add_value(str(v.name()), type);
+    if (!added.ok()) return corrupt_binary(added.status().message());
+    ir::Value* value = *added;
+    if (const fb::TensorRef* c = v.constant()) {
+      NFUSE_ASSIGN_OR_RETURN(ir::Tensor t, decode_tensor(*c));
+      value->constant = std::move(t);
+    }
+    if (const fb::QuantParams* q = v.quant()) {
+      value->quant.scale = copy_vector(q->scale());
+      value->quant.zero_point = copy_vector(q->zero_point());
+      value->quant.axis = q->axis();
+      if (q->storage() > static_cast<uint8_t>(ir::DType::kBool))
+        return corrupt_binary("value '" + value->name + "': unknown quantized storage type");
+      value->quant.storage = static_cast<ir::DType>(q->storage());
+    }
+    value->is_outer_ref = v.is_outer_ref();
+    return value;
+  }
+
+  Status decode_attr(const fb::Attribute& a, ir::Graph& owner, int depth, ir::Attributes* attrs) {
+    std::string name = str(a.name());
+    auto bad = [&name](const char* why) { return corrupt_binary("attribute '" + name + "': " + why); };
+    switch (a.kind()) {
+      case fb::AttrKind_Int: attrs->set(name, a.i()); return ok_status();
+      case fb::AttrKind_Float: attrs->set(name, a.f()); return ok_status();
+      case fb::AttrKind_String:
+        attrs->set(name,
+                   a.s() ? std::string(reinterpret_cast<const char*>(a.s()->data()), a.s()->size()) : std::string());
+        return ok_status();
+      case fb::AttrKind_Ints: attrs->set(name, copy_vector(a.ints())); return ok_status();
+      case fb::AttrKind_Floats: attrs->set(name, copy_vector(a.floats())); return ok_status();
+      case fb::AttrKind_Strings: attrs->set(name, strs(a.strings())); return ok_status();
+      case fb::AttrKind_Tensor: {
+        if (!a.tensor()) return bad("tensor missing");
+        Result<ir::Tensor> t = decode_tensor(*a.tensor());
+        if (!t.ok()) return t.status().with_context("attribute '" + name + "'");
+        attrs->set(name, std::move(*t));
+        return ok_status();
+      }
+      case fb::AttrKind_Graph: {
+        if (!a.graph()) return bad("graph missing");
+        auto body = std::make_shared<ir::Graph>();
+        body->parent = &owner;
+        NFUSE_RETURN_IF_ERROR(decode(*a.graph(), *body, depth + 1), "attribute '" + name + "'");
+        attrs->set(name, std::move(body));
+        return ok_status();
+      }
+    }
+    return bad("unknown kind");
+  }
+
+  const ContextInfo& info_;
+  const uint8_t* file_;
+  std::shared_ptr<const void> keepalive_;
+};
+
+}  // namespace
+
+namespace {
+
+// The prefix's checks, then the header's, whose bytes the caller read (`header_size` of them).
+Result<ContextInfo> parse(const Prefix& prefix, uint64_t file_size, const uint8_t* header, size_t header_size) {
+  if (std::memcmp(prefix.magic, kMagic, sizeof kMagic) != 0)
+    return corrupt_binary("prefix: not an nfuse context binary (magic)");
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_prefix(prefix, file_size));
+  if (header_size < prefix.header_size) return corrupt_binary("header: short read (the file changed?)");
+  if (prefix.format_version < kOldestReadableFormat || prefix.format_version > kFormatVersion)
+    return format_status(prefix.format_version, writer_version(header, static_cast<size_t>(prefix.header_size)));
+  return decode_header(prefix, header);
+}
+
+Status check_size(uint64_t file_size) {
+  if (file_size == 0) return corrupt_binary("empty file (0 bytes)");
+  if (file_size < sizeof(Prefix))
+    return corrupt_binary("prefix: the file is " + std::to_string(file_size) + " bytes, shorter than the " +
+                          std::to_string(sizeof(Prefix)) + "-byte prefix (truncated)");
+  return ok_status();
+}
+
+}  // namespace
+
+Result<ContextInfo> read_header(const uint8_t* data, size_t available, uint64_t file_size) {
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_size(file_size));
+  if (available < sizeof(Prefix)) return corrupt_binary("prefix: only " + std::to_string(available) + " bytes");
+  Prefix prefix;
+  std::memcpy(&prefix, data, sizeof prefix);
+  if (std::memcmp(prefix.magic, kMagic, sizeof kMagic) == 0) {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_prefix(prefix, file_size));
+    if (prefix.header_offset + prefix.header_size > available)
+      return corrupt_binary("header: only " + std::to_string(available) + " bytes available");
+  }
+  return parse(prefix, file_size, data + (available >= prefix.header_offset ? prefix.header_offset : 0),
+               static_cast<size_t>(prefix.header_size));
+}
+
+Result<ContextInfo> read_header_file(const std::string& path) {
+  NFUSE_ASSIGN_OR_RETURN(uint64_t size, file_size(path));
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_size(size));
+  Prefix prefix{};
+  NFUSE_ASSIGN_OR_RETURN(size_t got, read_file_range(path, 0, &prefix, sizeof prefix));
+  if (got < sizeof prefix) return corrupt_binary("prefix: short read (the file changed?)");
+  if (std::memcmp(prefix.magic, kMagic, sizeof kMagic) != 0)
+    return corrupt_binary("prefix: not an nfuse context binary (magic)");
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_prefix(prefix, size));
+  // Sized by the header's length only after check_prefix bounded it by the file's real size.
+  std::vector<uint8_t> header(static_cast<size_t>(prefix.header_size));
+  NFUSE_ASSIGN_OR_RETURN(size_t header_got, read_file_range(path, prefix.header_offset, header.data(), header.size()));
+  return parse(prefix, size, header.data(), header_got);
+}
+
+Status verify_sections(const ContextInfo& info, const uint8_t* file,
+                       const std::function<void(const uint8_t*, size_t)>& checked) {
+  for (size_t i = 0; i < info.sections.size(); ++i) {
+    const Section& s = info.sections[i];
+    if (checksum64(file + s.offset, static_cast<size_t>(s.size)) != s.checksum)
+      return corrupt_binary(section_label(info, i) + ": checksum mismatch");
+    if (checked) checked(file + s.offset, static_cast<size_t>(s.size));
+  }
+  return ok_status();
+}
+
+Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uint8_t* file,
+                                              std::shared_ptr<const void> keepalive) {
+  const Section& s = info.sections[0];
+  const uint8_t* bytes = file + s.offset;
+  fbs::Verifier verifier(bytes, static_cast<size_t>(s.size), kMaxGraphDepth * 4 + 16, 100000000);
+  if (!verifier.VerifyBuffer<fb::Graph>(nullptr))
+    return corrupt_binary("graph section: FlatBuffers verification failed");
+  auto graph = std::make_unique<ir::Graph>();
+  GraphDecoder decoder(info, file, std::move(keepalive));
+  NFUSE_RETURN_IF_ERROR(decoder.decode(*fbs::GetRoot<fb::Graph>(bytes), *graph, 0), "graph section");
+  Status verified = graph->verify();
+  if (!verified.ok()) return corrupt_binary("graph section: " + verified.message());
+  return graph;
+}
+
+bool has_context_magic(const void* data, size_t size) {
+  return size >= sizeof kMagic && std::memcmp(data, kMagic, sizeof kMagic) == 0;
+}
+
+}  // namespace nfuse::context

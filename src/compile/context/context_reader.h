@@ -1,0 +1,35 @@
+// Reads and validates a context binary. Every byte is untrusted: the prefix and the header are
+// checked before anything is sized from them, every offset and size against the file, every
+// FlatBuffer by its verifier, every section by its checksum. Errors are typed:
+// kCorruptBinary names the section and the check, kVersionMismatch both versions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "compile/context/context_format.h"
+#include "compile/context/context_info.h"
+#include "ir/graph.h"
+#include "nfuse/status.h"
+
+namespace nfuse::context {
+
+// The prefix and header of the binary whose first bytes are `data` (`available` of them: the
+// whole file, or at least the prefix and the header) and whose size on disk is `file_size`.
+Result<ContextInfo> read_header(const uint8_t* data, size_t available, uint64_t file_size);
+// The same from a file, reading the prefix and the header only (what `nfuse check` needs).
+Result<ContextInfo> read_header_file(const std::string& path);
+
+// Checks every section's checksum against the whole file's bytes; `checked` (optional) is called
+// with each section's bytes once they passed (a mapped file drops them from its resident set).
+Status verify_sections(const ContextInfo& info, const uint8_t* file,
+                       const std::function<void(const uint8_t*, size_t)>& checked = {});
+
+// The graph of a validated binary whose bytes stay valid while `keepalive` lives: constants
+// are tensors borrowed from the file's sections (no copy), holding `keepalive`.
+Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uint8_t* file,
+                                              std::shared_ptr<const void> keepalive);
+
+}  // namespace nfuse::context

@@ -1,0 +1,118 @@
+#include "runtime/context_model.h"
+
+#include "backends/backend.h"
+#include "compile/context/context_reader.h"
+#include "compile/context/context_writer.h"
+#include "compile/context/device_facts.h"
+#include "core/mapped_file.h"
+
+namespace nfuse::runtime {
+
+Result<std::shared_ptr<const ContextModel>> ContextModel::open(const uint8_t* data, size_t size,
+                                                               std::shared_ptr<const void> keepalive,
+                                                               const ContextLoadOptions& options,
+                                                               const MappedFile* file) {
+  NFUSE_ASSIGN_OR_RETURN(context::ContextInfo info, context::read_header(data, size, size));
+  context::Verdict verdict = context::judge(info, backends::BackendRegistry::global().names());
+  NFUSE_RETURN_IF_ERROR_PLAIN(context::load_status(verdict, options.compat));
+  if (!options.expected_source_sha256.empty() && options.expected_source_sha256 != info.source_sha256)
+    return model_mismatch("compiled from '" + info.source_name + "' (SHA-256 " + info.source_sha256 +
+                          "), not from the given model (SHA-256 " + options.expected_source_sha256 +
+                          "): recompile it with `nfuse compile`");
+  if (options.verify_sections) {
+    // Checksumming touches every page; a mapped file lets each checked section go again (it stays
+    // in the page cache), so the resident set holds only what the first inference reads.
+    // Packed weights stay: the first inference reads them all; canonical tensors that have a
+    // packed twin are never read again.
+    std::function<void(const uint8_t*, size_t)> drop;
+    if (file)
+      drop = [file, data, &info](const uint8_t* bytes, size_t n) {
+        for (const context::Section& s : info.sections)
+          if (data + s.offset == bytes && s.kind == context::Section::Kind::kPacked) return;
+        file->drop_resident(bytes, n);
+      };
+    NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data, drop));
+  }
+  auto model = std::shared_ptr<ContextModel>(new ContextModel());
+  model->keepalive_ = std::move(keepalive);
+  model->data_ = data;
+  model->info_ = std::move(info);
+  model->verdict_ = std::move(verdict);
+  model->packs_ = std::make_shared<backends::PackStore>(false);
+  for (const context::ContextInfo::Packed& p : model->info_.packs) {
+    const float* floats = reinterpret_cast<const float*>(data + model->info_.sections[p.section].offset);
+    model->packs_->add(p.key, PackedFloats::borrow(floats, static_cast<size_t>(p.floats), model->keepalive_));
+  }
+  return std::shared_ptr<const ContextModel>(std::move(model));
+}
+
+Result<std::shared_ptr<const ContextModel>> ContextModel::open_file(const std::string& path,
+                                                                    const ContextLoadOptions& options) {
+  NFUSE_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(path));
+  Result<std::shared_ptr<const ContextModel>> model = open(file->data(), file->size(), file, options, file.get());
+  if (!model.ok()) return model.status().with_context("'" + path + "'");
+  return model;
+}
+
+Result<std::shared_ptr<const ContextModel>> ContextModel::open_buffer(const void* data, size_t size,
+                                                                      std::shared_ptr<const void> keepalive,
+                                                                      const ContextLoadOptions& options) {
+  if (!data && size) return invalid_argument("context buffer: NULL data of " + std::to_string(size) + " bytes");
+  if (reinterpret_cast<uintptr_t>(data) % 64 != 0)
+    return invalid_argument("context buffer: not 64-byte aligned (its weights are read in place)");
+  return open(static_cast<const uint8_t*>(data), size, std::move(keepalive), options);
+}
+
+Result<std::unique_ptr<ir::Graph>> ContextModel::graph() const { return context::read_graph(info_, data_, keepalive_); }
+
+SessionOptions ContextModel::session_options(SessionOptions base) const {
+  const context::ContextPlanOptions& o = info_.options;
+  base.backend = o.backend;
+  base.partition.prefer = o.prefer;
+  base.partition.pins = o.pins;
+  base.partition.deny = o.deny;
+  base.partition.device_profile = o.device_profile;
+  base.tile_rows = o.tile_rows;
+  base.outputs.clear();  // the saved graph keeps only the outputs it was compiled for
+  base.optimize = true;
+  base.graph_optimized = true;
+  base.packs = packs_;
+  return base;
+}
+
+bool is_context_file(const std::string& path) {
+  char magic[sizeof context::kMagic];
+  Result<size_t> got = read_file_range(path, 0, magic, sizeof magic);
+  return got.ok() && context::has_context_magic(magic, *got);
+}
+
+Status save_context(const Session& session, const std::string& source_name, const std::string& source_sha256,
+                    const std::string& path) {
+  const SessionOptions& so = session.options();
+  context::ContextInfo info;
+  context::record_device(&info);
+  info.source_name = source_name;
+  info.source_sha256 = source_sha256;
+  info.signatures = session.planned_signatures();
+  info.options.backend = so.backend;
+  info.options.prefer = so.partition.prefer;
+  info.options.pins = so.partition.pins;
+  info.options.deny = so.partition.deny;
+  info.options.threads = so.threads;
+  info.options.tile_rows = so.tile_rows;
+  info.options.device_profile = so.partition.device_profile;
+  std::vector<std::string> backends = so.partition.prefer;
+  backends.push_back(so.backend);
+  for (const auto& [key, name] : so.partition.pins) backends.push_back(name);
+  for (const std::string& b : backends)
+    if (std::find(info.backends.begin(), info.backends.end(), b) == info.backends.end()) info.backends.push_back(b);
+  std::vector<context::PackedBlob> packs;
+  if (so.packs) {
+    for (const backends::PackStore::Entry& e : so.packs->entries())
+      packs.push_back({e.key, e.packed.data(), e.packed.size()});
+    info.pack_ms = so.packs->packed_ms();
+  }
+  return context::write_context(session.graph(), info, path, packs);
+}
+
+}  // namespace nfuse::runtime

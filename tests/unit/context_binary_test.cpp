@@ -1,0 +1,360 @@
+// Context binaries: the round trip of a small graph (weights read in place, aligned), and the
+// table of bad binaries, each answered by its typed error naming what and where: truncation at
+// every section boundary, a bit flip in every section and prefix field, future and past format
+// versions, missing ISA features and backends, a suboptimal plan under permissive and strict, a
+// wrong model hash, an empty file and a directory.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "compile/context/checksum.h"
+#include "compile/context/context_format.h"
+#include "compile/context/context_reader.h"
+#include "compile/context/context_writer.h"
+#include "compile/context/device_facts.h"
+#include "compile/context/sha256.h"
+#include "ir/graph.h"
+#include "kernels/cpu_features.h"
+#include "runtime/context_model.h"
+#include "runtime/session.h"
+
+namespace nfuse {
+namespace {
+
+namespace fs = std::filesystem;
+using context::ContextInfo;
+
+constexpr int64_t kWidth = 128;  // a 128x128 f32 weight is 64 KiB: a page-aligned section
+
+// y = relu(x @ W + b), x f32[1,128]: one large and one small constant.
+std::unique_ptr<ir::Graph> dense_graph() {
+  auto g = std::make_unique<ir::Graph>();
+  g->name = "dense";
+  g->opsets[""] = 17;
+  ir::Value* x = g->add_value("x", {ir::DType::kF32, ir::Shape::from_dims({1, kWidth})}).value();
+  ir::Value* w = g->add_value("w", {ir::DType::kF32, ir::Shape::from_dims({kWidth, kWidth})}).value();
+  ir::Value* b = g->add_value("b", {ir::DType::kF32, ir::Shape::from_dims({kWidth})}).value();
+  std::vector<float> wv(kWidth * kWidth), bv(kWidth);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>((i * 7919) % 101) / 101.0f - 0.5f;
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>(i % 13) / 13.0f - 0.4f;
+  w->constant = ir::Tensor::from_vector(wv, {kWidth, kWidth});
+  b->constant = ir::Tensor::from_vector(bv, {kWidth});
+  const ir::TensorType row{ir::DType::kF32, ir::Shape::from_dims({1, kWidth})};
+  ir::Value* mm = g->add_value("mm", row).value();
+  ir::Value* sum = g->add_value("sum", row).value();
+  ir::Value* y = g->add_value("y", row).value();
+  g->add_node("MatMul", "matmul", {x, w}, {mm});
+  g->add_node("Add", "bias", {mm, b}, {sum});
+  g->add_node("Relu", "relu", {sum}, {y});
+  g->inputs().push_back(x);
+  g->outputs().push_back(y);
+  g->relink();
+  return g;
+}
+
+ir::Tensor input() {
+  ir::Tensor x = ir::Tensor::allocate(ir::DType::kF32, {1, kWidth});
+  for (int64_t i = 0; i < kWidth; ++i) x.data<float>()[i] = static_cast<float>(i % 17) / 17.0f;
+  return x;
+}
+
+class ContextBinary : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nfuse_context_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    runtime::SessionOptions so;
+    so.backend = "cpu";
+    so.packs = std::make_shared<backends::PackStore>(true);  // as `nfuse compile` records them
+    auto session = runtime::Session::create(dense_graph(), so);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    session_ = std::move(*session);
+    auto out = session_->run({{"x", input()}});
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    expected_ = (*out)[0];
+    good_ = path("good.nfc");
+    ASSERT_TRUE(runtime::save_context(*session_, "dense.onnx", kSha, good_).ok());
+    bytes_ = read(good_);
+    auto info = context::read_header(reinterpret_cast<const uint8_t*>(bytes_.data()), bytes_.size(), bytes_.size());
+    ASSERT_TRUE(info.ok()) << info.status().to_string();
+    info_ = *info;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  static std::string read(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::ofstream f(path(name), std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return path(name);
+  }
+  // What the loader answers for the file at `p`, and what the header check answers.
+  static Status load(const std::string& p, context::CompatMode mode = context::CompatMode::kPermissive) {
+    runtime::ContextLoadOptions lo;
+    lo.compat = mode;
+    auto m = runtime::ContextModel::open_file(p, lo);
+    if (!m.ok()) return m.status();
+    return (*m)->graph().status();
+  }
+  // A binary of the dense graph whose header says `edit` of the real one.
+  std::string with_info(const std::string& name, void (*edit)(ContextInfo*)) const {
+    ContextInfo info;
+    context::record_device(&info);
+    info.source_name = "dense.onnx";
+    info.source_sha256 = kSha;
+    info.options.backend = "cpu";
+    info.backends = {"cpu"};
+    edit(&info);
+    EXPECT_TRUE(context::write_context(session_->graph(), info, path(name)).ok());
+    return path(name);
+  }
+
+  // The output of a session of `binary` on input(); an empty tensor (and a test failure) when
+  // any step fails.
+  static ir::Tensor run_binary(const runtime::ContextModel& binary) {
+    auto graph = binary.graph();
+    EXPECT_TRUE(graph.ok()) << graph.status().to_string();
+    if (!graph.ok()) return {};
+    auto session = runtime::Session::create(std::move(*graph), binary.session_options({}));
+    EXPECT_TRUE(session.ok()) << session.status().to_string();
+    if (!session.ok()) return {};
+    auto out = (*session)->run({{"x", input()}});
+    EXPECT_TRUE(out.ok()) << out.status().to_string();
+    return out.ok() ? (*out)[0] : ir::Tensor();
+  }
+  bool same_as_expected(const ir::Tensor& t) const {
+    return t.bytes() == expected_.bytes() && std::memcmp(t.raw(), expected_.raw(), t.bytes()) == 0;
+  }
+
+  static constexpr const char* kSha = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+  fs::path dir_;
+  std::unique_ptr<runtime::Session> session_;
+  ir::Tensor expected_;
+  std::string good_, bytes_;
+  ContextInfo info_;
+};
+
+TEST_F(ContextBinary, RoundTripReadsWeightsInPlace) {
+  auto binary = runtime::ContextModel::open_file(good_, {});
+  ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+  EXPECT_EQ((*binary)->verdict().validity, context::Validity::kValid);
+  auto graph = (*binary)->graph();
+  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  int borrowed = 0;
+  for (const auto& v : (*graph)->values()) {
+    if (!v->constant) continue;
+    EXPECT_FALSE(v->constant->owns_data()) << v->name;
+    const auto address = reinterpret_cast<uintptr_t>(v->constant->raw());
+    EXPECT_EQ(address % context::kSectionAlignment, 0u) << v->name;
+    if (v->constant->bytes() >= context::kLargeSectionBytes) {
+      EXPECT_EQ(address % context::kLargeSectionAlignment, 0u) << v->name;
+    }
+    ++borrowed;
+  }
+  EXPECT_GE(borrowed, 2);
+  auto session = runtime::Session::create(std::move(*graph), (*binary)->session_options({}));
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  auto out = (*session)->run({{"x", input()}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  ASSERT_EQ((*out)[0].bytes(), expected_.bytes());
+  EXPECT_EQ(std::memcmp((*out)[0].raw(), expected_.raw(), expected_.bytes()), 0);
+  // The header alone, and the memory route, agree with the file.
+  auto header = context::read_header_file(good_);
+  ASSERT_TRUE(header.ok()) << header.status().to_string();
+  EXPECT_EQ(header->sections.size(), info_.sections.size());
+  EXPECT_EQ(header->source_sha256, kSha);
+  EXPECT_EQ(header->options.backend, "cpu");
+  ASSERT_EQ(header->signatures.size(), 1u);
+  EXPECT_EQ(header->signatures[0].at("x"), (std::vector<int64_t>{1, kWidth}));
+}
+
+TEST_F(ContextBinary, TruncationAtEverySectionBoundaryIsCorrupt) {
+  std::vector<size_t> cuts = {0, 1, 8, 63, 64, bytes_.size() - 1};
+  for (const context::Section& s : info_.sections) {
+    cuts.push_back(static_cast<size_t>(s.offset));
+    cuts.push_back(static_cast<size_t>(s.offset + s.size / 2));
+    cuts.push_back(static_cast<size_t>(s.offset + s.size));
+  }
+  for (size_t cut : cuts) {
+    if (cut >= bytes_.size()) continue;
+    SCOPED_TRACE("truncated to " + std::to_string(cut) + " bytes");
+    const std::string p = write("cut.nfc", bytes_.substr(0, cut));
+    Status loaded = load(p);
+    EXPECT_EQ(loaded.code(), StatusCode::kCorruptBinary) << loaded.to_string();
+    EXPECT_NE(loaded.message().find(cut == 0 ? "empty" : "prefix"), std::string::npos) << loaded.message();
+    EXPECT_EQ(context::read_header_file(p).status().code(), StatusCode::kCorruptBinary);
+  }
+}
+
+TEST_F(ContextBinary, BitFlipInEverySectionNamesIt) {
+  for (size_t i = 0; i < info_.sections.size(); ++i) {
+    const context::Section& s = info_.sections[i];
+    if (s.size == 0) continue;
+    for (uint64_t at : {s.offset, s.offset + s.size / 2, s.offset + s.size - 1}) {
+      SCOPED_TRACE("section " + std::to_string(i) + " byte " + std::to_string(at));
+      std::string flipped = bytes_;
+      flipped[static_cast<size_t>(at)] = static_cast<char>(flipped[static_cast<size_t>(at)] ^ 0x10);
+      Status loaded = load(write("flip.nfc", flipped));
+      EXPECT_EQ(loaded.code(), StatusCode::kCorruptBinary) << loaded.to_string();
+      EXPECT_NE(loaded.message().find("section " + std::to_string(i)), std::string::npos) << loaded.message();
+      EXPECT_NE(loaded.message().find("checksum"), std::string::npos) << loaded.message();
+    }
+  }
+  // The header: its checksum in the prefix catches it before anything is decoded.
+  context::Prefix prefix;
+  std::memcpy(&prefix, bytes_.data(), sizeof prefix);
+  for (uint64_t at = prefix.header_offset; at < prefix.header_offset + prefix.header_size; at += 97) {
+    std::string flipped = bytes_;
+    flipped[static_cast<size_t>(at)] = static_cast<char>(flipped[static_cast<size_t>(at)] ^ 0x01);
+    Status loaded = load(write("flip.nfc", flipped));
+    EXPECT_EQ(loaded.code(), StatusCode::kCorruptBinary) << loaded.to_string();
+    EXPECT_NE(loaded.message().find("header"), std::string::npos) << loaded.message();
+  }
+  // Every byte of the prefix but the reserved ones: magic, sizes, offsets, checksum.
+  for (size_t at = 0; at < offsetof(context::Prefix, reserved); ++at) {
+    if (at >= offsetof(context::Prefix, format_version) && at < offsetof(context::Prefix, prefix_bytes)) continue;
+    std::string flipped = bytes_;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x04);
+    Status loaded = load(write("flip.nfc", flipped));
+    EXPECT_EQ(loaded.code(), StatusCode::kCorruptBinary) << "prefix byte " << at << ": " << loaded.to_string();
+  }
+}
+
+TEST_F(ContextBinary, FormatVersionsOutsideTheReadableRangeAreVersionMismatches) {
+  for (uint32_t version : {context::kFormatVersion + 1, 0u, 0xffffffffu}) {
+    std::string edited = bytes_;
+    std::memcpy(edited.data() + offsetof(context::Prefix, format_version), &version, sizeof version);
+    const std::string p = write("version.nfc", edited);
+    Status loaded = load(p);
+    EXPECT_EQ(loaded.code(), StatusCode::kVersionMismatch) << loaded.to_string();
+    EXPECT_NE(loaded.message().find("format " + std::to_string(version)), std::string::npos) << loaded.message();
+    EXPECT_NE(loaded.message().find("nfuse " NFUSE_VERSION), std::string::npos) << loaded.message();
+    EXPECT_NE(loaded.message().find(version > context::kFormatVersion ? "upgrade nfuse" : "recompile"),
+              std::string::npos)
+        << loaded.message();
+    EXPECT_EQ(context::read_header_file(p).status().code(), StatusCode::kVersionMismatch);
+  }
+}
+
+TEST_F(ContextBinary, MissingIsaFeaturesAndBackendsAreIncompatibleDevice) {
+  Status isa = load(with_info("isa.nfc", [](ContextInfo* i) { i->required_isa = {"avx2", "amx-tile", "sme2"}; }));
+  EXPECT_EQ(isa.code(), StatusCode::kIncompatibleDevice) << isa.to_string();
+  EXPECT_NE(isa.message().find("amx-tile, sme2"), std::string::npos) << isa.message();
+  Status backend = load(with_info("backend.nfc", [](ContextInfo* i) { i->backends = {"cpu", "npu"}; }));
+  EXPECT_EQ(backend.code(), StatusCode::kIncompatibleDevice) << backend.to_string();
+  EXPECT_NE(backend.message().find("npu"), std::string::npos) << backend.message();
+}
+
+TEST_F(ContextBinary, SuboptimalLoadsUnderPermissiveAndIsRefusedUnderStrict) {
+  // Planned for a feature no CPU here has: the plan assumed it, the graph still runs.
+  const std::string p = with_info("planned.nfc", [](ContextInfo* i) { i->planned_features.push_back("sve2"); });
+  auto binary = runtime::ContextModel::open_file(p, {});
+  ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+  EXPECT_EQ((*binary)->verdict().validity, context::Validity::kSuboptimal);
+  ASSERT_FALSE((*binary)->verdict().reasons.empty());
+  EXPECT_NE((*binary)->verdict().reasons[0].find("sve2"), std::string::npos);
+  EXPECT_TRUE(same_as_expected(run_binary(**binary)));
+  Status strict = load(p, context::CompatMode::kStrict);
+  EXPECT_EQ(strict.code(), StatusCode::kIncompatibleDevice) << strict.to_string();
+  EXPECT_NE(strict.message().find("sve2"), std::string::npos) << strict.message();
+  EXPECT_EQ(load(good_, context::CompatMode::kStrict).code(), StatusCode::kOk);
+}
+
+TEST_F(ContextBinary, PrepackedWeightsAreReadInPlace) {
+  ASSERT_FALSE(info_.packs.empty()) << "the cpu MatMul's packed B should be in the binary";
+  auto binary = runtime::ContextModel::open_file(good_, {});
+  ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+  EXPECT_TRUE(same_as_expected(run_binary(**binary)));
+  EXPECT_EQ((*binary)->packs().hits(), info_.packs.size());
+  EXPECT_EQ((*binary)->packs().packed(), 0u) << "nothing may be packed again on the CPU that compiled it";
+}
+
+TEST_F(ContextBinary, PackedForKernelsThisCpuLacksRepacksUnderPermissiveAndIsRefusedUnderStrict) {
+  ASSERT_NE(info_.planned_isa, "scalar");
+  // The portable kernels stand for a CPU without the compiling one's ISA.
+  kernels::ScopedIsaOverride lower(kernels::Isa::kScalar);
+  auto binary = runtime::ContextModel::open_file(good_, {});
+  ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+  EXPECT_EQ((*binary)->verdict().validity, context::Validity::kSuboptimal);
+  ASSERT_FALSE((*binary)->verdict().reasons.empty());
+  EXPECT_NE((*binary)->verdict().reasons.back().find("repacked"), std::string::npos)
+      << (*binary)->verdict().reasons.back();
+  const ir::Tensor out = run_binary(**binary);
+  ASSERT_EQ(out.numel(), expected_.numel());
+  for (int64_t i = 0; i < expected_.numel(); ++i)
+    EXPECT_NEAR(out.data<float>()[i], expected_.data<float>()[i], 1e-4f) << i;
+  EXPECT_GT((*binary)->packs().packed(), 0u) << "the scalar kernels' layout must be packed from the canonical weights";
+  EXPECT_EQ(load(good_, context::CompatMode::kStrict).code(), StatusCode::kIncompatibleDevice);
+}
+
+TEST_F(ContextBinary, WrongModelHashIsModelMismatch) {
+  runtime::ContextLoadOptions lo;
+  lo.expected_source_sha256 = context::sha256_hex("other", 5);
+  auto m = runtime::ContextModel::open_file(good_, lo);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kModelMismatch) << m.status().to_string();
+  EXPECT_NE(m.status().message().find("dense.onnx"), std::string::npos);
+  lo.expected_source_sha256 = kSha;
+  EXPECT_TRUE(runtime::ContextModel::open_file(good_, lo).ok());
+}
+
+TEST_F(ContextBinary, EmptyFileDirectoryAndMissingFile) {
+  EXPECT_EQ(load(write("empty.nfc", "")).code(), StatusCode::kCorruptBinary);
+  EXPECT_EQ(context::read_header_file(path("empty.nfc")).status().code(), StatusCode::kCorruptBinary);
+  EXPECT_EQ(load(dir_.string()).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(context::read_header_file(dir_.string()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(load(path("absent.nfc")).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(load(write("onnx.nfc", std::string(200, 'x'))).code(), StatusCode::kCorruptBinary);
+}
+
+TEST(ContextEmptyTensors, SectionsOfZeroBytesBesideOthersLoad) {
+  // An empty constant's section starts where the next one does: not an overlap.
+  auto g = dense_graph();
+  ir::Value* empty = g->add_value("empty", {ir::DType::kF32, ir::Shape::from_dims({0})}).value();
+  empty->constant = ir::Tensor::allocate(ir::DType::kF32, {0});
+  ir::Value* small = g->add_value("small", {ir::DType::kF32, ir::Shape::from_dims({4})}).value();
+  small->constant = ir::Tensor::from_vector<float>({1, 2, 3, 4}, {4});
+  g->relink();
+  ContextInfo info;
+  context::record_device(&info);
+  auto bytes = context::context_bytes(*g, info);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes->data());
+  auto header = context::read_header(data, bytes->size(), bytes->size());
+  ASSERT_TRUE(header.ok()) << header.status().to_string();
+  auto graph = context::read_graph(*header, data, nullptr);
+  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  EXPECT_EQ((*graph)->find_value("empty")->constant->numel(), 0);
+  EXPECT_EQ((*graph)->find_value("small")->constant->data<float>()[3], 4.0f);
+}
+
+TEST(ContextChecksum, EverySingleBitFlipChangesIt) {
+  std::vector<unsigned char> data(203);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 31 + 7);
+  const uint64_t base = context::checksum64(data.data(), data.size());
+  for (size_t byte = 0; byte < data.size(); ++byte)
+    for (int bit = 0; bit < 8; ++bit) {
+      data[byte] ^= static_cast<unsigned char>(1 << bit);
+      EXPECT_NE(context::checksum64(data.data(), data.size()), base) << byte << ":" << bit;
+      data[byte] ^= static_cast<unsigned char>(1 << bit);
+    }
+  EXPECT_NE(context::checksum64(data.data(), data.size() - 1), base);
+}
+
+TEST(ContextSha256, KnownAnswers) {
+  EXPECT_EQ(context::sha256_hex("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(context::sha256_hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  EXPECT_EQ(context::sha256_hex(two_blocks.data(), two_blocks.size()),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+}  // namespace
+}  // namespace nfuse

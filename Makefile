@@ -76,6 +76,7 @@ bench: build models
 	bash bench/backend_table.sh $(BUILD)
 	bash bench/api_overhead.sh $(BUILD)
 	bash bench/node_overhead.sh $(BUILD)
+	bash bench/compare_load.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(BUILD)-arm64

@@ -240,6 +240,8 @@ bool fuse_as_region(ir::Graph& graph, const Region& r, ir::Node& q, PassLog& log
     params.insert(params.end(), {0.0f, 0.0f});
   }
   if (ops.size() + 1 > 64 || constants.size() + 5 > 64) return false;
+  // The op takes both zero points as inputs; a Q/DQ that leaves one implicit keeps its own form.
+  if (!r.dq->has_input(2) || !q.has_input(2)) return false;
   std::string chain = r.dq->label();
   for (const ir::Node* n : r.nodes) chain += " -> " + n->label();
   chain += " -> " + q.label();

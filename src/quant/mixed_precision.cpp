@@ -150,7 +150,7 @@ std::vector<Step> promotion_steps(const std::vector<LayerSensitivity>& sensitivi
     int64_t basis = m != work.macs.end() ? m->second : 0;
     if (basis <= 0 && e != work.elements.end()) basis = e->second;
     const double units = static_cast<double>(std::max<int64_t>(basis, 1));
-    const double loss16 = s.int16 ? std::max(0.0, 1.0 - s.int16_worst.value_or(s.int16->cosine)) : loss8;
+    const double loss16 = s.int16 ? std::max(0.0, 1.0 - s.int16_worst) : loss8;
     const bool int16_helps = to != PromoteTo::kFloat && s.int16 && loss16 <= kInt16MustRecover * loss8;
     if (int16_helps) {
       steps.push_back({i, PromoteTo::kInt16, (loss8 - loss16) / (units * (kCostPerMacInt16 - kCostPerMacInt8))});

@@ -37,7 +37,7 @@ struct LayerSensitivity {
   // The lowest output cosine of one sample, alone at int8 and at int16: what the layer costs the
   // sample the target is judged on (the mean can hide it).
   double worst = 1.0;
-  std::optional<double> int16_worst;
+  double int16_worst = 1.0;  // set with int16
 };
 
 // Scores every layer of `q.plan` on `batches` against `reference` (run_output0 of q.fp32); with

@@ -786,9 +786,13 @@ TEST(FuseQdqLookup, RequantizationsBitExact) {
       ASSERT_TRUE(cpu_graph.ok());
       auto cpu = runtime::Session::create(std::move(*cpu_graph), opt);
       ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
-      auto c = (*cpu)->run({{"x_q", in[0]}});
+      EXPECT_EQ(count_ops((*cpu)->graph(), "QLinearRegion"), 1);
+      backends::RunProfile profile;
+      auto c = (*cpu)->run({{"x_q", in[0]}}, &profile);
       ASSERT_TRUE(c.ok()) << c.status().to_string();
       EXPECT_TRUE(same_bytes((*e)[0], (*c)[0]));
+      ASSERT_FALSE(profile.nodes.empty());
+      for (const auto& t : profile.nodes) EXPECT_FALSE(t.reference) << t.node->label() << " ran on ref";
     }
   }
 }

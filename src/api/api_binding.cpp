@@ -2,18 +2,6 @@
 // run after run; what could not be is copied, counted and logged once per output.
 #include "api/api_objects.h"
 
-namespace nfuse::api {
-namespace {
-
-Result<size_t> io_index(const char* fn, const std::vector<nfuse_io_info>& list, const char* name, const char* what) {
-  for (size_t i = 0; i < list.size(); ++i)
-    if (list[i].name == name) return i;
-  return invalid_argument(std::string(fn) + ": the model has no " + what + " named '" + name + "'");
-}
-
-}  // namespace
-}  // namespace nfuse::api
-
 using namespace nfuse;
 using api::check_handle;
 using api::check_out;

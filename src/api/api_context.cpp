@@ -5,9 +5,7 @@
 #include "api/api_objects.h"
 #include "backends/backend.h"
 #include "compile/context/compatibility.h"
-#include "compile/context/context_reader.h"
 #include "compile/context/sha256.h"
-#include "core/mapped_file.h"
 
 namespace nfuse::api {
 namespace {
@@ -20,33 +18,13 @@ char* copy_string(const std::string& s) {
 
 // The verdict on the binary at `path` (and, with a source model, whether it came from it).
 context::Verdict check(const char* path, const char* source_model_path) {
-  context::Verdict v;
-  Result<context::ContextInfo> info = context::read_header_file(path);
-  if (!info.ok()) {
-    v.validity = context::Validity::kInvalid;
-    v.error = info.status();
-    v.reasons.push_back(info.status().message());
-    return v;
-  }
-  v = context::judge(*info, backends::BackendRegistry::global().names());
-  if (source_model_path && v.validity != context::Validity::kInvalid) {
-    Result<std::shared_ptr<const MappedFile>> source = MappedFile::open(source_model_path);
-    if (!source.ok()) {
-      v.validity = context::Validity::kInvalid;
-      v.error = source.status();
-      v.reasons = {source.status().message()};
-      return v;
-    }
-    std::string sha = context::sha256_hex((*source)->data(), (*source)->size());
-    if (sha != info->source_sha256) {
-      v.validity = context::Validity::kInvalid;
-      v.error =
-          model_mismatch("compiled from '" + info->source_name + "' (SHA-256 " + info->source_sha256 + "), not from '" +
-                         source_model_path + "' (SHA-256 " + sha + "): recompile it with `nfuse compile`");
-      v.reasons = {v.error.message()};
-    }
-  }
-  return v;
+  context::ContextInfo info;
+  context::Verdict v = context::check_header_file(path, backends::BackendRegistry::global().names(), &info);
+  if (!source_model_path || v.validity == context::Validity::kInvalid) return v;
+  Result<std::string> sha = context::sha256_file(source_model_path);
+  Status source =
+      sha.ok() ? context::source_status(info, *sha, std::string("'") + source_model_path + "'") : sha.status();
+  return source.ok() ? v : context::invalid_verdict(source);
 }
 
 }  // namespace

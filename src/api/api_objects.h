@@ -192,6 +192,8 @@ nfuse_status* guard(const char* fn, Fn&& body) noexcept {
 
 // A graph of its own for a new session (the model's bytes imported again after the first).
 Result<std::unique_ptr<ir::Graph>> take_graph(const nfuse_model& model);
+// The index of the input or output (`what`) called `name` in `list`; kInvalidArgument naming it.
+Result<size_t> io_index(const char* fn, const std::vector<nfuse_io_info>& list, const char* name, const char* what);
 
 // The body of a getter: `handle` must be live and `out` non-NULL; then *out = read(*handle).
 template <typename H, typename T, typename Read>

@@ -74,11 +74,8 @@ Result<std::vector<size_t>> output_indices(const char* fn, const nfuse_session& 
   }
   for (size_t i = 0; i < count; ++i) {
     if (!names[i]) return invalid_argument(std::string(fn) + ": output_names[" + std::to_string(i) + "] is NULL");
-    auto it =
-        std::find_if(s.outputs.begin(), s.outputs.end(), [&](const nfuse_io_info& o) { return o.name == names[i]; });
-    if (it == s.outputs.end())
-      return invalid_argument(std::string(fn) + ": the model has no output named '" + names[i] + "'");
-    idx.push_back(static_cast<size_t>(it - s.outputs.begin()));
+    NFUSE_ASSIGN_OR_RETURN(size_t i_out, io_index(fn, s.outputs, names[i], "output"));
+    idx.push_back(i_out);
   }
   return idx;
 }
@@ -130,6 +127,12 @@ Status run(nfuse_session& s, const char* const* input_names, const nfuse_tensor*
 }
 
 }  // namespace
+
+Result<size_t> io_index(const char* fn, const std::vector<nfuse_io_info>& list, const char* name, const char* what) {
+  for (size_t i = 0; i < list.size(); ++i)
+    if (list[i].name == name) return i;
+  return invalid_argument(std::string(fn) + ": the model has no " + what + " named '" + name + "'");
+}
 
 // The input dims of the last successful run, else the defaults (symbolic dims as 1).
 std::map<std::string, std::vector<int64_t>> current_dims(const nfuse_session& s) {

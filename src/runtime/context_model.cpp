@@ -15,21 +15,17 @@ Result<std::shared_ptr<const ContextModel>> ContextModel::open(const uint8_t* da
   NFUSE_ASSIGN_OR_RETURN(context::ContextInfo info, context::read_header(data, size, size));
   context::Verdict verdict = context::judge(info, backends::BackendRegistry::global().names());
   NFUSE_RETURN_IF_ERROR_PLAIN(context::load_status(verdict, options.compat));
-  if (!options.expected_source_sha256.empty() && options.expected_source_sha256 != info.source_sha256)
-    return model_mismatch("compiled from '" + info.source_name + "' (SHA-256 " + info.source_sha256 +
-                          "), not from the given model (SHA-256 " + options.expected_source_sha256 +
-                          "): recompile it with `nfuse compile`");
+  if (!options.expected_source_sha256.empty())
+    NFUSE_RETURN_IF_ERROR_PLAIN(context::source_status(info, options.expected_source_sha256, "the given model"));
   if (options.verify_sections) {
-    // Checksumming touches every page; a mapped file lets each checked section go again (it stays
-    // in the page cache), so the resident set holds only what the first inference reads.
-    // Packed weights stay: the first inference reads them all; canonical tensors that have a
-    // packed twin are never read again.
-    std::function<void(const uint8_t*, size_t)> drop;
+    // Checksumming touches every page. A mapped file lets each checked canonical tensor go again
+    // (it stays in the page cache): with packed twins they are not read again. Packed weights
+    // stay resident: the first inference reads them all.
+    std::function<void(const context::Section&)> drop;
     if (file)
-      drop = [file, data, &info](const uint8_t* bytes, size_t n) {
-        for (const context::Section& s : info.sections)
-          if (data + s.offset == bytes && s.kind == context::Section::Kind::kPacked) return;
-        file->drop_resident(bytes, n);
+      drop = [file, data](const context::Section& s) {
+        if (s.kind != context::Section::Kind::kPacked)
+          file->drop_resident(data + s.offset, static_cast<size_t>(s.size));
       };
     NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data, drop));
   }

@@ -242,8 +242,8 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
     p->ctx->slot(plan.input_slots[i]) = *by_name.at(graph_->inputs()[i]->name);
   }
   // Bound outputs the kernels may write in place go into their slots; the rest are copied after.
-  std::vector<std::string> refusals(plan.output_slots.size());
-  struct Unbind {  // a binding lasts one run: the next must not write into memory it no longer owns
+  std::vector<std::string> refusals;  // sized only for a bound run: a plain run allocates nothing here
+  struct Unbind {                     // a binding lasts one run: the next must not write into memory it no longer owns
     backends::ExecContext& ctx;
     const std::vector<int>& slots;
     const std::vector<ir::Tensor*>* bound;
@@ -254,6 +254,7 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
     }
   } unbind{*p->ctx, plan.output_slots, bound_outputs};
   if (bound_outputs) {
+    refusals.resize(plan.output_slots.size());
     for (size_t i = 0; i < plan.output_slots.size(); ++i) {
       ir::Tensor* target = (*bound_outputs)[i];
       if (!target) continue;

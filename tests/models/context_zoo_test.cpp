@@ -53,11 +53,7 @@ std::vector<ZooModel> zoo_models() {
   return out;
 }
 
-std::string file_sha(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return context::sha256_hex(bytes.data(), bytes.size());
-}
+std::string file_sha(const fs::path& p) { return context::sha256_file(p.string()).value(); }
 
 // Compiles `onnx` for `backend`, loads the binary, and compares the first inferences.
 void expect_round_trip(const std::string& label, const fs::path& onnx, const runtime::NamedTensors& inputs,

@@ -22,36 +22,26 @@ std::string signature_text(const context::ShapeSignature& sig) {
   return out;
 }
 
-context::Verdict invalid_verdict(const Status& error) {
-  context::Verdict v;
-  v.validity = context::Validity::kInvalid;
-  v.error = error;
-  v.reasons = {error.message()};
-  return v;
-}
-
 }  // namespace
 
 int cmd_check(const CheckArgs& args) {
   const auto t0 = std::chrono::steady_clock::now();
-  Result<context::ContextInfo> info = context::read_header_file(args.binary);
+  context::ContextInfo header;
   context::Verdict verdict =
-      info.ok() ? context::judge(*info, backends::BackendRegistry::global().names()) : invalid_verdict(info.status());
+      context::check_header_file(args.binary, backends::BackendRegistry::global().names(), &header);
   const double header_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (info.ok() && verdict.validity != context::Validity::kInvalid && !args.source_model.empty()) {
-    auto source = MappedFile::open(args.source_model);
-    if (!source.ok()) return report(source.status());
-    std::string sha = context::sha256_hex((*source)->data(), (*source)->size());
-    if (sha != info->source_sha256)
-      verdict = invalid_verdict(model_mismatch("compiled from '" + info->source_name + "' (SHA-256 " +
-                                               info->source_sha256 + "), not from '" + args.source_model +
-                                               "' (SHA-256 " + sha + "): recompile it with `nfuse compile`"));
+  const bool readable = !header.sections.empty();
+  if (verdict.validity != context::Validity::kInvalid && !args.source_model.empty()) {
+    auto sha = context::sha256_file(args.source_model);
+    if (!sha.ok()) return report(sha.status());
+    Status source = context::source_status(header, *sha, "'" + args.source_model + "'");
+    if (!source.ok()) verdict = context::invalid_verdict(source);
   }
-  if (info.ok() && verdict.validity != context::Validity::kInvalid && args.full) {
+  if (verdict.validity != context::Validity::kInvalid && args.full) {
     auto file = MappedFile::open(args.binary);
-    Status s = file.ok() ? context::verify_sections(*info, (*file)->data()) : file.status();
-    if (s.ok()) s = context::read_graph(*info, (*file)->data(), *file).status();
-    if (!s.ok()) verdict = invalid_verdict(s);
+    Status s = file.ok() ? context::verify_sections(header, (*file)->data()) : file.status();
+    if (s.ok()) s = context::read_graph(header, (*file)->data(), *file).status();
+    if (!s.ok()) verdict = context::invalid_verdict(s);
   }
   const bool strict = args.compat == "strict";
   if (strict && verdict.validity == context::Validity::kSuboptimal)
@@ -66,37 +56,37 @@ int cmd_check(const CheckArgs& args) {
     if (!verdict.error.ok())
       j["error"] = {{"code", status_code_name(verdict.error.code())}, {"message", verdict.error.message()}};
     j["header_ms"] = header_ms;
-    if (info.ok()) {
-      j["format_version"] = info->format_version;
-      j["nfuse_version"] = info->nfuse_version;
-      j["build_id"] = info->build_id;
-      j["arch"] = info->arch;
-      j["planned_isa"] = info->planned_isa;
-      j["planned_features"] = info->planned_features;
-      j["required_isa"] = info->required_isa;
-      j["source"] = {{"name", info->source_name}, {"sha256", info->source_sha256}};
-      j["backend"] = info->options.backend;
+    if (readable) {
+      j["format_version"] = header.format_version;
+      j["nfuse_version"] = header.nfuse_version;
+      j["build_id"] = header.build_id;
+      j["arch"] = header.arch;
+      j["planned_isa"] = header.planned_isa;
+      j["planned_features"] = header.planned_features;
+      j["required_isa"] = header.required_isa;
+      j["source"] = {{"name", header.source_name}, {"sha256", header.source_sha256}};
+      j["backend"] = header.options.backend;
       std::vector<std::string> sigs;
-      for (const auto& sig : info->signatures) sigs.push_back(signature_text(sig));
+      for (const auto& sig : header.signatures) sigs.push_back(signature_text(sig));
       j["signatures"] = sigs;
-      j["sections"] = info->sections.size();
-      j["file_bytes"] = info->file_size;
+      j["sections"] = header.sections.size();
+      j["file_bytes"] = header.file_size;
     }
     std::printf("%s\n", j.dump(2).c_str());
     return fails ? 1 : 0;
   }
   std::printf("%s: %s\n", args.binary.c_str(), context::validity_name(verdict.validity));
-  if (info.ok()) {
-    std::printf("  format %u, nfuse %s (%s)\n", info->format_version, info->nfuse_version.c_str(),
-                info->build_id.c_str());
+  if (readable) {
+    std::printf("  format %u, nfuse %s (%s)\n", header.format_version, header.nfuse_version.c_str(),
+                header.build_id.c_str());
     std::string features;
-    for (const std::string& f : info->planned_features) features += (features.empty() ? "" : ",") + f;
-    std::printf("  compiled on %s for %s [%s]\n", info->arch.c_str(), info->planned_isa.c_str(), features.c_str());
-    std::printf("  source %s sha256 %s\n", info->source_name.c_str(), info->source_sha256.c_str());
-    std::printf("  plan: backend %s, threads hint %d", info->options.backend.c_str(), info->options.threads);
-    for (const auto& sig : info->signatures) std::printf(", shapes %s", signature_text(sig).c_str());
-    std::printf("\n  %zu sections, %llu bytes\n", info->sections.size(),
-                static_cast<unsigned long long>(info->file_size));
+    for (const std::string& f : header.planned_features) features += (features.empty() ? "" : ",") + f;
+    std::printf("  compiled on %s for %s [%s]\n", header.arch.c_str(), header.planned_isa.c_str(), features.c_str());
+    std::printf("  source %s sha256 %s\n", header.source_name.c_str(), header.source_sha256.c_str());
+    std::printf("  plan: backend %s, threads hint %d", header.options.backend.c_str(), header.options.threads);
+    for (const auto& sig : header.signatures) std::printf(", shapes %s", signature_text(sig).c_str());
+    std::printf("\n  %zu sections, %llu bytes\n", header.sections.size(),
+                static_cast<unsigned long long>(header.file_size));
   }
   for (const std::string& r : verdict.reasons) std::printf("  reason: %s\n", r.c_str());
   if (!verdict.error.ok()) std::printf("  error: %s\n", verdict.error.to_string().c_str());

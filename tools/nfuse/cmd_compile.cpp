@@ -18,17 +18,16 @@ int cmd_compile(const CompileArgs& args) {
   if (!shapes.ok()) return report(shapes.status());
   if (runtime::is_context_file(args.common.model))
     return report(invalid_argument("'" + args.common.model + "' is already a context binary: compile its ONNX model"));
-  auto source = MappedFile::open(args.common.model);
-  if (!source.ok()) return report(source.status());
+  auto sha = context::sha256_file(args.common.model);
+  if (!sha.ok()) return report(sha.status());
   auto session = open_session(args.common);
   if (!session.ok()) return report(session.status());
   // Plans for the signature the flags give (symbolic dims as 1 otherwise), so placement errors
   // surface here and the binary records the shapes its sessions prepare at load.
   auto plan = (*session)->prepare((*session)->default_input_dims(*shapes));
   if (!plan.ok()) return report(with_assumed(plan.status(), assumed_inputs((*session)->graph(), *shapes)));
-  const std::string sha = context::sha256_hex((*source)->data(), (*source)->size());
   const std::string name = std::filesystem::path(args.common.model).filename().string();
-  Status saved = runtime::save_context(**session, name, sha, args.output);
+  Status saved = runtime::save_context(**session, name, *sha, args.output);
   if (!saved.ok()) return report(saved);
   auto size = file_size(args.output);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

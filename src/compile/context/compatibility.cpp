@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "compile/context/context_format.h"
+#include "compile/context/context_reader.h"
 #include "compile/context/device_facts.h"
 #include "kernels/cpu_features.h"
 
@@ -96,6 +97,27 @@ Verdict judge(const ContextInfo& info, const std::vector<std::string>& known_bac
   }
   if (!v.reasons.empty()) v.validity = Validity::kSuboptimal;
   return v;
+}
+
+Verdict invalid_verdict(const Status& error) {
+  Verdict v;
+  v.validity = Validity::kInvalid;
+  v.error = error;
+  v.reasons = {error.message()};
+  return v;
+}
+
+Verdict check_header_file(const std::string& path, const std::vector<std::string>& known_backends, ContextInfo* info) {
+  Result<ContextInfo> header = read_header_file(path);
+  if (!header.ok()) return invalid_verdict(header.status());
+  *info = std::move(*header);
+  return judge(*info, known_backends);
+}
+
+Status source_status(const ContextInfo& info, const std::string& sha256, const std::string& source) {
+  if (sha256 == info.source_sha256) return ok_status();
+  return model_mismatch("compiled from '" + info.source_name + "' (SHA-256 " + info.source_sha256 + "), not from " +
+                        source + " (SHA-256 " + sha256 + "): recompile it with `nfuse compile`");
 }
 
 Status load_status(const Verdict& verdict, CompatMode mode) {

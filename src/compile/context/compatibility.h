@@ -30,6 +30,17 @@ Verdict judge(const ContextInfo& info, const std::vector<std::string>& known_bac
 // permissive; the typed error otherwise (kIncompatibleDevice for a suboptimal one under strict).
 Status load_status(const Verdict& verdict, CompatMode mode);
 
+// The verdict for a binary that could not be read or judged at all.
+Verdict invalid_verdict(const Status& error);
+
+// The verdict on the binary at `path` from its prefix and header alone (*info gets the header
+// when it could be read).
+Verdict check_header_file(const std::string& path, const std::vector<std::string>& known_backends, ContextInfo* info);
+
+// kModelMismatch when the binary was not compiled from the model whose SHA-256 is `sha256`
+// (`source` names it in the message); ok otherwise.
+Status source_status(const ContextInfo& info, const std::string& sha256, const std::string& source);
+
 // kVersionMismatch for a format this runtime does not read, naming both sides and what to do.
 Status format_status(uint32_t format_version, const std::string& writer_version);
 

@@ -384,12 +384,12 @@ Result<ContextInfo> read_header_file(const std::string& path) {
 }
 
 Status verify_sections(const ContextInfo& info, const uint8_t* file,
-                       const std::function<void(const uint8_t*, size_t)>& checked) {
+                       const std::function<void(const Section&)>& checked) {
   for (size_t i = 0; i < info.sections.size(); ++i) {
     const Section& s = info.sections[i];
     if (checksum64(file + s.offset, static_cast<size_t>(s.size)) != s.checksum)
       return corrupt_binary(section_label(info, i) + ": checksum mismatch");
-    if (checked) checked(file + s.offset, static_cast<size_t>(s.size));
+    if (checked) checked(s);
   }
   return ok_status();
 }

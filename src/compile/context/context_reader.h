@@ -23,9 +23,9 @@ Result<ContextInfo> read_header(const uint8_t* data, size_t available, uint64_t 
 Result<ContextInfo> read_header_file(const std::string& path);
 
 // Checks every section's checksum against the whole file's bytes; `checked` (optional) is called
-// with each section's bytes once they passed (a mapped file drops them from its resident set).
+// with each section once it passed (a mapped file drops it from its resident set).
 Status verify_sections(const ContextInfo& info, const uint8_t* file,
-                       const std::function<void(const uint8_t*, size_t)>& checked = {});
+                       const std::function<void(const Section&)>& checked = {});
 
 // The graph of a validated binary whose bytes stay valid while `keepalive` lives: constants
 // are tensors borrowed from the file's sections (no copy), holding `keepalive`.

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/mapped_file.h"
+
 namespace nfuse::context {
 namespace {
 
@@ -67,6 +69,11 @@ std::string sha256_hex(const void* data, size_t size) {
   for (uint32_t word : h)
     for (int shift = 28; shift >= 0; shift -= 4) hex += digits[(word >> shift) & 0xf];
   return hex;
+}
+
+Result<std::string> sha256_file(const std::string& path) {
+  NFUSE_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(path));
+  return sha256_hex(file->data(), file->size());
 }
 
 }  // namespace nfuse::context

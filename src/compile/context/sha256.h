@@ -5,8 +5,12 @@
 #include <cstddef>
 #include <string>
 
+#include "nfuse/status.h"
+
 namespace nfuse::context {
 
 std::string sha256_hex(const void* data, size_t size);
+// The same of a file's bytes (mapped, not copied); kUnavailable when it cannot be read.
+Result<std::string> sha256_file(const std::string& path);
 
 }  // namespace nfuse::context

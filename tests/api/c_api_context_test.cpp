@@ -233,8 +233,7 @@ TEST_F(CApiContext, BoundAlignedOutputsAreWrittenInPlaceAndMisalignedOnesCopiedO
   // A released handle is refused without being read; a live one under an unknown name by name.
   EXPECT_NFUSE_CODE(nfuse_session_bind_output(session_, "y", out), NFUSE_INVALID_ARGUMENT, "tensor");
   ASSERT_NFUSE_OK(nfuse_tensor_wrap(NFUSE_DTYPE_FLOAT32, out_dims, 2, y, 32 * sizeof(float), &out));
-  EXPECT_NFUSE_CODE(nfuse_session_bind_output(session_, "nope", out), NFUSE_INVALID_ARGUMENT,
-                    "no output named 'nope'");
+  EXPECT_NFUSE_CODE(nfuse_session_bind_output(session_, "nope", out), NFUSE_INVALID_ARGUMENT, "no output named 'nope'");
   nfuse_tensor_release(out);
   EXPECT_NFUSE_OK(nfuse_session_clear_bindings(session_));
   EXPECT_NFUSE_CODE(nfuse_session_run_bound(session_, nullptr), NFUSE_INVALID_ARGUMENT, "not bound");

@@ -42,8 +42,8 @@ models: deps
 	$(PY) scripts/make_foreign_qdq.py $(MODELS)
 
 test: format-check build models asan test-arm64
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L 'unit|ops|kernels|fuzz'
+	NFUSE_POISON_ARENA=1 ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	NFUSE_POISON_ARENA=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L 'unit|ops|kernels|fuzz'
 
 # The kernels and their tests cross-built for arm64 (NEON) and run under qemu-aarch64.
 test-arm64: deps models
@@ -55,7 +55,7 @@ format-check: deps
 
 # Without the sanitizer build: for quick local iterations.
 test-fast: build models
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	NFUSE_POISON_ARENA=1 ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 demo: build
 	bash scripts/fetch_ocr_models.sh $(MODELS)

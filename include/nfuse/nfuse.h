@@ -232,6 +232,13 @@ NFUSE_API nfuse_status* nfuse_session_options_set_tile_rows(nfuse_session_option
  * NULL or "" restores the built-in defaults for this machine. */
 NFUSE_API nfuse_status* nfuse_session_options_set_device_profile(nfuse_session_options* options, const char* path);
 
+/* Builds the session's plan for these dims of input `name` at creation (API level 2), as a
+ * static model's is: the time to plan and pack a model with symbolic dims moves out of its first
+ * run, and errors surface at creation. Inputs not named keep their static dims; a symbolic one
+ * not named fails creation. Calling again for a name replaces its dims. */
+NFUSE_API nfuse_status* nfuse_session_options_set_input_shape(nfuse_session_options* options, const char* name,
+                                                              const int64_t* dims, size_t rank);
+
 /* ---- tensors ----------------------------------------------------------------------------- */
 
 typedef struct nfuse_tensor nfuse_tensor;

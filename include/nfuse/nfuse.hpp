@@ -200,6 +200,13 @@ class SessionOptions {
     return add([rows](nfuse_session_options* o) { return nfuse_session_options_set_tile_rows(o, rows); });
   }
 
+  // Plans for these input dims at creation (API level 2).
+  SessionOptions& input_shape(const std::string& name, const std::vector<int64_t>& dims) {
+    return add([name, dims](nfuse_session_options* o) {
+      return nfuse_session_options_set_input_shape(o, name.c_str(), dims.data(), dims.size());
+    });
+  }
+
   SessionOptions& device_profile(const std::string& path) {
     return add([path](nfuse_session_options* o) { return nfuse_session_options_set_device_profile(o, path.c_str()); });
   }

@@ -64,6 +64,8 @@ struct nfuse_model {
 
 struct nfuse_session_options {
   nfuse::runtime::SessionOptions options;
+  // Plans built at creation for these input dims (nfuse_session_options_set_input_shape).
+  std::map<std::string, std::vector<int64_t>> input_shapes;
 };
 
 struct nfuse_quantize_options {
@@ -207,6 +209,11 @@ nfuse_status* get(const char* fn, const char* what, const H* handle, T* out, Rea
 }
 
 // The body of an options setter: `handle` must be live; then `apply(handle->options)`.
+// `rank` dims from the caller, checked: kInvalidArgument for NULL dims of a ranked tensor,
+// negative dims and products that overflow size_t bytes (*bytes_out, for `dtype`).
+Result<std::vector<int64_t>> checked_dims(const char* fn, nfuse_dtype dtype, const int64_t* dims, size_t rank,
+                                          size_t* bytes_out);
+
 template <typename H, typename Apply>
 nfuse_status* set(const char* fn, H* handle, Apply apply) noexcept {
   return guard(fn, [&]() -> Status {

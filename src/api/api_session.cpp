@@ -50,6 +50,41 @@ Status prepare_static(nfuse_session& s) {
   return ok_status();
 }
 
+// The plan for the caller's input shapes (nfuse_session_options_set_input_shape), built now:
+// every input named there takes those dims, the others keep their static ones.
+Status prepare_given(nfuse_session& s, const std::map<std::string, std::vector<int64_t>>& shapes) {
+  if (shapes.empty()) return ok_status();
+  std::map<std::string, std::vector<int64_t>> signature;
+  for (const nfuse_io_info& in : s.inputs) {
+    auto given = shapes.find(in.name);
+    if (given != shapes.end()) {
+      if (in.rank_known && given->second.size() != in.dims.size())
+        return invalid_argument("input shape for '" + in.name + "': rank " + std::to_string(given->second.size()) +
+                                ", but the model's input has rank " + std::to_string(in.dims.size()));
+      for (size_t d = 0; in.rank_known && d < in.dims.size(); ++d)
+        if (in.dims[d] >= 0 && in.dims[d] != given->second[d])
+          return invalid_argument("input shape for '" + in.name + "': dim " + std::to_string(d) + " is " +
+                                  std::to_string(given->second[d]) + ", but the model fixes it to " +
+                                  std::to_string(in.dims[d]));
+      signature[in.name] = given->second;
+      continue;
+    }
+    bool fixed = in.rank_known;
+    for (int64_t d : in.dims) fixed = fixed && d >= 0;
+    if (!fixed) return invalid_argument("input '" + in.name + "' has symbolic dims: give its shape too");
+    signature[in.name] = in.dims;
+  }
+  for (const auto& [name, dims] : shapes) {
+    bool found = false;
+    for (const nfuse_io_info& in : s.inputs) found = found || in.name == name;
+    if (!found) return invalid_argument("input shape for '" + name + "': the model has no input of that name");
+  }
+  NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, s.impl->prepare(signature));
+  if (plan->partition_report)
+    for (const std::string& w : plan->partition_report->warnings) s.runtime->log(NFUSE_LOG_WARNING, w);
+  return ok_status();
+}
+
 Result<const nfuse_io_info*> io_at(const char* fn, const nfuse_session* s, nfuse_io_kind kind, size_t index) {
   NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", s));
   if (kind != NFUSE_IO_INPUT && kind != NFUSE_IO_OUTPUT)
@@ -259,6 +294,20 @@ nfuse_status* nfuse_session_options_set_tile_rows(nfuse_session_options* options
   });
 }
 
+nfuse_status* nfuse_session_options_set_input_shape(nfuse_session_options* options, const char* name,
+                                                    const int64_t* dims, size_t rank) {
+  constexpr const char* fn = "nfuse_session_options_set_input_shape";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
+    NFUSE_RETURN_IF_ERROR_PLAIN(api::check_text(fn, "name", name));
+    if (rank > 0 && !dims) return invalid_argument(std::string(fn) + ": dims is NULL for rank " + std::to_string(rank));
+    size_t bytes = 0;
+    NFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> v, api::checked_dims(fn, NFUSE_DTYPE_FLOAT32, dims, rank, &bytes));
+    options->input_shapes[name] = std::move(v);
+    return ok_status();
+  });
+}
+
 nfuse_status* nfuse_session_options_set_device_profile(nfuse_session_options* options, const char* path) {
   return api::set("nfuse_session_options_set_device_profile", options, [&](auto& o) -> Status {
     o.partition.device_profile = path ? path : "";
@@ -280,9 +329,11 @@ nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* mo
       NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
       so = options->options;
     }
+    std::unique_ptr<ir::Graph> graph;
     if (model->context) {
       // A context binary's plan options are part of the binary; the caller's threads stay.
-      runtime::SessionOptions fixed = model->context->session_options(so);
+      runtime::SessionOptions fixed = so;
+      NFUSE_ASSIGN_OR_RETURN(graph, model->context->graph(&fixed));
       if (options && so.backend != fixed.backend)
         runtime->log(NFUSE_LOG_INFO, "context binary compiled for backend '" + fixed.backend +
                                          "': runs there, not on '" + so.backend + "'");
@@ -293,7 +344,9 @@ nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* mo
     so.workers = runtime->workers(so.threads);
     // Recorded so nfuse_session_save_context can save the packed weights (the ops' own buffers).
     if (!so.packs) so.packs = std::make_shared<backends::PackStore>(true);
-    NFUSE_ASSIGN_OR_RETURN(auto graph, api::take_graph(*model));
+    if (!graph) {
+      NFUSE_ASSIGN_OR_RETURN(graph, api::take_graph(*model));
+    }
     auto s = std::make_unique<nfuse_session>();
     s->runtime = runtime;
     NFUSE_ASSIGN_OR_RETURN(s->impl, runtime::Session::create(std::move(graph), so));
@@ -301,6 +354,7 @@ nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* mo
     for (const ir::Value* v : s->impl->graph().inputs()) s->inputs.push_back(api::describe(*v));
     for (const ir::Value* v : s->impl->graph().outputs()) s->outputs.push_back(api::describe(*v));
     NFUSE_RETURN_IF_ERROR_PLAIN(api::prepare_static(*s));
+    if (options) NFUSE_RETURN_IF_ERROR(api::prepare_given(*s, options->input_shapes), fn);
     if (model->context)
       for (const auto& signature : model->context->info().signatures)
         NFUSE_RETURN_IF_ERROR(s->impl->prepare(signature).status(), "preparing a compiled shape signature");

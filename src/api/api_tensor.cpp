@@ -5,10 +5,7 @@
 #include "runtime/npy.h"
 
 namespace nfuse::api {
-namespace {
 
-// The element count of `dims`, checked: kInvalidArgument for NULL dims of a ranked tensor,
-// negative dims and products that overflow size_t bytes.
 Result<std::vector<int64_t>> checked_dims(const char* fn, nfuse_dtype dtype, const int64_t* dims, size_t rank,
                                           size_t* bytes_out) {
   const ir::DType t = from_c(dtype);
@@ -32,7 +29,6 @@ Result<std::vector<int64_t>> checked_dims(const char* fn, nfuse_dtype dtype, con
   return v;
 }
 
-}  // namespace
 }  // namespace nfuse::api
 
 using namespace nfuse;

@@ -216,6 +216,42 @@ bool uses_partitioner(const PlanOptions& options) {
 
 // Places the runtime nodes with the partitioner: one step per partition (consecutive nodes of
 // one backend, in graph order); the report goes into the plan.
+// The placement a context binary stores for this signature and thread count, when it still fits
+// the plan: each runtime node in exactly one partition, on a backend that runs it. Null
+// otherwise (the partitioner places the nodes again): a binary whose planner folded other nodes,
+// or hand-edited placements, cost a partitioning pass, never a wrong plan.
+const partition::PartitionResult* stored_placement(const std::vector<const ir::Node*>& runtime_nodes,
+                                                   const PlanOptions& options, const backends::PlanView& type_of,
+                                                   partition::BackendPool& pool, const Plan& plan) {
+  // A full-offload requirement is the partitioner's check to make.
+  if (!options.placements || options.partition.require_full_offload) return nullptr;
+  std::map<std::string, std::vector<int64_t>> signature;
+  for (size_t i = 0; i < plan.input_slots.size(); ++i) {
+    const PlannedValue& pv = plan.values[static_cast<size_t>(plan.input_slots[i])];
+    const std::optional<std::vector<int64_t>> dims = pv.type.shape.static_dims();
+    if (!dims) return nullptr;
+    signature[pv.value->name] = *dims;
+  }
+  for (const StoredPlacement& p : *options.placements) {
+    if (p.threads != options.threads || p.signature != signature) continue;
+    std::unordered_map<const ir::Node*, int> seen;
+    for (const ir::Node* n : runtime_nodes) seen[n] = 0;
+    size_t placed = 0;
+    for (const partition::PartitionInfo& part : p.result.partitions) {
+      Result<backends::Backend*> backend = pool.get(part.backend);
+      if (!backend.ok()) return nullptr;
+      for (const ir::Node* n : part.nodes) {
+        auto it = seen.find(n);
+        if (it == seen.end() || it->second++ != 0) return nullptr;
+        if (!(*backend)->supports(*n, type_of).ok()) return nullptr;
+        ++placed;
+      }
+    }
+    return placed == runtime_nodes.size() ? &p.result : nullptr;
+  }
+  return nullptr;
+}
+
 Status place_partitioned(const ir::Graph& graph, const std::vector<const ir::Node*>& runtime_nodes,
                          const PlanOptions& options, const backends::PlanView& type_of, partition::BackendPool& pool,
                          Plan& plan) {
@@ -236,7 +272,14 @@ Status place_partitioned(const ir::Graph& graph, const std::vector<const ir::Nod
   } else {
     NFUSE_ASSIGN_OR_RETURN(req.profile, backends::load_device_profile(options.partition.device_profile));
   }
-  NFUSE_ASSIGN_OR_RETURN(partition::PartitionResult result, partition::partition_nodes(req, pool));
+  partition::PartitionResult result;
+  const partition::PartitionResult* stored = stored_placement(runtime_nodes, options, type_of, pool, plan);
+  if (stored) {
+    result = *stored;
+    result.from_binary = true;
+  } else {
+    NFUSE_ASSIGN_OR_RETURN(result, partition::partition_nodes(req, pool));
+  }
   for (const partition::PartitionInfo& part : result.partitions) {
     Step step;
     step.partition.backend = part.backend;

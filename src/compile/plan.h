@@ -54,6 +54,15 @@ struct Plan {
   backends::PlanView view(const ir::Graph& graph) const;
 };
 
+// A placement decided when a context binary was compiled (compile/context): the partitioner's
+// result for one input signature at one thread count, its pointers into the graph it was read
+// with. A plan for that signature and thread count uses it instead of partitioning again.
+struct StoredPlacement {
+  std::map<std::string, std::vector<int64_t>> signature;
+  int threads = 1;
+  partition::PartitionResult result;
+};
+
 struct PlanOptions {
   std::string backend = "ref";  // a backend's name, or "auto": the cost-model partitioner
   int threads = 1;
@@ -67,6 +76,8 @@ struct PlanOptions {
   std::shared_ptr<const backends::SubgraphRunner> run_subgraph;
   // Prepacked weights shared by the plans of the session's own graph (CompileContext::packs).
   std::shared_ptr<backends::PackStore> packs;
+  // Placements a context binary brought for this graph (not for other graphs: its pointers).
+  std::shared_ptr<const std::vector<StoredPlacement>> placements;
 };
 
 // build_plan's first stage alone: concrete types and the values known at plan time, no steps

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace nfuse {
@@ -14,17 +15,30 @@ class AlignedFloats {
  public:
   AlignedFloats() = default;
   explicit AlignedFloats(size_t n) { resize(n); }
+  AlignedFloats(AlignedFloats&& other) noexcept
+      : raw_(std::move(other.raw_)), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  AlignedFloats& operator=(AlignedFloats&& other) noexcept {
+    raw_ = std::move(other.raw_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    return *this;
+  }
   // Discards contents; zero-fills. False when memory runs out.
   bool resize(size_t n);
-  float* data() { return data_.get(); }
-  const float* data() const { return data_.get(); }
+  float* data() { return data_; }
+  const float* data() const { return data_; }
   size_t size() const { return size_; }
 
  private:
+  static constexpr size_t kMappedBytes = size_t(1) << 20;
   struct Free {
-    void operator()(float* p) const { std::free(p); }
+    Free() : mapped_bytes(0) {}
+    explicit Free(size_t mapped) : mapped_bytes(mapped) {}
+    void operator()(void* p) const;
+    size_t mapped_bytes;  // 0: from calloc
   };
-  std::unique_ptr<float, Free> data_;
+  std::unique_ptr<void, Free> raw_;
+  float* data_ = nullptr;  // raw_ rounded up to 64 bytes
   size_t size_ = 0;
 };
 

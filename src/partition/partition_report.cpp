@@ -44,6 +44,7 @@ std::string partition_report_json(const PartitionResult& r, const std::string& m
   j["model"] = model;
   j["prefer"] = r.prefer;
   j["fallback"] = r.fallback;
+  j["placement_source"] = r.from_binary ? "context binary" : "partitioner";
   j["device_profile"] = profile_summary(r);
   j["nodes"] = nlohmann::json::array();
   for (const NodePlacement& p : r.nodes) {

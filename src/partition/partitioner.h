@@ -103,6 +103,9 @@ struct PartitionResult {
   std::vector<std::string> warnings;
   backends::DeviceProfile profile;
   int threads = 1;
+  // Read from a context binary (decided when it was compiled) rather than computed by this
+  // process's partitioner.
+  bool from_binary = false;
 };
 
 struct PartitionRequest {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -35,6 +36,14 @@ std::shared_ptr<void> allocate_arena(size_t bytes, bool* huge_pages) {
   void* mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
   if (!mem) return nullptr;
   return std::shared_ptr<void>(mem, [](void* q) { std::free(q); });
+}
+
+bool arena_poison_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("NFUSE_POISON_ARENA");
+    return v && std::strcmp(v, "0") != 0 && *v != '\0';
+  }();
+  return enabled;
 }
 
 }  // namespace nfuse::runtime

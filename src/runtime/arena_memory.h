@@ -17,4 +17,10 @@ inline constexpr size_t kHugePageArenaBytes = size_t(2) << 20;
 // kernel may still decline them: the advice is a hint).
 std::shared_ptr<void> allocate_arena(size_t bytes, bool* huge_pages = nullptr);
 
+// Whether new arenas are filled with 0xFF bytes (NaN as f32), so that a kernel that leaves
+// elements unwritten shows as NaN in every comparison: set by NFUSE_POISON_ARENA=1 in the
+// environment (the test suites set it). Off otherwise: filling touches every arena page before
+// the first inference needs it (tens of MiB at 960x960, most of a context binary's load time).
+bool arena_poison_enabled();
+
 }  // namespace nfuse::runtime

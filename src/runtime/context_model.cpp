@@ -1,6 +1,9 @@
 #include "runtime/context_model.h"
 
+#include <algorithm>
+
 #include "backends/backend.h"
+#include "compile/context/checksum.h"
 #include "compile/context/context_reader.h"
 #include "compile/context/context_writer.h"
 #include "compile/context/device_facts.h"
@@ -18,16 +21,38 @@ Result<std::shared_ptr<const ContextModel>> ContextModel::open(const uint8_t* da
   if (!options.expected_source_sha256.empty())
     NFUSE_RETURN_IF_ERROR_PLAIN(context::source_status(info, options.expected_source_sha256, "the given model"));
   if (options.verify_sections) {
-    // Checksumming touches every page. A mapped file lets each checked canonical tensor go again
-    // (it stays in the page cache): with packed twins they are not read again. Packed weights
-    // stay resident: the first inference reads them all.
-    std::function<void(const context::Section&)> drop;
-    if (file)
-      drop = [file, data](const context::Section& s) {
-        if (s.kind != context::Section::Kind::kPacked)
-          file->drop_resident(data + s.offset, static_cast<size_t>(s.size));
-      };
-    NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data, drop));
+    if (file) {
+      // The file mapped in one call before it is read (not a fault per few pages). Checked
+      // canonical tensors then leave the resident set (they stay in the page cache): those that
+      // packed twins replace are not read again, and kernels that read one map it back. One
+      // call per run of adjacent tensor sections, after the checking threads are done (each
+      // unmapping call costs a TLB flush on every core the process runs on).
+      file->populate(data, size);
+      NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data));
+      std::vector<const context::Section*> tensors;
+      for (const context::Section& s : info.sections)
+        if (s.kind == context::Section::Kind::kTensor && s.size) tensors.push_back(&s);
+      std::sort(tensors.begin(), tensors.end(),
+                [](const context::Section* a, const context::Section* b) { return a->offset < b->offset; });
+      std::vector<std::pair<uint64_t, uint64_t>> others;  // [begin, end) of the other sections
+      for (const context::Section& s : info.sections)
+        if (s.kind != context::Section::Kind::kTensor && s.size) others.push_back({s.offset, s.offset + s.size});
+      for (size_t i = 0; i < tensors.size();) {
+        const uint64_t begin = tensors[i]->offset;
+        uint64_t end = begin + tensors[i]->size;
+        // Extend over the following tensor sections while nothing else lies in between.
+        for (++i; i < tensors.size(); ++i) {
+          const uint64_t next = tensors[i]->offset;
+          bool clear = true;
+          for (const auto& [b, e] : others) clear = clear && (e <= end || b >= next);
+          if (!clear) break;
+          end = tensors[i]->offset + tensors[i]->size;
+        }
+        file->drop_resident(data + begin, static_cast<size_t>(end - begin));
+      }
+    } else {
+      NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data));
+    }
   }
   auto model = std::shared_ptr<ContextModel>(new ContextModel());
   model->keepalive_ = std::move(keepalive);
@@ -60,6 +85,14 @@ Result<std::shared_ptr<const ContextModel>> ContextModel::open_buffer(const void
 }
 
 Result<std::unique_ptr<ir::Graph>> ContextModel::graph() const { return context::read_graph(info_, data_, keepalive_); }
+
+Result<std::unique_ptr<ir::Graph>> ContextModel::graph(SessionOptions* options) const {
+  auto placements = std::make_shared<std::vector<compile::StoredPlacement>>();
+  NFUSE_ASSIGN_OR_RETURN(auto g, context::read_graph(info_, data_, keepalive_, placements.get()));
+  *options = session_options(std::move(*options));
+  options->placements = std::move(placements);
+  return g;
+}
 
 SessionOptions ContextModel::session_options(SessionOptions base) const {
   const context::ContextPlanOptions& o = info_.options;
@@ -108,7 +141,14 @@ Status save_context(const Session& session, const std::string& source_name, cons
       packs.push_back({e.key, e.packed.data(), e.packed.size()});
     info.pack_ms = so.packs->packed_ms();
   }
-  return context::write_context(session.graph(), info, path, packs);
+  std::vector<compile::StoredPlacement> placements;
+  for (const auto& signature : info.signatures) {
+    const compile::Plan* plan = session.cached_plan(signature);
+    // Plans of a shape-specialized copy of the graph place other nodes: partitioned at load.
+    if (plan && plan->partition_report && !plan->specialized_graph)
+      placements.push_back({signature, so.threads, *plan->partition_report});
+  }
+  return context::write_context(session.graph(), info, path, packs, placements);
 }
 
 }  // namespace nfuse::runtime

@@ -45,6 +45,10 @@ class ContextModel {
   // `base` with the binary's plan-shaping options (backend, preferences, pins, denials, tile
   // rows, device profile) and its graph marked as already optimized; threads stay base's.
   SessionOptions session_options(SessionOptions base) const;
+  // A new copy of the graph with the session options for it: session_options(base) plus the
+  // placements the binary stores for this copy's nodes (a plan of a stored signature and thread
+  // count is not partitioned again).
+  Result<std::unique_ptr<ir::Graph>> graph(SessionOptions* options) const;
 
  private:
   ContextModel() = default;

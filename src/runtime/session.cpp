@@ -83,7 +83,13 @@ compile::PlanOptions Session::plan_options() const {
   po.workers = options_.workers;
   po.run_subgraph = subgraph_runner_;
   po.packs = options_.packs;
+  po.placements = options_.placements;
   return po;
+}
+
+const compile::Plan* Session::cached_plan(const std::map<std::string, std::vector<int64_t>>& input_dims) const {
+  auto it = cache_.find(input_dims);
+  return it == cache_.end() ? nullptr : it->second.plan.get();
 }
 
 Result<std::unique_ptr<compile::Plan>> Session::specialized_plan(
@@ -99,6 +105,7 @@ Result<std::unique_ptr<compile::Plan>> Session::specialized_plan(
   auto subgraphs = std::make_shared<CompiledSubgraphs>(options_);
   compile::PlanOptions po = plan_options();
   po.packs = nullptr;  // another graph: its value names may mean other tensors
+  po.placements = nullptr;
   po.run_subgraph = make_subgraph_runner(subgraphs);
   NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*g, input_dims, po));
   plan->specialized_graph = std::move(g);
@@ -119,8 +126,7 @@ Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std
   p.arena = allocate_arena(arena_bytes);
   if (arena_bytes && !p.arena) return out_of_memory("arena of " + std::to_string(arena_bytes) + " bytes");
   void* mem = p.arena.get();
-  // Unwritten arena bytes read as NaN: a kernel that skips elements shows in every test.
-  if (mem) std::memset(mem, 0xFF, (arena_bytes + 63) / 64 * 64);
+  if (mem && arena_poison_enabled()) std::memset(mem, 0xFF, (arena_bytes + 63) / 64 * 64);
   p.ctx = std::make_unique<backends::ExecContext>(plan->values.size());
   p.ctx->threads = options_.threads;
   auto* base = static_cast<uint8_t*>(mem);

@@ -40,6 +40,8 @@ struct SessionOptions {
   // specialized copies, whose value names may mean other tensors): a context binary's, or a
   // recording store when the session is compiled into one. Null: each op packs its own.
   std::shared_ptr<backends::PackStore> packs;
+  // Placements a context binary stores for this graph (ContextModel::graph(SessionOptions*)).
+  std::shared_ptr<const std::vector<compile::StoredPlacement>> placements;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, ir::Tensor>>;
@@ -92,6 +94,8 @@ class Session {
   // Plans built so far (one per input-shape signature); drop_plans() frees them all, and the
   // next run plans again.
   size_t cached_plans() const { return cache_.size(); }
+  // The plan built for these input dims, or null when none was.
+  const compile::Plan* cached_plan(const std::map<std::string, std::vector<int64_t>>& input_dims) const;
   // The input dims of every plan built so far (what a context binary records).
   std::vector<std::map<std::string, std::vector<int64_t>>> planned_signatures() const;
   void drop_plans() { cache_.clear(); }

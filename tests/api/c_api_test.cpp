@@ -451,6 +451,53 @@ TEST_F(CApi, MissingDeviceProfileIsNamed) {
   nfuse_tensor_release(in);
 }
 
+// nfuse_session_options_set_input_shape (API level 2): the plan for those dims is built at
+// creation, so what planning reads (here a missing device profile) fails there, not at the first
+// run; shapes that do not fit the model, unknown names and a symbolic input left unnamed are
+// refused naming the input; a session planned so runs those dims.
+TEST_F(CApi, InputShapesArePlannedAtCreation) {
+  nfuse_session_options* o = nullptr;
+  EXPECT_NFUSE_OK(nfuse_session_options_create(&o));
+  const int64_t dims[] = {2, 3};
+  EXPECT_NFUSE_OK(nfuse_session_options_set_input_shape(o, "x", dims, 2));
+  EXPECT_NFUSE_OK(nfuse_session_options_set_device_profile(o, "/nonexistent/profile.json"));
+  nfuse_session* s = nullptr;
+  EXPECT_NFUSE_CODE(nfuse_session_create(rt_, model_, o, &s), NFUSE_UNAVAILABLE, "/nonexistent/profile.json");
+  EXPECT_EQ(s, nullptr);
+  EXPECT_NFUSE_OK(nfuse_session_options_set_device_profile(o, nullptr));
+  EXPECT_NFUSE_OK(nfuse_session_create(rt_, model_, o, &s));
+  std::vector<float> x = {-2.0f, 0.5f, 3.0f, 1.0f, -1.0f, 0.0f};
+  nfuse_tensor* in = make_input(&x, {2, 3});
+  const char* x_name[] = {"x"};
+  nfuse_tensor* out[2] = {nullptr, nullptr};
+  EXPECT_NFUSE_OK(nfuse_session_run(s, x_name, &in, 1, nullptr, out, 2, nullptr));
+  void* y = nullptr;
+  EXPECT_NFUSE_OK(nfuse_tensor_get_data(out[0], &y));
+  EXPECT_EQ(static_cast<float*>(y)[1], 0.5f);  // relu(0.5 + 0)
+  EXPECT_EQ(static_cast<float*>(y)[3], 0.0f);  // relu(1 - 1)
+  for (nfuse_tensor* t : out) nfuse_tensor_release(t);
+  nfuse_tensor_release(in);
+  nfuse_session_release(s);
+
+  const int64_t wrong_width[] = {2, 4};
+  EXPECT_NFUSE_OK(nfuse_session_options_set_input_shape(o, "x", wrong_width, 2));
+  EXPECT_NFUSE_CODE(nfuse_session_create(rt_, model_, o, &s), NFUSE_INVALID_ARGUMENT, "dim 1 is 4");
+  EXPECT_NFUSE_OK(nfuse_session_options_set_input_shape(o, "x", dims, 1));
+  EXPECT_NFUSE_CODE(nfuse_session_create(rt_, model_, o, &s), NFUSE_INVALID_ARGUMENT, "rank 1");
+  EXPECT_NFUSE_OK(nfuse_session_options_set_input_shape(o, "x", dims, 2));
+  EXPECT_NFUSE_OK(nfuse_session_options_set_input_shape(o, "nope", dims, 2));
+  EXPECT_NFUSE_CODE(nfuse_session_create(rt_, model_, o, &s), NFUSE_INVALID_ARGUMENT, "no input of that name");
+  nfuse_session_options_release(o);
+
+  EXPECT_NFUSE_OK(nfuse_session_options_create(&o));
+  const int64_t negative[] = {-1, 3};
+  EXPECT_NFUSE_CODE(nfuse_session_options_set_input_shape(o, "x", negative, 2), NFUSE_INVALID_ARGUMENT, "negative");
+  EXPECT_NFUSE_CODE(nfuse_session_options_set_input_shape(o, "x", nullptr, 2), NFUSE_INVALID_ARGUMENT, "NULL");
+  EXPECT_NFUSE_CODE(nfuse_session_options_set_input_shape(o, nullptr, dims, 2), NFUSE_INVALID_ARGUMENT, "NULL");
+  EXPECT_NFUSE_CODE(nfuse_session_options_set_input_shape(nullptr, "x", dims, 2), NFUSE_INVALID_ARGUMENT, "");
+  nfuse_session_options_release(o);
+}
+
 TEST_F(CApi, QuantizeRefusesBadOptions) {
   nfuse_quantize_options* q = nullptr;
   EXPECT_NFUSE_OK(nfuse_quantize_options_create(&q));

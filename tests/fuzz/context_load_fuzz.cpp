@@ -34,7 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.verify_sections = false;
   auto model = nfuse::runtime::ContextModel::open_buffer(bytes, size, copy, options);
   if (model.ok()) {
-    auto graph = (*model)->graph();
+    nfuse::runtime::SessionOptions session_options;  // the stored placements decoded too
+    auto graph = (*model)->graph(&session_options);
     (void)graph.ok();
   }
   return 0;

@@ -2,7 +2,7 @@
 // table of bad binaries, each answered by its typed error naming what and where: truncation at
 // every section boundary, a bit flip in every section and prefix field, future and past format
 // versions, missing ISA features and backends, a suboptimal plan under permissive and strict, a
-// wrong model hash, an empty file and a directory.
+// wrong model hash, an empty file and a directory; and the stored placement, used where it fits.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -173,6 +173,101 @@ TEST_F(ContextBinary, RoundTripReadsWeightsInPlace) {
   EXPECT_EQ(header->options.backend, "cpu");
   ASSERT_EQ(header->signatures.size(), 1u);
   EXPECT_EQ(header->signatures[0].at("x"), (std::vector<int64_t>{1, kWidth}));
+}
+
+// A session of backend "auto" records the partitioner's placement: a session of the binary with
+// the same thread count plans with it (no partitioning: the report says where it came from) and
+// runs bit-identically; another thread count, a full-offload requirement or a placement that no
+// longer covers the plan's nodes partition again.
+TEST_F(ContextBinary, StoredPlacementIsUsedWhereItFits) {
+  runtime::SessionOptions so;
+  so.backend = "auto";
+  so.packs = std::make_shared<backends::PackStore>(true);
+  auto compiled = runtime::Session::create(dense_graph(), so);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  auto expected = (*compiled)->run({{"x", input()}});
+  ASSERT_TRUE(expected.ok()) << expected.status().to_string();
+  const std::string p = path("auto.nfc");
+  ASSERT_TRUE(runtime::save_context(**compiled, "dense.onnx", kSha, p).ok());
+  const compile::Plan* original = (*compiled)->cached_plan({{"x", {1, kWidth}}});
+  ASSERT_NE(original, nullptr);
+  ASSERT_NE(original->partition_report, nullptr);
+  EXPECT_FALSE(original->partition_report->from_binary);
+
+  auto binary = runtime::ContextModel::open_file(p, {});
+  ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+  auto plan_with = [&](int threads, const compile::Plan** plan, std::unique_ptr<runtime::Session>* keep) {
+    runtime::SessionOptions o;
+    o.threads = threads;
+    auto graph = (*binary)->graph(&o);
+    ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+    ASSERT_NE(o.placements, nullptr);
+    EXPECT_EQ(o.placements->size(), 1u);
+    auto session = runtime::Session::create(std::move(*graph), o);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    auto got = (*session)->prepare({{"x", {1, kWidth}}});
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    *plan = *got;
+    auto out = (*session)->run({{"x", input()}});
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    EXPECT_EQ(std::memcmp((*out)[0].raw(), (*expected)[0].raw(), (*expected)[0].bytes()), 0);
+    *keep = std::move(*session);
+  };
+  const compile::Plan* plan = nullptr;
+  std::unique_ptr<runtime::Session> keep;
+  plan_with(1, &plan, &keep);
+  ASSERT_NE(plan->partition_report, nullptr);
+  EXPECT_TRUE(plan->partition_report->from_binary);
+  ASSERT_EQ(plan->steps.size(), original->steps.size());
+  for (size_t i = 0; i < plan->steps.size(); ++i) {
+    EXPECT_EQ(plan->steps[i].partition.backend, original->steps[i].partition.backend);
+    ASSERT_EQ(plan->steps[i].partition.nodes.size(), original->steps[i].partition.nodes.size());
+    for (size_t n = 0; n < plan->steps[i].partition.nodes.size(); ++n)
+      EXPECT_EQ(plan->steps[i].partition.nodes[n]->name, original->steps[i].partition.nodes[n]->name);
+  }
+  EXPECT_EQ(plan->partition_report->nodes.size(), original->partition_report->nodes.size());
+  EXPECT_EQ(plan->partition_report->est_total_us, original->partition_report->est_total_us);
+  plan_with(2, &plan, &keep);
+  EXPECT_FALSE(plan->partition_report->from_binary) << "compiled for 1 thread";
+  {  // Full offload is the partitioner's check: made, not skipped (MatMul of rank 2 is off fusion).
+    runtime::SessionOptions o;
+    o.partition.require_full_offload = true;
+    auto graph = (*binary)->graph(&o);
+    ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+    auto session = runtime::Session::create(std::move(*graph), o);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    auto got = (*session)->prepare({{"x", {1, kWidth}}});
+    ASSERT_FALSE(got.ok());
+    EXPECT_NE(got.status().message().find("require_full_offload"), std::string::npos) << got.status().to_string();
+  }
+
+  // A placement missing a node, and one naming a node twice: partitioned again, same answer.
+  for (int variant = 0; variant < 2; ++variant) {
+    compile::StoredPlacement bad{{{"x", {1, kWidth}}}, 1, *original->partition_report};
+    std::vector<const ir::Node*>& first = bad.result.partitions.front().nodes;
+    ASSERT_FALSE(first.empty());
+    if (variant == 0) {
+      first.pop_back();
+    } else {
+      first.push_back(first.front());
+    }
+    ContextInfo info = (*binary)->info();
+    const std::string q = path("bad_placement.nfc");
+    ASSERT_TRUE(context::write_context((*compiled)->graph(), info, q, {}, {bad}).ok());
+    auto b = runtime::ContextModel::open_file(q, {});
+    ASSERT_TRUE(b.ok()) << b.status().to_string();
+    runtime::SessionOptions o;
+    auto graph = (*b)->graph(&o);
+    ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+    auto session = runtime::Session::create(std::move(*graph), o);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    auto got = (*session)->prepare({{"x", {1, kWidth}}});
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_FALSE((*got)->partition_report->from_binary) << "variant " << variant;
+    auto out = (*session)->run({{"x", input()}});
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    EXPECT_EQ(std::memcmp((*out)[0].raw(), (*expected)[0].raw(), (*expected)[0].bytes()), 0);
+  }
 }
 
 TEST_F(ContextBinary, TruncationAtEverySectionBoundaryIsCorrupt) {

@@ -31,14 +31,18 @@ Result<runtime::SessionOptions> session_options(const CommonArgs& args) {
 
 Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args) {
   NFUSE_ASSIGN_OR_RETURN(runtime::SessionOptions options, session_options(args));
+  return open_session(args, std::move(options));
+}
+
+Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args, runtime::SessionOptions options) {
   if (runtime::is_context_file(args.model)) {
     runtime::ContextLoadOptions lo;
     lo.compat = args.compat == "strict" ? context::CompatMode::kStrict : context::CompatMode::kPermissive;
     NFUSE_ASSIGN_OR_RETURN(auto binary, runtime::ContextModel::open_file(args.model, lo));
     for (const std::string& reason : binary->verdict().reasons)
       std::fprintf(stderr, "nfuse: warning: context binary is suboptimal on this device: %s\n", reason.c_str());
-    NFUSE_ASSIGN_OR_RETURN(auto graph, binary->graph());
-    return runtime::Session::create(std::move(graph), binary->session_options(options));
+    NFUSE_ASSIGN_OR_RETURN(auto graph, binary->graph(&options));
+    return runtime::Session::create(std::move(graph), options);
   }
   NFUSE_ASSIGN_OR_RETURN(auto graph, load(args.model));
   return runtime::Session::create(std::move(graph), options);

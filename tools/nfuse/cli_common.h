@@ -23,6 +23,8 @@ Result<runtime::SessionOptions> session_options(const CommonArgs& args);
 // Loads the model and creates a session as the common flags say (backend, threads,
 // optimization, output filter).
 Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args);
+// The same from options the caller adjusted (session_options(args) plus its own settings).
+Result<std::unique_ptr<runtime::Session>> open_session(const CommonArgs& args, runtime::SessionOptions options);
 // parse_shape_flags as a Status (kInvalidArgument).
 Result<std::map<std::string, std::vector<int64_t>>> parse_shapes(const std::vector<std::string>& flags);
 // The graph's inputs that `overrides` (the --shape flags) does not name and whose dims are not

@@ -16,9 +16,7 @@ int cmd_partition(const PartitionArgs& args) {
   auto options = session_options(args.common);
   if (!options.ok()) return report(options.status());
   options->partition.always_partition = true;
-  auto graph = load(args.common.model);
-  if (!graph.ok()) return report(graph.status());
-  auto session = runtime::Session::create(std::move(*graph), *options);
+  auto session = open_session(args.common, std::move(*options));  // an .nfc too: its stored placement
   if (!session.ok()) return report(session.status());
   auto plan = (*session)->prepare((*session)->default_input_dims(*shapes));
   if (!plan.ok()) return report(with_assumed(plan.status(), assumed_inputs((*session)->graph(), *shapes)));

@@ -117,6 +117,9 @@ Status open_api_session(const CommonArgs& args, const std::vector<std::string>& 
   SessionOptions options;
   Status s = options_of(args, &options);
   if (!s.ok()) return s;
+  // Planned (and weights packed) while the session is created, as for a static model: the
+  // open time is the time to a session ready to run these shapes.
+  for (const auto& [name, dims] : shapes) options.input_shape(name, dims);
   const auto t0 = std::chrono::steady_clock::now();
   auto rt = Runtime::create();
   if (!rt.ok()) return rt.status();

@@ -107,6 +107,10 @@ class CpuPartition final : public CompiledPartition {
       if (!s.all_preallocated) NFUSE_RETURN_IF_ERROR_PLAIN(allocate_outputs(s, t));
       const size_t need = s.op->scratch_floats(t, pool_->threads());
       if (need > scratch_.floats()) NFUSE_RETURN_IF_ERROR_PLAIN(reserve_scratch(need));  // dynamic shapes only
+      const size_t shared = s.op->shared_floats(t);
+      if (shared > shared_.size() && !shared_.resize(shared))
+        return out_of_memory(s.node->label() + ": " + std::to_string(shared) + " floats of temporaries");
+      rc.shared = shared_.data();
       NFUSE_RETURN_IF_ERROR_PLAIN(s.op->run(t, rc));
     }
     return ok_status();
@@ -131,6 +135,7 @@ class CpuPartition final : public CompiledPartition {
   std::vector<Step> steps_;
   std::shared_ptr<ThreadPool> pool_;
   Scratch scratch_;
+  AlignedFloats shared_;  // CpuOp::shared_floats, grown to the largest op's
   std::vector<std::string> reference_nodes_;
 };
 

@@ -37,12 +37,19 @@ class PixelRowsConv final : public CpuOp {
     return (kernels::f32_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
   }
 
+  // The im2col matrix (K x P), then the product (P x Co) from a 64-byte boundary.
+  size_t shared_floats(const OpTensors& t) const override {
+    const std::optional<Conv2dGeometry> g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
+    if (!g) return 0;  // run() reports it
+    const size_t p = g->ho * g->wo;
+    return cols_floats(p) + p * co_;
+  }
+
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     const size_t p = g->ho * g->wo;
-    if (!cols_.resize_at_least(k_ * p) || !product_.resize_at_least(p * co_)) {
-      return out_of_memory(node_.label() + ": im2col buffers");
-    }
+    float* const cols = rc.shared;
+    float* const product = rc.shared + cols_floats(p);
     const size_t threads = rc.pool.threads();
     const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
     for (size_t n = 0; n < g->n; ++n) {
@@ -57,14 +64,14 @@ class PixelRowsConv final : public CpuOp {
         const size_t kstep = std::max<size_t>(1, (k_ + threads * 4 - 1) / (threads * 4));
         rc.pool.run((k_ + kstep - 1) / kstep, [&](size_t i, size_t) {
           const size_t k0 = i * kstep, kc = std::min(kstep, k_ - k0);
-          pack_im2col(*g, x, k_, k0, kc, 0, p, p, cols_.data() + k0 * p);
+          pack_im2col(*g, x, k_, k0, kc, 0, p, p, cols + k0 * p);
         });
       }
       kernels::F32GemmArgs args;
       args.m = p, args.n = co_, args.k = k_;
-      args.a = in_place ? x : cols_.data(), args.a_row_stride = 1, args.a_col_stride = p;
+      args.a = in_place ? x : cols, args.a_row_stride = 1, args.a_col_stride = p;
       args.b_packed = packed_.data();
-      args.c = product_.data(), args.c_stride = co_;
+      args.c = product, args.c_stride = co_;
       args.bias = bias_.empty() ? nullptr : bias_.data();
       const kernels::F32GemmTasks tasks = kernels::f32_gemm_tasks(cfg_, p, co_, k_, threads);
       rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
@@ -81,7 +88,7 @@ class PixelRowsConv final : public CpuOp {
           for (size_t ob = o0; ob < o1; ob += 16) {
             const size_t oe = std::min(o1, ob + 16);
             for (size_t q = q0; q < q1; ++q) {
-              const float* src = product_.data() + q * co_;
+              const float* src = product + q * co_;
               for (size_t o = ob; o < oe; ++o) y[o * p + q] = src[o];
             }
           }
@@ -93,12 +100,7 @@ class PixelRowsConv final : public CpuOp {
   }
 
  private:
-  // Grows only: the buffers are sized by the largest input seen.
-  struct Buffer {
-    AlignedFloats data_;
-    bool resize_at_least(size_t n) { return data_.size() >= n || data_.resize(n); }
-    float* data() { return data_.data(); }
-  };
+  size_t cols_floats(size_t p) const { return (k_ * p + 15) / 16 * 16; }
 
   const ir::Node& node_;
   std::vector<int64_t> w_dims_;
@@ -107,7 +109,6 @@ class PixelRowsConv final : public CpuOp {
   size_t co_ = 0, k_ = 0;
   std::vector<float> bias_;
   PackedFloats packed_;
-  Buffer cols_, product_;
   Conv2dGeometryCache geo_;
 };
 

@@ -36,6 +36,8 @@ struct RunContext {
   ThreadPool& pool;
   Scratch& scratch;
   RunProfile* profile = nullptr;  // the run's profile (ExecContext::profile), for control-flow bodies
+  // One buffer of CpuOp::shared_floats() for the running op (64-byte aligned).
+  float* shared = nullptr;
 };
 
 // The tensors of one node for one run (input pointers may be null for omitted inputs).
@@ -54,6 +56,13 @@ class CpuOp {
   virtual size_t scratch_floats(const OpTensors& t, size_t threads) const {
     (void)t;
     (void)threads;
+    return 0;
+  }
+  // Floats of one buffer the op uses as a whole during a run (an im2col matrix, a GEMM product),
+  // beside the per-thread scratch. The partition's ops run one at a time, so they share one
+  // buffer sized to the largest: a session holds the largest op's temporaries, not their sum.
+  virtual size_t shared_floats(const OpTensors& t) const {
+    (void)t;
     return 0;
   }
   // Runs the node; outputs are already allocated with their inferred shapes. Fails only on

@@ -10,5 +10,5 @@ add_custom_command(OUTPUT ${generated}/context_generated.h
   DEPENDS ${schema}
   COMMENT "flatc context.fbs")
 
-nfuse_component(context DIR compile/context SOURCES ${generated}/context_generated.h DEPS nfuse_ir nfuse_kernels)
+nfuse_component(context DIR compile/context SOURCES ${generated}/context_generated.h DEPS nfuse_compile nfuse_kernels)
 target_include_directories(nfuse_context PRIVATE ${generated} ${NFUSE_FLATBUFFERS_INCLUDE_DIR})

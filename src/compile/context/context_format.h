@@ -17,8 +17,8 @@ namespace nfuse::context {
 inline constexpr char kMagic[8] = {'N', 'F', 'U', 'S', 'E', 'C', 'T', 'X'};
 // The format this build writes, and the oldest it reads. Raise kFormatVersion with any change
 // an older reader would misread; keep reading older ones while kOldestReadableFormat allows.
-inline constexpr uint32_t kFormatVersion = 1;
-inline constexpr uint32_t kOldestReadableFormat = 1;
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestReadableFormat = 2;  // format 1 had another checksum
 
 inline constexpr size_t kSectionAlignment = 64;
 inline constexpr size_t kLargeSectionAlignment = 4096;

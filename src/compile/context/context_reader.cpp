@@ -3,7 +3,10 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "compile/context/checksum.h"
@@ -16,7 +19,11 @@ namespace {
 
 namespace fbs = flatbuffers;
 
-constexpr int kMaxGraphDepth = 32;  // nested subgraphs; also bounds the decoder's recursion
+constexpr int kMaxGraphDepth = 32;
+constexpr uint64_t kMaxVerifyThreads = 4;
+constexpr uint64_t kBytesPerVerifyThread =
+    uint64_t{4}
+    << 20;  // below this a thread's start costs more  // nested subgraphs; also bounds the decoder's recursion
 
 std::string str(const fbs::String* s) { return s ? s->str() : std::string(); }
 
@@ -171,7 +178,9 @@ class GraphDecoder {
   GraphDecoder(const ContextInfo& info, const uint8_t* file, std::shared_ptr<const void> keepalive)
       : info_(info), file_(file), keepalive_(std::move(keepalive)) {}
 
-  Status decode(const fb::Graph& src, ir::Graph& dst, int depth) {
+  // `placements`: the top-level graph's, decoded when given.
+  Status decode(const fb::Graph& src, ir::Graph& dst, int depth,
+                std::vector<compile::StoredPlacement>* placements = nullptr) {
     if (depth > kMaxGraphDepth) return corrupt_binary("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth));
     dst.name = str(src.name());
     if (src.opsets())
@@ -198,6 +207,7 @@ class GraphDecoder {
       }
       return ok_status();
     };
+    std::vector<const ir::Node*> nodes;
     if (src.nodes())
       for (const auto* n : *src.nodes()) {
         std::string label = "node '" + str(n->name()) + "' (" + str(n->op_type()) + ")";
@@ -212,6 +222,7 @@ class GraphDecoder {
           }
         ir::Node* node =
             dst.add_node(str(n->op_type()), str(n->name()), std::move(inputs), std::move(outputs), std::move(attrs));
+        nodes.push_back(node);
         node->domain = str(n->domain());
         node->opset = n->opset();
         node->implicit_inputs = std::move(implicit);
@@ -219,6 +230,12 @@ class GraphDecoder {
     NFUSE_RETURN_IF_ERROR(map(src.inputs(), false, "graph input", &dst.inputs()), "graph '" + dst.name + "'");
     NFUSE_RETURN_IF_ERROR(map(src.outputs(), false, "graph output", &dst.outputs()), "graph '" + dst.name + "'");
     dst.relink();
+    if (placements && src.placements())
+      for (const fb::Placement* p : *src.placements()) {
+        Result<compile::StoredPlacement> placed = decode_placement(*p, values, nodes);
+        if (!placed.ok()) return placed.status().with_context("placement " + std::to_string(placements->size()));
+        placements->push_back(std::move(*placed));
+      }
     return ok_status();
   }
 
@@ -324,6 +341,103 @@ class GraphDecoder {
     return bad("unknown kind");
   }
 
+  // Every index bounds-checked; whether the placement fits the plan is the planner's check.
+  Result<compile::StoredPlacement> decode_placement(const fb::Placement& p, const std::vector<ir::Value*>& values,
+                                                    const std::vector<const ir::Node*>& nodes) {
+    auto value_at = [&values](int32_t i) -> Result<const ir::Value*> {
+      if (i < 0 || static_cast<size_t>(i) >= values.size())
+        return corrupt_binary("value index " + std::to_string(i) + " out of range");
+      return values[static_cast<size_t>(i)];
+    };
+    auto values_at = [&](const fbs::Vector<int32_t>* list) -> Result<std::vector<const ir::Value*>> {
+      std::vector<const ir::Value*> out;
+      if (list)
+        for (int32_t i : *list) {
+          NFUSE_ASSIGN_OR_RETURN(const ir::Value* v, value_at(i));
+          out.push_back(v);
+        }
+      return out;
+    };
+    auto node_at = [&nodes](int32_t i) -> Result<const ir::Node*> {
+      if (i < 0 || static_cast<size_t>(i) >= nodes.size())
+        return corrupt_binary("node index " + std::to_string(i) + " out of range");
+      return nodes[static_cast<size_t>(i)];
+    };
+    compile::StoredPlacement out;
+    if (p.signature() && p.signature()->inputs())
+      for (const auto* in : *p.signature()->inputs()) out.signature[str(in->name())] = copy_vector(in->dims());
+    out.threads = p.threads();
+    partition::PartitionResult& r = out.result;
+    r.threads = p.threads();
+    r.prefer = strs(p.prefer());
+    r.fallback = str(p.fallback());
+    r.profile.source = str(p.profile_source());
+    if (p.profile())
+      for (const fb::BackendCost* b : *p.profile()) {
+        backends::BackendProfile bp;
+        bp.backend = str(b->backend());
+        bp.gflops_f32 = b->gflops_f32();
+        bp.gflops_f32_depthwise = b->gflops_f32_depthwise();
+        bp.gflops_int8 = b->gflops_int8();
+        bp.dram_gbps = b->dram_gbps();
+        bp.l2_gbps = b->l2_gbps();
+        bp.l2_bytes = b->l2_bytes();
+        bp.l3_bytes = b->l3_bytes();
+        bp.step_us = b->step_us();
+        bp.boundary_us = b->boundary_us();
+        bp.host_shared = b->host_shared();
+        r.profile.backends.push_back(std::move(bp));
+      }
+    if (p.nodes())
+      for (const fb::PlacedNode* n : *p.nodes()) {
+        partition::NodePlacement np;
+        NFUSE_ASSIGN_OR_RETURN(np.node, node_at(n->node()));
+        np.backend = str(n->backend());
+        if (n->reason() > static_cast<uint8_t>(backends::SupportReason::kDenied))
+          return corrupt_binary("unknown placement reason " + std::to_string(n->reason()));
+        np.reason = static_cast<backends::SupportReason>(n->reason());
+        np.detail = str(n->detail());
+        np.est_us = n->est_us();
+        r.nodes.push_back(std::move(np));
+      }
+    if (p.partitions())
+      for (const fb::PlacedPartition* part : *p.partitions()) {
+        partition::PartitionInfo info;
+        info.index = static_cast<int>(r.partitions.size());
+        info.backend = str(part->backend());
+        if (part->nodes())
+          for (int32_t i : *part->nodes()) {
+            NFUSE_ASSIGN_OR_RETURN(const ir::Node* n, node_at(i));
+            info.nodes.push_back(n);
+          }
+        NFUSE_ASSIGN_OR_RETURN(info.inputs, values_at(part->inputs()));
+        NFUSE_ASSIGN_OR_RETURN(info.outputs, values_at(part->outputs()));
+        info.est_us = part->est_us();
+        r.partitions.push_back(std::move(info));
+      }
+    if (p.transfers())
+      for (const fb::PlacedTransfer* t : *p.transfers()) {
+        partition::Transfer tr;
+        NFUSE_ASSIGN_OR_RETURN(tr.value, value_at(t->value()));
+        if (t->from_partition() < 0 || t->to_partition() < 0 ||
+            static_cast<size_t>(t->from_partition()) >= r.partitions.size() ||
+            static_cast<size_t>(t->to_partition()) >= r.partitions.size())
+          return corrupt_binary("transfer between partitions out of range");
+        tr.from_partition = t->from_partition();
+        tr.to_partition = t->to_partition();
+        tr.from = r.partitions[static_cast<size_t>(tr.from_partition)].backend;
+        tr.to = r.partitions[static_cast<size_t>(tr.to_partition)].backend;
+        tr.bytes = t->bytes();
+        tr.est_us = t->est_us();
+        r.transfers.push_back(std::move(tr));
+      }
+    r.est_total_us = p.est_total_us();
+    r.fallback_ratio_nodes = p.fallback_ratio_nodes();
+    r.fallback_ratio_time = p.fallback_ratio_time();
+    r.warnings = strs(p.warnings());
+    return out;
+  }
+
   const ContextInfo& info_;
   const uint8_t* file_;
   std::shared_ptr<const void> keepalive_;
@@ -383,19 +497,55 @@ Result<ContextInfo> read_header_file(const std::string& path) {
   return parse(prefix, size, header.data(), header_got);
 }
 
+Status verify_sections(const ContextInfo& info, const std::function<Result<uint64_t>(const Section&)>& checksum_of) {
+  // Reading the sections is memory-bound on one core (about 17 GB/s on a Zen 4 server core,
+  // less on a phone's); idle cores add bandwidth, so large binaries are checked on several
+  // threads. Sections are taken in order from a shared counter; the lowest failing one is named.
+  uint64_t total = 0;
+  for (const Section& s : info.sections) total += s.size;
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = static_cast<size_t>(
+      std::min<uint64_t>({hardware, kMaxVerifyThreads, std::max<uint64_t>(1, total / kBytesPerVerifyThread)}));
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> first_bad{info.sections.size()};
+  std::vector<Status> failures(info.sections.size());
+  auto work = [&] {
+    for (size_t i = next++; i < info.sections.size(); i = next++) {
+      if (i > first_bad.load()) return;
+      Result<uint64_t> sum = checksum_of(info.sections[i]);
+      if (sum.ok() && *sum == info.sections[i].checksum) continue;
+      failures[i] = sum.ok() ? corrupt_binary(section_label(info, i) + ": checksum mismatch")
+                             : sum.status().with_context(section_label(info, i));
+      size_t bad = first_bad.load();
+      while (i < bad && !first_bad.compare_exchange_weak(bad, i)) {
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no thread to spare: this one checks the rest
+    }
+  }
+  work();
+  for (std::thread& h : helpers) h.join();
+  return first_bad.load() < info.sections.size() ? failures[first_bad.load()] : ok_status();
+}
+
 Status verify_sections(const ContextInfo& info, const uint8_t* file,
                        const std::function<void(const Section&)>& checked) {
-  for (size_t i = 0; i < info.sections.size(); ++i) {
-    const Section& s = info.sections[i];
-    if (checksum64(file + s.offset, static_cast<size_t>(s.size)) != s.checksum)
-      return corrupt_binary(section_label(info, i) + ": checksum mismatch");
-    if (checked) checked(s);
-  }
-  return ok_status();
+  return verify_sections(info, [&](const Section& s) -> Result<uint64_t> {
+    const uint64_t sum = checksum64(file + s.offset, static_cast<size_t>(s.size));
+    if (checked && sum == s.checksum) checked(s);
+    return sum;
+  });
 }
 
 Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uint8_t* file,
-                                              std::shared_ptr<const void> keepalive) {
+                                              std::shared_ptr<const void> keepalive,
+                                              std::vector<compile::StoredPlacement>* placements) {
   const Section& s = info.sections[0];
   const uint8_t* bytes = file + s.offset;
   fbs::Verifier verifier(bytes, static_cast<size_t>(s.size), kMaxGraphDepth * 4 + 16, 100000000);
@@ -403,7 +553,7 @@ Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uin
     return corrupt_binary("graph section: FlatBuffers verification failed");
   auto graph = std::make_unique<ir::Graph>();
   GraphDecoder decoder(info, file, std::move(keepalive));
-  NFUSE_RETURN_IF_ERROR(decoder.decode(*fbs::GetRoot<fb::Graph>(bytes), *graph, 0), "graph section");
+  NFUSE_RETURN_IF_ERROR(decoder.decode(*fbs::GetRoot<fb::Graph>(bytes), *graph, 0, placements), "graph section");
   Status verified = graph->verify();
   if (!verified.ok()) return corrupt_binary("graph section: " + verified.message());
   return graph;

@@ -11,6 +11,7 @@
 
 #include "compile/context/context_format.h"
 #include "compile/context/context_info.h"
+#include "compile/plan.h"
 #include "ir/graph.h"
 #include "nfuse/status.h"
 
@@ -23,13 +24,20 @@ Result<ContextInfo> read_header(const uint8_t* data, size_t available, uint64_t 
 Result<ContextInfo> read_header_file(const std::string& path);
 
 // Checks every section's checksum against the whole file's bytes; `checked` (optional) is called
-// with each section once it passed (a mapped file drops it from its resident set).
+// with each section once it passed (a mapped file drops it from its resident set), from any of
+// the threads that large binaries are checked on.
 Status verify_sections(const ContextInfo& info, const uint8_t* file,
                        const std::function<void(const Section&)>& checked = {});
+// The same with each section's checksum computed by `checksum_of` (a mapped file reads some
+// sections through the mapping, others through a buffer); its errors are returned naming the
+// section.
+Status verify_sections(const ContextInfo& info, const std::function<Result<uint64_t>(const Section&)>& checksum_of);
 
 // The graph of a validated binary whose bytes stay valid while `keepalive` lives: constants
 // are tensors borrowed from the file's sections (no copy), holding `keepalive`.
+// `placements`, when given, receives the stored placements of the graph (pointers into it).
 Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uint8_t* file,
-                                              std::shared_ptr<const void> keepalive);
+                                              std::shared_ptr<const void> keepalive,
+                                              std::vector<compile::StoredPlacement>* placements = nullptr);
 
 }  // namespace nfuse::context

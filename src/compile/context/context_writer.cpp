@@ -46,7 +46,9 @@ class GraphEncoder {
  public:
   GraphEncoder(fbs::FlatBufferBuilder& fbb, TensorSections& sections) : fbb_(fbb), sections_(sections) {}
 
-  Result<fbs::Offset<fb::Graph>> encode(const ir::Graph& g) {
+  // `placements` for the top-level graph only.
+  Result<fbs::Offset<fb::Graph>> encode(const ir::Graph& g,
+                                        const std::vector<compile::StoredPlacement>* placements = nullptr) {
     std::unordered_map<const ir::Value*, int> index;
     std::vector<fbs::Offset<fb::Value>> values;
     for (const auto& v : g.values()) {
@@ -74,7 +76,18 @@ class GraphEncoder {
       opsets.push_back(fb::CreateOpsetDirect(fbb_, domain.c_str(), version));
     auto inputs = indices(g.inputs());
     auto outputs = indices(g.outputs());
-    return fb::CreateGraphDirect(fbb_, g.name.c_str(), &opsets, &values, &nodes, &inputs, &outputs);
+    std::vector<fbs::Offset<fb::Placement>> placed;
+    if (placements) {
+      std::unordered_map<const ir::Node*, int> node_index;
+      for (const auto& n : g.nodes()) node_index[n.get()] = static_cast<int>(node_index.size());
+      for (const compile::StoredPlacement& p : *placements) {
+        Result<fbs::Offset<fb::Placement>> one = encode_placement(p, index, node_index);
+        if (!one.ok()) return one.status().with_context("placement");
+        placed.push_back(*one);
+      }
+    }
+    return fb::CreateGraphDirect(fbb_, g.name.c_str(), &opsets, &values, &nodes, &inputs, &outputs,
+                                 placements ? &placed : nullptr);
   }
 
  private:
@@ -132,6 +145,66 @@ class GraphEncoder {
     return fb::CreateAttribute(fbb_, n, fb::AttrKind_Graph, 0, 0.0f, 0, 0, 0, 0, 0, body);
   }
 
+  Result<fbs::Offset<fb::Placement>> encode_placement(const compile::StoredPlacement& p,
+                                                      const std::unordered_map<const ir::Value*, int>& value_index,
+                                                      const std::unordered_map<const ir::Node*, int>& node_index) {
+    const partition::PartitionResult& r = p.result;
+    auto value_of = [&](const ir::Value* v) -> Result<int32_t> {
+      auto it = value_index.find(v);
+      if (it == value_index.end()) return internal_error("a placed value is not in the graph");
+      return it->second;
+    };
+    auto values_of = [&](const std::vector<const ir::Value*>& list) -> Result<std::vector<int32_t>> {
+      std::vector<int32_t> out;
+      for (const ir::Value* v : list) {
+        NFUSE_ASSIGN_OR_RETURN(int32_t i, value_of(v));
+        out.push_back(i);
+      }
+      return out;
+    };
+    auto node_of = [&](const ir::Node* n) -> Result<int32_t> {
+      auto it = node_index.find(n);
+      if (it == node_index.end()) return internal_error("a placed node is not in the graph");
+      return it->second;
+    };
+    std::vector<fbs::Offset<fb::NamedDims>> dims;
+    for (const auto& [name, d] : p.signature) dims.push_back(fb::CreateNamedDimsDirect(fbb_, name.c_str(), &d));
+    auto signature = fb::CreateSignatureDirect(fbb_, &dims);
+    std::vector<fbs::Offset<fb::BackendCost>> profile;
+    for (const backends::BackendProfile& b : r.profile.backends)
+      profile.push_back(fb::CreateBackendCostDirect(fbb_, b.backend.c_str(), b.gflops_f32, b.gflops_f32_depthwise,
+                                                    b.gflops_int8, b.dram_gbps, b.l2_gbps, b.l2_bytes, b.l3_bytes,
+                                                    b.step_us, b.boundary_us, b.host_shared));
+    std::vector<fbs::Offset<fb::PlacedNode>> nodes;
+    for (const partition::NodePlacement& n : r.nodes) {
+      NFUSE_ASSIGN_OR_RETURN(int32_t i, node_of(n.node));
+      nodes.push_back(fb::CreatePlacedNodeDirect(fbb_, i, n.backend.c_str(), static_cast<uint8_t>(n.reason),
+                                                 n.detail.c_str(), n.est_us));
+    }
+    std::vector<fbs::Offset<fb::PlacedPartition>> parts;
+    for (const partition::PartitionInfo& part : r.partitions) {
+      std::vector<int32_t> members;
+      for (const ir::Node* n : part.nodes) {
+        NFUSE_ASSIGN_OR_RETURN(int32_t i, node_of(n));
+        members.push_back(i);
+      }
+      NFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> ins, values_of(part.inputs));
+      NFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> outs, values_of(part.outputs));
+      parts.push_back(fb::CreatePlacedPartitionDirect(fbb_, part.backend.c_str(), &members, &ins, &outs, part.est_us));
+    }
+    std::vector<fbs::Offset<fb::PlacedTransfer>> transfers;
+    for (const partition::Transfer& t : r.transfers) {
+      NFUSE_ASSIGN_OR_RETURN(int32_t v, value_of(t.value));
+      transfers.push_back(fb::CreatePlacedTransfer(fbb_, v, t.from_partition, t.to_partition, t.bytes, t.est_us));
+    }
+    auto prefer = fbb_.CreateVectorOfStrings(r.prefer);
+    auto warnings = fbb_.CreateVectorOfStrings(r.warnings);
+    return fb::CreatePlacement(fbb_, signature, p.threads, prefer, fbb_.CreateString(r.fallback),
+                               fbb_.CreateString(r.profile.source), fbb_.CreateVector(profile),
+                               fbb_.CreateVector(nodes), fbb_.CreateVector(parts), fbb_.CreateVector(transfers),
+                               r.est_total_us, r.fallback_ratio_nodes, r.fallback_ratio_time, warnings);
+  }
+
   fbs::FlatBufferBuilder& fbb_;
   TensorSections& sections_;
 };
@@ -181,11 +254,12 @@ size_t aligned(size_t offset, size_t alignment) { return (offset + alignment - 1
 }  // namespace
 
 Result<std::string> context_bytes(const ir::Graph& graph, const ContextInfo& info_in,
-                                  const std::vector<PackedBlob>& packs) {
+                                  const std::vector<PackedBlob>& packs,
+                                  const std::vector<compile::StoredPlacement>& placements) {
   fbs::FlatBufferBuilder fbb(64 * 1024);
   TensorSections tensors;
   GraphEncoder encoder(fbb, tensors);
-  Result<fbs::Offset<fb::Graph>> root = encoder.encode(graph);
+  Result<fbs::Offset<fb::Graph>> root = encoder.encode(graph, &placements);
   if (!root.ok()) return root.status().with_context("compiling a context binary");
   fbb.Finish(*root);
 
@@ -225,8 +299,8 @@ Result<std::string> context_bytes(const ir::Graph& graph, const ContextInfo& inf
 }
 
 Status write_context(const ir::Graph& graph, const ContextInfo& info, const std::string& path,
-                     const std::vector<PackedBlob>& packs) {
-  NFUSE_ASSIGN_OR_RETURN(std::string bytes, context_bytes(graph, info, packs));
+                     const std::vector<PackedBlob>& packs, const std::vector<compile::StoredPlacement>& placements) {
+  NFUSE_ASSIGN_OR_RETURN(std::string bytes, context_bytes(graph, info, packs, placements));
   std::string partial = path + ".partial";
   {
     std::ofstream f(partial, std::ios::binary | std::ios::trunc);

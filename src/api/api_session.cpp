@@ -51,7 +51,9 @@ Status prepare_static(nfuse_session& s) {
 }
 
 // The plan for the caller's input shapes (nfuse_session_options_set_input_shape), built now:
-// every input named there takes those dims, the others keep their static ones.
+// every input named there takes those dims, the others keep their static ones. Like a run,
+// dims other than a fixed one the model states are planned, not refused (shape inference
+// refuses what does not fit).
 Status prepare_given(nfuse_session& s, const std::map<std::string, std::vector<int64_t>>& shapes) {
   if (shapes.empty()) return ok_status();
   std::map<std::string, std::vector<int64_t>> signature;
@@ -61,11 +63,6 @@ Status prepare_given(nfuse_session& s, const std::map<std::string, std::vector<i
       if (in.rank_known && given->second.size() != in.dims.size())
         return invalid_argument("input shape for '" + in.name + "': rank " + std::to_string(given->second.size()) +
                                 ", but the model's input has rank " + std::to_string(in.dims.size()));
-      for (size_t d = 0; in.rank_known && d < in.dims.size(); ++d)
-        if (in.dims[d] >= 0 && in.dims[d] != given->second[d])
-          return invalid_argument("input shape for '" + in.name + "': dim " + std::to_string(d) + " is " +
-                                  std::to_string(given->second[d]) + ", but the model fixes it to " +
-                                  std::to_string(in.dims[d]));
       signature[in.name] = given->second;
       continue;
     }

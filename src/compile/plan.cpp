@@ -214,12 +214,12 @@ bool uses_partitioner(const PlanOptions& options) {
          o.always_partition;
 }
 
-// Places the runtime nodes with the partitioner: one step per partition (consecutive nodes of
-// one backend, in graph order); the report goes into the plan.
 // The placement a context binary stores for this signature and thread count, when it still fits
-// the plan: each runtime node in exactly one partition, on a backend that runs it. Null
-// otherwise (the partitioner places the nodes again): a binary whose planner folded other nodes,
-// or hand-edited placements, cost a partitioning pass, never a wrong plan.
+// the plan: each runtime node in exactly one partition, on a backend that runs it, no partition
+// empty, and no partition reading a value a later one produces (partitions run in order; inside
+// one, the backend orders its nodes). Null otherwise (the partitioner places the nodes again): a
+// binary whose planner folded other nodes, or a hand-edited placement, costs a partitioning
+// pass, never a wrong plan.
 const partition::PartitionResult* stored_placement(const std::vector<const ir::Node*>& runtime_nodes,
                                                    const PlanOptions& options, const backends::PlanView& type_of,
                                                    partition::BackendPool& pool, const Plan& plan) {
@@ -234,23 +234,43 @@ const partition::PartitionResult* stored_placement(const std::vector<const ir::N
   }
   for (const StoredPlacement& p : *options.placements) {
     if (p.threads != options.threads || p.signature != signature) continue;
-    std::unordered_map<const ir::Node*, int> seen;
-    for (const ir::Node* n : runtime_nodes) seen[n] = 0;
+    if (p.result.prefer.empty()) return nullptr;
+    std::unordered_map<const ir::Node*, int> partition_of;  // -1: a runtime node not placed yet
+    for (const ir::Node* n : runtime_nodes) partition_of[n] = -1;
     size_t placed = 0;
-    for (const partition::PartitionInfo& part : p.result.partitions) {
+    for (size_t i = 0; i < p.result.partitions.size(); ++i) {
+      const partition::PartitionInfo& part = p.result.partitions[i];
+      if (part.nodes.empty()) return nullptr;
       Result<backends::Backend*> backend = pool.get(part.backend);
       if (!backend.ok()) return nullptr;
       for (const ir::Node* n : part.nodes) {
-        auto it = seen.find(n);
-        if (it == seen.end() || it->second++ != 0) return nullptr;
+        auto it = partition_of.find(n);
+        if (it == partition_of.end() || it->second != -1) return nullptr;
+        it->second = static_cast<int>(i);
         if (!(*backend)->supports(*n, type_of).ok()) return nullptr;
         ++placed;
       }
     }
-    return placed == runtime_nodes.size() ? &p.result : nullptr;
+    if (placed != runtime_nodes.size()) return nullptr;
+    for (const auto& [node, at] : partition_of) {
+      auto reads_later = [&](const ir::Value* v) {
+        if (!v || !v->producer) return false;
+        auto producer = partition_of.find(v->producer);
+        return producer != partition_of.end() && producer->second > at;
+      };
+      for (const ir::Value* v : node->inputs)
+        if (reads_later(v)) return nullptr;
+      for (const ir::Value* v : node->implicit_inputs)
+        if (reads_later(v)) return nullptr;
+    }
+    return &p.result;
   }
   return nullptr;
 }
+
+// Places the runtime nodes with the partitioner (or as a context binary stored them): one step
+// per partition (consecutive nodes of one backend, in graph order); the report goes into the
+// plan.
 
 Status place_partitioned(const ir::Graph& graph, const std::vector<const ir::Node*>& runtime_nodes,
                          const PlanOptions& options, const backends::PlanView& type_of, partition::BackendPool& pool,

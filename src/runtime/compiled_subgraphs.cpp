@@ -9,7 +9,8 @@ namespace nfuse::runtime {
 
 CompiledSubgraphs::CompiledSubgraphs(SessionOptions options) : options_(std::move(options)) {
   options_.outputs.clear();
-  options_.packs = nullptr;  // bodies are other graphs: their value names may mean other tensors
+  options_.packs = nullptr;       // bodies are other graphs: their value names may mean other tensors
+  options_.placements = nullptr;  // and the stored placements point at the top-level graph's nodes
 }
 
 Result<CompiledSubgraphs::Body*> CompiledSubgraphs::body_for(const ir::Node& owner, const ir::Graph& body,

@@ -29,25 +29,21 @@ Result<std::shared_ptr<const ContextModel>> ContextModel::open(const uint8_t* da
       // unmapping call costs a TLB flush on every core the process runs on).
       file->populate(data, size);
       NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data));
-      std::vector<const context::Section*> tensors;
+      std::vector<const context::Section*> by_offset;
       for (const context::Section& s : info.sections)
-        if (s.kind == context::Section::Kind::kTensor && s.size) tensors.push_back(&s);
-      std::sort(tensors.begin(), tensors.end(),
+        if (s.size) by_offset.push_back(&s);
+      std::sort(by_offset.begin(), by_offset.end(),
                 [](const context::Section* a, const context::Section* b) { return a->offset < b->offset; });
-      std::vector<std::pair<uint64_t, uint64_t>> others;  // [begin, end) of the other sections
-      for (const context::Section& s : info.sections)
-        if (s.kind != context::Section::Kind::kTensor && s.size) others.push_back({s.offset, s.offset + s.size});
-      for (size_t i = 0; i < tensors.size();) {
-        const uint64_t begin = tensors[i]->offset;
-        uint64_t end = begin + tensors[i]->size;
-        // Extend over the following tensor sections while nothing else lies in between.
-        for (++i; i < tensors.size(); ++i) {
-          const uint64_t next = tensors[i]->offset;
-          bool clear = true;
-          for (const auto& [b, e] : others) clear = clear && (e <= end || b >= next);
-          if (!clear) break;
-          end = tensors[i]->offset + tensors[i]->size;
+      // Runs of tensor sections with no other section between them (sections never overlap).
+      for (size_t i = 0; i < by_offset.size();) {
+        if (by_offset[i]->kind != context::Section::Kind::kTensor) {
+          ++i;
+          continue;
         }
+        const uint64_t begin = by_offset[i]->offset;
+        uint64_t end = begin;
+        for (; i < by_offset.size() && by_offset[i]->kind == context::Section::Kind::kTensor; ++i)
+          end = by_offset[i]->offset + by_offset[i]->size;
         file->drop_resident(data + begin, static_cast<size_t>(end - begin));
       }
     } else {

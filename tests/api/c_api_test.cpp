@@ -453,7 +453,7 @@ TEST_F(CApi, MissingDeviceProfileIsNamed) {
 
 // nfuse_session_options_set_input_shape (API level 2): the plan for those dims is built at
 // creation, so what planning reads (here a missing device profile) fails there, not at the first
-// run; shapes that do not fit the model, unknown names and a symbolic input left unnamed are
+// run; dims the graph cannot take fail planning there, a wrong rank and an unknown name are
 // refused naming the input; a session planned so runs those dims.
 TEST_F(CApi, InputShapesArePlannedAtCreation) {
   nfuse_session_options* o = nullptr;
@@ -481,7 +481,7 @@ TEST_F(CApi, InputShapesArePlannedAtCreation) {
 
   const int64_t wrong_width[] = {2, 4};
   EXPECT_NFUSE_OK(nfuse_session_options_set_input_shape(o, "x", wrong_width, 2));
-  EXPECT_NFUSE_CODE(nfuse_session_create(rt_, model_, o, &s), NFUSE_INVALID_ARGUMENT, "dim 1 is 4");
+  EXPECT_NFUSE_CODE(nfuse_session_create(rt_, model_, o, &s), NFUSE_INVALID_MODEL, "cannot be broadcast: dim 3 vs 4");
   EXPECT_NFUSE_OK(nfuse_session_options_set_input_shape(o, "x", dims, 1));
   EXPECT_NFUSE_CODE(nfuse_session_create(rt_, model_, o, &s), NFUSE_INVALID_ARGUMENT, "rank 1");
   EXPECT_NFUSE_OK(nfuse_session_options_set_input_shape(o, "x", dims, 2));

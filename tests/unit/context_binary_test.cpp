@@ -56,6 +56,21 @@ std::unique_ptr<ir::Graph> dense_graph() {
   return g;
 }
 
+// dense_graph() followed by a second MatMul: two runtime nodes after fusion.
+std::unique_ptr<ir::Graph> two_layer_graph() {
+  auto g = dense_graph();
+  ir::Value* y = g->outputs()[0];
+  ir::Value* w2 = g->add_value("w2", {ir::DType::kF32, ir::Shape::from_dims({kWidth, kWidth})}).value();
+  std::vector<float> wv(kWidth * kWidth);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>((i * 104729) % 97) / 97.0f - 0.5f;
+  w2->constant = ir::Tensor::from_vector(wv, {kWidth, kWidth});
+  ir::Value* z = g->add_value("z", {ir::DType::kF32, ir::Shape::from_dims({1, kWidth})}).value();
+  g->add_node("MatMul", "matmul2", {y, w2}, {z});
+  g->outputs() = {z};
+  g->relink();
+  return g;
+}
+
 ir::Tensor input() {
   ir::Tensor x = ir::Tensor::allocate(ir::DType::kF32, {1, kWidth});
   for (int64_t i = 0; i < kWidth; ++i) x.data<float>()[i] = static_cast<float>(i % 17) / 17.0f;
@@ -183,7 +198,7 @@ TEST_F(ContextBinary, StoredPlacementIsUsedWhereItFits) {
   runtime::SessionOptions so;
   so.backend = "auto";
   so.packs = std::make_shared<backends::PackStore>(true);
-  auto compiled = runtime::Session::create(dense_graph(), so);
+  auto compiled = runtime::Session::create(two_layer_graph(), so);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   auto expected = (*compiled)->run({{"x", input()}});
   ASSERT_TRUE(expected.ok()) << expected.status().to_string();
@@ -241,15 +256,28 @@ TEST_F(ContextBinary, StoredPlacementIsUsedWhereItFits) {
     EXPECT_NE(got.status().message().find("require_full_offload"), std::string::npos) << got.status().to_string();
   }
 
-  // A placement missing a node, and one naming a node twice: partitioned again, same answer.
-  for (int variant = 0; variant < 2; ++variant) {
+  // A placement missing a node, one naming a node twice, one whose first partition reads what
+  // the second produces, and one with an empty partition: partitioned again, same answer.
+  for (int variant = 0; variant < 4; ++variant) {
     compile::StoredPlacement bad{{{"x", {1, kWidth}}}, 1, *original->partition_report};
     std::vector<const ir::Node*>& first = bad.result.partitions.front().nodes;
     ASSERT_FALSE(first.empty());
     if (variant == 0) {
       first.pop_back();
-    } else {
+    } else if (variant == 1) {
       first.push_back(first.front());
+    } else {
+      std::vector<const ir::Node*> all;
+      for (const partition::PartitionInfo& part : bad.result.partitions)
+        all.insert(all.end(), part.nodes.begin(), part.nodes.end());
+      ASSERT_GE(all.size(), 2u);
+      partition::PartitionInfo last = bad.result.partitions.front();
+      last.nodes = {all.back()};
+      partition::PartitionInfo rest = last;
+      rest.nodes.assign(all.begin(), all.end() - 1);
+      bad.result.partitions = {last, rest};  // relu before the nodes that make its input
+      if (variant == 3) bad.result.partitions = {rest, partition::PartitionInfo{}, last};
+      if (variant == 3) bad.result.partitions[1].backend = rest.backend;
     }
     ContextInfo info = (*binary)->info();
     const std::string q = path("bad_placement.nfc");

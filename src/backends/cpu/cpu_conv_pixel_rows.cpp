@@ -42,14 +42,14 @@ class PixelRowsConv final : public CpuOp {
     const std::optional<Conv2dGeometry> g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
     if (!g) return 0;  // run() reports it
     const size_t p = g->ho * g->wo;
-    return cols_floats(p) + p * co_;
+    return (in_place(*g) ? 0 : cols_floats(p)) + p * co_;
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     const size_t p = g->ho * g->wo;
     float* const cols = rc.shared;
-    float* const product = rc.shared + cols_floats(p);
+    float* const product = rc.shared + (in_place(*g) ? 0 : cols_floats(p));
     const size_t threads = rc.pool.threads();
     const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
     for (size_t n = 0; n < g->n; ++n) {
@@ -58,9 +58,7 @@ class PixelRowsConv final : public CpuOp {
       const float* rn = r ? r + n * co_ * p : nullptr;
       // im2col: K x P, one plain matrix (nr = P makes pack_im2col write a single panel); a 1x1
       // stride-1 unpadded conv's input already is that matrix.
-      const bool in_place = g->kh * g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pad_top == 0 &&
-                            g->pad_left == 0 && g->ho == g->h && g->wo == g->w;
-      if (!in_place) {
+      if (!in_place(*g)) {
         const size_t kstep = std::max<size_t>(1, (k_ + threads * 4 - 1) / (threads * 4));
         rc.pool.run((k_ + kstep - 1) / kstep, [&](size_t i, size_t) {
           const size_t k0 = i * kstep, kc = std::min(kstep, k_ - k0);
@@ -69,7 +67,7 @@ class PixelRowsConv final : public CpuOp {
       }
       kernels::F32GemmArgs args;
       args.m = p, args.n = co_, args.k = k_;
-      args.a = in_place ? x : cols, args.a_row_stride = 1, args.a_col_stride = p;
+      args.a = in_place(*g) ? x : cols, args.a_row_stride = 1, args.a_col_stride = p;
       args.b_packed = packed_.data();
       args.c = product, args.c_stride = co_;
       args.bias = bias_.empty() ? nullptr : bias_.data();
@@ -101,6 +99,11 @@ class PixelRowsConv final : public CpuOp {
 
  private:
   size_t cols_floats(size_t p) const { return (k_ * p + 15) / 16 * 16; }
+  // A 1x1 stride-1 unpadded conv's input already is its im2col matrix.
+  static bool in_place(const Conv2dGeometry& g) {
+    return g.kh * g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 && g.ho == g.h &&
+           g.wo == g.w;
+  }
 
   const ir::Node& node_;
   std::vector<int64_t> w_dims_;

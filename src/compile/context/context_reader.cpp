@@ -19,11 +19,10 @@ namespace {
 
 namespace fbs = flatbuffers;
 
-constexpr int kMaxGraphDepth = 32;
+constexpr int kMaxGraphDepth = 32;  // nested subgraphs; also bounds the decoder's recursion
 constexpr uint64_t kMaxVerifyThreads = 4;
-constexpr uint64_t kBytesPerVerifyThread =
-    uint64_t{4}
-    << 20;  // below this a thread's start costs more  // nested subgraphs; also bounds the decoder's recursion
+// Below this many bytes per thread, starting a thread costs more than it saves.
+constexpr uint64_t kBytesPerVerifyThread = uint64_t{4} << 20;
 
 std::string str(const fbs::String* s) { return s ? s->str() : std::string(); }
 
@@ -508,20 +507,29 @@ Status verify_sections(const ContextInfo& info, const std::function<Result<uint6
       std::min<uint64_t>({hardware, kMaxVerifyThreads, std::max<uint64_t>(1, total / kBytesPerVerifyThread)}));
   std::atomic<size_t> next{0};
   std::atomic<size_t> first_bad{info.sections.size()};
-  std::vector<Status> failures(info.sections.size());
-  auto work = [&] {
+  std::vector<Status> failures(info.sections.size());  // each index written by one thread
+  auto fail = [&](size_t i, Status why) {
+    failures[i] = std::move(why);
+    size_t bad = first_bad.load();
+    while (i < bad && !first_bad.compare_exchange_weak(bad, i)) {
+    }
+  };
+  // Never throws: a helper thread that let an exception out would end the process.
+  auto work = [&]() noexcept {
     for (size_t i = next++; i < info.sections.size(); i = next++) {
       if (i > first_bad.load()) return;
-      Result<uint64_t> sum = checksum_of(info.sections[i]);
-      if (sum.ok() && *sum == info.sections[i].checksum) continue;
-      failures[i] = sum.ok() ? corrupt_binary(section_label(info, i) + ": checksum mismatch")
-                             : sum.status().with_context(section_label(info, i));
-      size_t bad = first_bad.load();
-      while (i < bad && !first_bad.compare_exchange_weak(bad, i)) {
+      try {
+        Result<uint64_t> sum = checksum_of(info.sections[i]);
+        if (sum.ok() && *sum == info.sections[i].checksum) continue;
+        fail(i, sum.ok() ? corrupt_binary(section_label(info, i) + ": checksum mismatch")
+                         : sum.status().with_context(section_label(info, i)));
+      } catch (...) {
+        fail(i, out_of_memory(section_label(info, i) + ": out of memory while checking it"));
       }
     }
   };
   std::vector<std::thread> helpers;
+  helpers.reserve(threads);
   for (size_t t = 1; t < threads; ++t) {
     try {
       helpers.emplace_back(work);

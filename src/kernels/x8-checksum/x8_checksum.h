@@ -41,7 +41,8 @@ void x8_checksum_blocks__avx512(const uint8_t* data, size_t blocks, uint64_t acc
 // The block kernel for `isa` (scalar where it has none). Never null.
 X8ChecksumBlocksFn x8_checksum_select(Isa isa);
 
-// The checksum of data[0, size) with the block kernel of `isa`; every ISA gives the same value.
+// The checksum of data[0, size) with the block kernel of `isa` (one this CPU runs:
+// isa_supported); every ISA gives the same value.
 uint64_t x8_checksum(const void* data, size_t size, Isa isa);
 
 // With the block kernel of `selected_isa()`.

@@ -252,8 +252,10 @@ const partition::PartitionResult* stored_placement(const std::vector<const ir::N
       }
     }
     if (placed != runtime_nodes.size()) return nullptr;
-    for (const auto& [node, at] : partition_of) {
-      auto reads_later = [&](const ir::Value* v) {
+    for (const auto& entry : partition_of) {
+      const ir::Node* node = entry.first;
+      const int at = entry.second;
+      auto reads_later = [&partition_of, at](const ir::Value* v) {
         if (!v || !v->producer) return false;
         auto producer = partition_of.find(v->producer);
         return producer != partition_of.end() && producer->second > at;

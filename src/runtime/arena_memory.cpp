@@ -24,8 +24,11 @@ std::shared_ptr<void> allocate_arena(size_t bytes, bool* huge_pages) {
     if (raw != MAP_FAILED) {
       const auto base = reinterpret_cast<uintptr_t>(raw);
       const uintptr_t aligned = (base + huge - 1) / huge * huge;
-      // A kernel without transparent huge pages refuses the advice; the mapping still works.
-      const bool advised = madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE) == 0;
+      // Only whole huge pages of the arena are advised: a partly used last one would make its
+      // unused part resident too (a 6.9 MiB arena held 8 MiB). A kernel without transparent huge
+      // pages refuses the advice; the mapping still works.
+      const size_t whole = bytes / huge * huge;
+      const bool advised = madvise(reinterpret_cast<void*>(aligned), whole, MADV_HUGEPAGE) == 0;
       if (huge_pages) *huge_pages = advised;
       return std::shared_ptr<void>(reinterpret_cast<void*>(aligned),
                                    [raw, mapped](void*) { munmap(raw, mapped); });

@@ -3,7 +3,8 @@
 # MobileNetV2: the binary checks valid (header only and --full, against its source model), runs
 # with the same outputs as the ONNX model on the same backend, reports its own backend, and bad
 # binaries (truncated, another source model, a flipped weight byte, a newer format) fail with their
-# typed errors and a non-zero exit code. `bench --bind` copies nothing on the cpu backend.
+# typed errors and a non-zero exit code. `bench --bind` copies nothing on the cpu backend. A
+# binary with two shape signatures uses its stored placement for both.
 # Usage: context_cli_test.sh NFUSE MODELS_DIR
 set -euo pipefail
 NFUSE="$1"
@@ -67,4 +68,27 @@ expect_error "$tmp/v9.nfc" "version mismatch"
 grep -q "upgrade nfuse" "$tmp/bad.txt" || fail "a newer format must say what to do: $(cat "$tmp/bad.txt")"
 expect_error "$tmp/m.nfc" "model mismatch" --model "$other"
 if "$NFUSE" compile "$tmp/m.nfc" -o "$tmp/again.nfc" > "$tmp/again.txt" 2>&1; then fail "compiled a binary"; fi
+
+# Two shape signatures of a model with symbolic dims (the OCR direction classifier): both
+# recorded, both planned at load with the stored placement, each runs as the ONNX model does.
+cls="$MODELS/ocr/ocr_cls.onnx"
+[[ -f "$cls" ]] || fail "$cls missing: run \`make models\`"
+"$NFUSE" compile "$cls" --shape x=1x3x48x192 --shape x=2x3x48x96 -o "$tmp/cls.nfc" > "$tmp/cls.txt"
+grep -q "backend auto, 2 signatures" "$tmp/cls.txt" || fail "two signatures: $(cat "$tmp/cls.txt")"
+"$NFUSE" check "$tmp/cls.nfc" --json > "$tmp/cls.json"
+"$PY" - "$tmp/cls.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert sorted(j["signatures"]) == ["x=1x3x48x192", "x=2x3x48x96"], j
+PY
+for dims in 1x3x48x192 2x3x48x96; do
+  "$NFUSE" partition "$tmp/cls.nfc" --shape "x=$dims" --json > "$tmp/cls_placement.json"
+  grep -q '"placement_source": *"context binary"' "$tmp/cls_placement.json" || fail "x=$dims: placement not from the binary"
+  rm -rf "$tmp/cls_onnx" "$tmp/cls_nfc"
+  "$NFUSE" run "$cls" --backend auto --shape "x=$dims" --output-dir "$tmp/cls_onnx" > /dev/null
+  "$NFUSE" run "$tmp/cls.nfc" --shape "x=$dims" --output-dir "$tmp/cls_nfc" > /dev/null
+  for f in "$tmp"/cls_onnx/*.npy; do
+    cmp -s "$f" "$tmp/cls_nfc/$(basename "$f")" || fail "x=$dims: $(basename "$f") differs between .onnx and .nfc"
+  done
+done
 echo "context_cli: ok"

@@ -84,7 +84,8 @@ int cmd_check(const CheckArgs& args) {
     std::printf("  compiled on %s for %s [%s]\n", header.arch.c_str(), header.planned_isa.c_str(), features.c_str());
     std::printf("  source %s sha256 %s\n", header.source_name.c_str(), header.source_sha256.c_str());
     std::printf("  plan: backend %s, threads hint %d", header.options.backend.c_str(), header.options.threads);
-    for (const auto& sig : header.signatures) std::printf(", shapes %s", signature_text(sig).c_str());
+    for (size_t i = 0; i < header.signatures.size(); ++i)
+      std::printf("%s%s", i == 0 ? ", shapes " : "; ", signature_text(header.signatures[i]).c_str());
     std::printf("\n  %zu sections, %llu bytes\n", header.sections.size(),
                 static_cast<unsigned long long>(header.file_size));
   }

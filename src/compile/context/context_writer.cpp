@@ -2,6 +2,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -274,7 +275,22 @@ Result<std::string> context_bytes(const ir::Graph& graph, const ContextInfo& inf
     info.sections.push_back({kind, offset, size, checksum64(data, size)});
   };
   place(Section::Kind::kGraph, fbb.GetBufferPointer(), fbb.GetSize());
-  for (const ir::Tensor& t : tensors.tensors()) place(Section::Kind::kTensor, t.raw(), t.bytes());
+  // Small tensors first, together: the loader drops canonical tensors from the resident set and
+  // sessions read only the small ones (biases, scales) at creation; a read maps the pages around
+  // it (fault-around, large page-cache folios), which then are neighbouring small tensors rather
+  // than megabytes of weights that packed twins replace. Section indices keep the graph's order.
+  const std::vector<ir::Tensor>& list = tensors.tensors();
+  std::vector<size_t> by_size(list.size());
+  for (size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&list](size_t a, size_t b) { return list[a].bytes() < list[b].bytes(); });
+  std::vector<Section> placed(list.size());
+  for (size_t i : by_size) {
+    place(Section::Kind::kTensor, list[i].raw(), list[i].bytes());
+    placed[i] = info.sections.back();
+    info.sections.pop_back();
+  }
+  info.sections.insert(info.sections.end(), placed.begin(), placed.end());
   info.packs.clear();
   for (const PackedBlob& p : packs) {
     info.packs.push_back({p.key, p.floats, static_cast<uint32_t>(info.sections.size())});

@@ -3,7 +3,9 @@
 
 // GCC 12's AVX-512 shift and shuffle intrinsics pass _mm512_undefined_epi32() as the unused merge
 // source, which -Wmaybe-uninitialized reports once inlined (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include "kernels/x8-checksum/x8_checksum.h"
 

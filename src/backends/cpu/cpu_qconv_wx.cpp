@@ -5,6 +5,7 @@
 
 #include "backends/cpu/cpu_q8_im2col.h"
 #include "backends/cpu/cpu_qconv_padded.h"
+#include "core/check.h"
 
 namespace nfuse::backends::cpu {
 
@@ -20,19 +21,22 @@ QConvWx::QConvWx(const kernels::Qu8WxConfig& cfg, size_t co, size_t k, size_t gr
   block_ = std::min<size_t>(kMaxBlock, std::max<size_t>(32, kBlockBytes / kpad / 32 * 32));
 }
 
-bool QConvWx::pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed) {
+bool QConvWx::pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed,
+                   PackStore* packs, const std::function<std::string()>& key) {
   const size_t cg = co_ / group_;
   panel_bytes_ = kernels::qu8_wxgemm_packed_w_size(cfg_, cg, k_);
-  if (!packed_.resize((panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float))) return false;
-  for (size_t g = 0; g < group_; ++g) {
-    kernels::qu8_wxgemm_pack_w(cfg_, cg, k_, w + g * cg * k_, bias ? bias + g * cg : nullptr,
-                               multiplier ? multiplier + g * cg : nullptr, x_zp, x_signed,
-                               reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
-  }
-  return true;
+  const size_t floats = (panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float);
+  return pack_weights(key ? packs : nullptr, key, floats, &packed_, [&](float* dst) {
+    for (size_t g = 0; g < group_; ++g) {
+      kernels::qu8_wxgemm_pack_w(cfg_, cg, k_, w + g * cg * k_, bias ? bias + g * cg : nullptr,
+                                 multiplier ? multiplier + g * cg : nullptr, x_zp, x_signed,
+                                 reinterpret_cast<uint8_t*>(dst) + g * panel_bytes_);
+    }
+  });
 }
 
 void QConvWx::set_row_params(const int32_t* bias_prime, const float* multiplier) {
+  NFUSE_DCHECK(!packed_.borrowed(), "set_row_params on weights a context binary lends");
   const size_t cg = co_ / group_;
   for (size_t g = 0; g < group_; ++g) {
     kernels::qu8_wxgemm_set_row_params(cfg_, cg, k_, bias_prime + g * cg, multiplier + g * cg,

@@ -14,6 +14,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/cpu_conv_util.h"
@@ -32,9 +34,12 @@ class QConvWx {
   QConvWx(const kernels::Qu8WxConfig& cfg, size_t co, size_t k, size_t group);
 
   // Packs the s8 weights [Co][K] per group with bias (int32 [Co] or nullptr), multipliers (f32
-  // [Co] or nullptr) and x's zero point; false when memory runs out.
-  bool pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed);
-  // Rewrites every row's bias' and multiplier ([Co] each) in the packed weights.
+  // [Co] or nullptr) and x's zero point; false when memory runs out. Through `packs` under
+  // `key` when both are given (QLinearConv: a context binary's bytes are read in place).
+  bool pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed,
+            PackStore* packs = nullptr, const std::function<std::string()>& key = {});
+  // Rewrites every row's bias' and multiplier ([Co] each) in the packed weights (packed without
+  // a store: never a read-only binary's).
   void set_row_params(const int32_t* bias_prime, const float* multiplier);
 
   // Scratch floats per worker for geometry g (the padded planes use x's zero point's byte only
@@ -65,7 +70,7 @@ class QConvWx {
   static constexpr size_t kBlockBytes = 160 << 10;  // packed X per block
   const kernels::Qu8WxConfig& cfg_;
   size_t co_, k_, group_, panel_bytes_ = 0, block_ = 32;
-  AlignedFloats packed_;
+  PackedFloats packed_;
   std::vector<size_t> row_offset_;  // each K row's start in the padded planes
 };
 

@@ -36,6 +36,19 @@
 namespace nfuse::backends::cpu {
 namespace {
 
+// FNV-1a over the per-channel values packed beside the weights: two convolutions sharing a
+// weight but not their scales or bias never share packed panels.
+uint64_t values_hash(const int32_t* bias, const std::vector<float>& mult, size_t channels) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  auto add = [&h](const void* data, size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
+  };
+  if (bias) add(bias, channels * sizeof(int32_t));
+  add(mult.data(), mult.size() * sizeof(float));
+  return h;
+}
+
 class QLinearConv final : public CpuOp {
  public:
   QLinearConv(const ir::Node& node, const ir::Tensor& w, bool x_signed, int32_t x_zp, bool y_signed, int32_t y_zp)
@@ -52,26 +65,40 @@ class QLinearConv final : public CpuOp {
 
   // Weights [Co][K] per group are B (K x Co/group), packed with bias, x_zp correction and the
   // multipliers (x_scale * w_scale[c]) / y_scale.
-  bool pack(const ir::Tensor& w, const int32_t* bias, const std::vector<float>& mult, size_t group) {
+  // Through `packs` (a context binary's store, or the recording one of `nfuse compile`): the key
+  // names the weight, the kernel configuration and everything else baked into the panels (x's
+  // zero point and signedness, the group, the bias and multiplier values).
+  bool pack(const ir::Tensor& w, const int32_t* bias, const std::vector<float>& mult, size_t group, PackStore* packs) {
     group_ = group;
     const size_t cg = co_ / group;
+    const uint64_t baked = values_hash(bias, mult, co_);
     if (const kernels::Qu8WxConfig* wx = QConvWx::config()) {  // W * X: weights [Co][K] as they are
       wx_ = std::make_unique<QConvWx>(*wx, co_, k_, group);
-      return wx_->pack(w.data<int8_t>(), bias, mult.data(), x_zp_, x_signed_);
+      const std::string family = std::string("q8.conv.wx.") + wx->name;
+      auto key = [&] {
+        return pack_key(family.c_str(), *node_.input(3),
+                        {co_, k_, group, static_cast<uint64_t>(x_zp_), x_signed_ ? 1u : 0u, baked});
+      };
+      return wx_->pack(w.data<int8_t>(), bias, mult.data(), x_zp_, x_signed_, packs, key);
     }
     panel_bytes_ = kernels::qu8_gemm_packed_b_size(cfg_, k_, cg);
     const size_t floats = (panel_bytes_ * group + sizeof(float) - 1) / sizeof(float);
-    if (!packed_.resize(floats)) return false;
-    // K in (ky, kx, c) order, the order of the NHWC im2col rows (for 1x1 the same as ONNX's).
-    const size_t cin_g = static_cast<size_t>(w_dims_[1]);
-    std::vector<int8_t> wr(static_cast<size_t>(w.numel()));
-    q8_weights_to_tap_major(w.data<int8_t>(), co_, cin_g, k_ / cin_g, wr.data());
-    for (size_t g = 0; g < group; ++g) {
-      kernels::qu8_gemm_pack_b(cfg_, k_, cg, wr.data() + g * cg * k_, 1, k_, bias ? bias + g * cg : nullptr,
-                               mult.data() + g * cg, x_zp_, x_signed_,
-                               reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
-    }
-    return true;
+    const std::string family = std::string("q8.conv.gemm.") + cfg_.name;
+    auto key = [&] {
+      return pack_key(family.c_str(), *node_.input(3),
+                      {co_, k_, group, static_cast<uint64_t>(x_zp_), x_signed_ ? 1u : 0u, baked});
+    };
+    return pack_weights(packs, key, floats, &packed_, [&](float* dst) {
+      // K in (ky, kx, c) order, the order of the NHWC im2col rows (for 1x1 the same as ONNX's).
+      const size_t cin_g = static_cast<size_t>(w_dims_[1]);
+      std::vector<int8_t> wr(static_cast<size_t>(w.numel()));
+      q8_weights_to_tap_major(w.data<int8_t>(), co_, cin_g, k_ / cin_g, wr.data());
+      for (size_t g = 0; g < group; ++g) {
+        kernels::qu8_gemm_pack_b(cfg_, k_, cg, wr.data() + g * cg * k_, 1, k_, bias ? bias + g * cg : nullptr,
+                                 mult.data() + g * cg, x_zp_, x_signed_,
+                                 reinterpret_cast<uint8_t*>(dst) + g * panel_bytes_);
+      }
+    });
   }
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
@@ -156,7 +183,7 @@ class QLinearConv final : public CpuOp {
   bool x_signed_, y_signed_;
   int32_t x_zp_, y_zp_;
   size_t co_ = 0, k_ = 0, group_ = 1, panel_bytes_ = 0;
-  AlignedFloats packed_;
+  PackedFloats packed_;
   std::vector<uint8_t> nhwc_, cols_, product_;  // grow only: sized by the largest input seen
   Conv2dGeometryCache geo_;
 };
@@ -167,7 +194,7 @@ std::unique_ptr<CpuOp> make_qlinear_dwconv(const ir::Node& node, const ir::Tenso
                                            std::vector<float> mult, bool x_signed, int32_t x_zp, bool y_signed,
                                            int32_t y_zp);
 
-Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const CompileContext& ctx) {
   if (!node.input(0)) return std::unique_ptr<CpuOp>();
   QConvParams q;
   if (!read_qconv_params(node, node.input(0)->type.dtype, &q).empty()) return std::unique_ptr<CpuOp>();
@@ -176,7 +203,7 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const Com
     return make_qlinear_dwconv(node, w, q.bias.data(), std::move(q.mult), q.x_signed, q.x_zp, q.y_signed, q.y_zp);
   }
   auto op = std::make_unique<QLinearConv>(node, w, q.x_signed, q.x_zp, q.y_signed, q.y_zp);
-  if (!op->pack(w, q.bias.data(), q.mult, static_cast<size_t>(q.group))) {
+  if (!op->pack(w, q.bias.data(), q.mult, static_cast<size_t>(q.group), ctx.packs.get())) {
     return out_of_memory(node.label() + ": packed weights");
   }
   return std::unique_ptr<CpuOp>(std::move(op));

@@ -87,6 +87,9 @@ void expect_round_trip(const std::string& label, const fs::path& onnx, const run
       EXPECT_FALSE(v->constant->owns_data()) << v->name;
     }
   }
+  bool has_conv = false;  // convolutions other than depthwise pack through the store on cpu
+  for (const auto& n : (*loaded_graph)->nodes())
+    has_conv = has_conv || n->op_type == "Conv" || n->op_type == "QLinearConv";
   auto loaded = runtime::Session::create(std::move(*loaded_graph), (*binary)->session_options({}));
   ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
   EXPECT_TRUE((*loaded)->pass_report().lines().empty()) << "a loaded binary must not run the passes again";
@@ -95,7 +98,7 @@ void expect_round_trip(const std::string& label, const fs::path& onnx, const run
   ASSERT_EQ(got->size(), expected->size());
   EXPECT_EQ((*binary)->packs().packed(), 0u) << "the CPU that compiled it must read every packed weight in place";
   // On cpu every convolution packs through the store, FP32 and INT8 (QLinearConv) alike.
-  if (backend == "cpu") {
+  if (backend == "cpu" && has_conv) {
     EXPECT_GT((*binary)->packs().hits(), 0u) << "no packed weight was read from the binary";
   }
   for (size_t i = 0; i < got->size(); ++i) {

@@ -18,6 +18,10 @@ if [ -z "$(ls -A "$corpus")" ]; then
                /usr/share/libonnx-testdata/data/node/test_{if,lstm_defaults,gemm_default_matrix_bias}/model.onnx; do
         [ -f "$m" ] && "$NFUSE_CLI" compile "$m" --backend cpu -o "$corpus/seed_$((i++)).nfc" >/dev/null
       done
+      # backend auto: binaries that carry the partitioner's stored placement
+      for m in /usr/share/libonnx-testdata/data/pytorch-converted/test_{Conv2d,Linear}/model.onnx; do
+        [ -f "$m" ] && "$NFUSE_CLI" compile "$m" --backend auto -o "$corpus/seed_$((i++)).nfc" >/dev/null
+      done
       ;;
     npy)
       /usr/bin/python3 - "$corpus" <<'PY'

@@ -38,16 +38,21 @@ nfuse_io_info describe(const ir::Value& v) {
 
 // Builds the plan now when no input has a symbolic dim, so placement errors (a required full
 // offload, a pin to a backend that cannot run the node) surface at creation, not at the first run.
+// The plan for `dims`, built now; its placement warnings go to the runtime's log.
+Status prepare_and_log(nfuse_session& s, const std::map<std::string, std::vector<int64_t>>& dims) {
+  NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, s.impl->prepare(dims));
+  if (plan->partition_report)
+    for (const std::string& w : plan->partition_report->warnings) s.runtime->log(NFUSE_LOG_WARNING, w);
+  return ok_status();
+}
+
 Status prepare_static(nfuse_session& s) {
   for (const nfuse_io_info& in : s.inputs) {
     if (!in.rank_known) return ok_status();
     for (int64_t d : in.dims)
       if (d < 0) return ok_status();
   }
-  NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, s.impl->prepare(s.impl->default_input_dims()));
-  if (plan->partition_report)
-    for (const std::string& w : plan->partition_report->warnings) s.runtime->log(NFUSE_LOG_WARNING, w);
-  return ok_status();
+  return prepare_and_log(s, s.impl->default_input_dims());
 }
 
 // The plan for the caller's input shapes (nfuse_session_options_set_input_shape), built now:
@@ -76,10 +81,7 @@ Status prepare_given(nfuse_session& s, const std::map<std::string, std::vector<i
     for (const nfuse_io_info& in : s.inputs) found = found || in.name == name;
     if (!found) return invalid_argument("input shape for '" + name + "': the model has no input of that name");
   }
-  NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, s.impl->prepare(signature));
-  if (plan->partition_report)
-    for (const std::string& w : plan->partition_report->warnings) s.runtime->log(NFUSE_LOG_WARNING, w);
-  return ok_status();
+  return prepare_and_log(s, signature);
 }
 
 Result<const nfuse_io_info*> io_at(const char* fn, const nfuse_session* s, nfuse_io_kind kind, size_t index) {

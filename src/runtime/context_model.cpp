@@ -3,13 +3,40 @@
 #include <algorithm>
 
 #include "backends/backend.h"
-#include "compile/context/checksum.h"
 #include "compile/context/context_reader.h"
 #include "compile/context/context_writer.h"
 #include "compile/context/device_facts.h"
 #include "core/mapped_file.h"
 
 namespace nfuse::runtime {
+
+namespace {
+
+// Checked canonical tensors leave the resident set (they stay in the page cache): those that
+// packed twins replace are not read again, and kernels that read one map it back. One unmapping
+// call per run of adjacent tensor sections, after the checking threads are done (each call
+// costs a TLB flush on every core the process runs on).
+void drop_checked_tensors(const MappedFile& file, const uint8_t* data, const context::ContextInfo& info) {
+  std::vector<const context::Section*> by_offset;
+  for (const context::Section& s : info.sections)
+    if (s.size) by_offset.push_back(&s);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const context::Section* a, const context::Section* b) { return a->offset < b->offset; });
+  // Runs of tensor sections with no other section between them (sections never overlap).
+  for (size_t i = 0; i < by_offset.size();) {
+    if (by_offset[i]->kind != context::Section::Kind::kTensor) {
+      ++i;
+      continue;
+    }
+    const uint64_t begin = by_offset[i]->offset;
+    uint64_t end = begin;
+    for (; i < by_offset.size() && by_offset[i]->kind == context::Section::Kind::kTensor; ++i)
+      end = by_offset[i]->offset + by_offset[i]->size;
+    file.drop_resident(data + begin, static_cast<size_t>(end - begin));
+  }
+}
+
+}  // namespace
 
 Result<std::shared_ptr<const ContextModel>> ContextModel::open(const uint8_t* data, size_t size,
                                                                std::shared_ptr<const void> keepalive,
@@ -21,34 +48,10 @@ Result<std::shared_ptr<const ContextModel>> ContextModel::open(const uint8_t* da
   if (!options.expected_source_sha256.empty())
     NFUSE_RETURN_IF_ERROR_PLAIN(context::source_status(info, options.expected_source_sha256, "the given model"));
   if (options.verify_sections) {
-    if (file) {
-      // The file mapped in one call before it is read (not a fault per few pages). Checked
-      // canonical tensors then leave the resident set (they stay in the page cache): those that
-      // packed twins replace are not read again, and kernels that read one map it back. One
-      // call per run of adjacent tensor sections, after the checking threads are done (each
-      // unmapping call costs a TLB flush on every core the process runs on).
-      file->populate(data, size);
-      NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data));
-      std::vector<const context::Section*> by_offset;
-      for (const context::Section& s : info.sections)
-        if (s.size) by_offset.push_back(&s);
-      std::sort(by_offset.begin(), by_offset.end(),
-                [](const context::Section* a, const context::Section* b) { return a->offset < b->offset; });
-      // Runs of tensor sections with no other section between them (sections never overlap).
-      for (size_t i = 0; i < by_offset.size();) {
-        if (by_offset[i]->kind != context::Section::Kind::kTensor) {
-          ++i;
-          continue;
-        }
-        const uint64_t begin = by_offset[i]->offset;
-        uint64_t end = begin;
-        for (; i < by_offset.size() && by_offset[i]->kind == context::Section::Kind::kTensor; ++i)
-          end = by_offset[i]->offset + by_offset[i]->size;
-        file->drop_resident(data + begin, static_cast<size_t>(end - begin));
-      }
-    } else {
-      NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data));
-    }
+    // A mapped file is mapped in one call before it is read (not a fault per few pages).
+    if (file) file->populate(data, size);
+    NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data));
+    if (file) drop_checked_tensors(*file, data, info);
   }
   auto model = std::shared_ptr<ContextModel>(new ContextModel());
   model->keepalive_ = std::move(keepalive);

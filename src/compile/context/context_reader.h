@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,15 +22,9 @@ Result<ContextInfo> read_header(const uint8_t* data, size_t available, uint64_t 
 // The same from a file, reading the prefix and the header only (what `nfuse check` needs).
 Result<ContextInfo> read_header_file(const std::string& path);
 
-// Checks every section's checksum against the whole file's bytes; `checked` (optional) is called
-// with each section once it passed (a mapped file drops it from its resident set), from any of
-// the threads that large binaries are checked on.
-Status verify_sections(const ContextInfo& info, const uint8_t* file,
-                       const std::function<void(const Section&)>& checked = {});
-// The same with each section's checksum computed by `checksum_of` (a mapped file reads some
-// sections through the mapping, others through a buffer); its errors are returned naming the
-// section.
-Status verify_sections(const ContextInfo& info, const std::function<Result<uint64_t>(const Section&)>& checksum_of);
+// Checks every section's checksum against the whole file's bytes (large binaries on several
+// threads); kCorruptBinary naming the lowest section that fails.
+Status verify_sections(const ContextInfo& info, const uint8_t* file);
 
 // The graph of a validated binary whose bytes stay valid while `keepalive` lives: constants
 // are tensors borrowed from the file's sections (no copy), holding `keepalive`.

@@ -268,13 +268,13 @@ Result<std::string> context_bytes(const ir::Graph& graph, const ContextInfo& inf
   info.format_version = kFormatVersion;
   info.sections.clear();
   std::string file(sizeof(Prefix), '\0');
-  auto place = [&file, &info](Section::Kind kind, const void* data, size_t size) {
+  auto place = [&file](Section::Kind kind, const void* data, size_t size) {
     size_t offset = aligned(file.size(), size >= kLargeSectionBytes ? kLargeSectionAlignment : kSectionAlignment);
     file.resize(offset, '\0');
     file.append(static_cast<const char*>(data), size);
-    info.sections.push_back({kind, offset, size, checksum64(data, size)});
+    return Section{kind, offset, size, checksum64(data, size)};
   };
-  place(Section::Kind::kGraph, fbb.GetBufferPointer(), fbb.GetSize());
+  info.sections.push_back(place(Section::Kind::kGraph, fbb.GetBufferPointer(), fbb.GetSize()));
   // Small tensors first, together: the loader drops canonical tensors from the resident set and
   // sessions read only the small ones (biases, scales) at creation; a read maps the pages around
   // it (fault-around, large page-cache folios), which then are neighbouring small tensors rather
@@ -284,17 +284,12 @@ Result<std::string> context_bytes(const ir::Graph& graph, const ContextInfo& inf
   for (size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
   std::stable_sort(by_size.begin(), by_size.end(),
                    [&list](size_t a, size_t b) { return list[a].bytes() < list[b].bytes(); });
-  std::vector<Section> placed(list.size());
-  for (size_t i : by_size) {
-    place(Section::Kind::kTensor, list[i].raw(), list[i].bytes());
-    placed[i] = info.sections.back();
-    info.sections.pop_back();
-  }
-  info.sections.insert(info.sections.end(), placed.begin(), placed.end());
+  info.sections.resize(1 + list.size());
+  for (size_t i : by_size) info.sections[1 + i] = place(Section::Kind::kTensor, list[i].raw(), list[i].bytes());
   info.packs.clear();
   for (const PackedBlob& p : packs) {
     info.packs.push_back({p.key, p.floats, static_cast<uint32_t>(info.sections.size())});
-    place(Section::Kind::kPacked, p.data, p.floats * sizeof(float));
+    info.sections.push_back(place(Section::Kind::kPacked, p.data, p.floats * sizeof(float)));
   }
 
   std::string header = encode_header(info);

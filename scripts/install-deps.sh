@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build
   cmake ninja-build ccache g++ clang libclang-rt-14-dev clang-format pkg-config make
+  # fuzzing: AFL++ for the context loader's second fuzz target (libFuzzer comes with clang)
+  afl++
   # libraries
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
   libcpuinfo-dev libpthreadpool-dev libstb-dev libgtest-dev libgmock-dev libbenchmark-dev

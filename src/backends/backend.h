@@ -4,6 +4,8 @@
 // application's own backend: BackendRegistry::global().add).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -160,9 +162,23 @@ struct Partition {
   std::vector<int> step_of_node;
 };
 
+// Working memory one lifetime step of a compiled partition needs beyond its tensors (GEMM
+// workspaces, im2col matrices, products), known at compile time for static shapes.
+struct ScratchNeed {
+  int step = 0;      // the partition's own lifetime step (Partition::step_of_node, else node index)
+  size_t bytes = 0;  // a multiple of 64
+};
+
 class CompiledPartition {
  public:
   virtual ~CompiledPartition() = default;
+  // The planner places every need in the arena beside the tensors, live during its step only
+  // (so it reuses the space of tensors dead by then, as TFLite's scratch buffers do), and once
+  // the arena exists hands each need its address (64-byte aligned), in the order given. A
+  // partition that gets no address, or whose need grows at run time (dynamic shapes), uses
+  // memory of its own.
+  virtual std::vector<ScratchNeed> scratch_needs() const { return {}; }
+  virtual void bind_scratch(const std::vector<uint8_t*>& addresses) { (void)addresses; }
   // Runs the partition's nodes; inputs are read from and outputs written to `ctx` slots.
   // Fails only on what prepare could not check (data-dependent errors).
   virtual Status run(ExecContext& ctx) = 0;

@@ -123,8 +123,11 @@ Status propagate(const ir::Graph& graph, Plan& plan, std::vector<const ir::Node*
 // which keeps it in its line buffers) never exists as a tensor and gets no arena space. A
 // Reshape-like node with `views[i]` set (its backend copies nothing into an output that already
 // holds the input) gets one buffer for its input and output, live as long as either.
-void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std::vector<int>& steps,
-                const std::vector<bool>& views) {
+// Returns one request per buffer; `request_of[slot]` is the request of each value that lives in
+// the arena (SIZE_MAX for the others).
+std::vector<BufferRequest> arena_requests(Plan& plan, const std::vector<const ir::Node*>& nodes,
+                                          const std::vector<int>& steps, const std::vector<bool>& views,
+                                          std::vector<size_t>* request_of_slot) {
   std::unordered_map<const ir::Node*, int> step_of;
   for (size_t i = 0; i < nodes.size(); ++i) step_of[nodes[i]] = steps[i];
   auto within_one_step = [&](const ir::Value* v, int step) {
@@ -197,9 +200,34 @@ void plan_arena(Plan& plan, const std::vector<const ir::Node*>& nodes, const std
     requests[r].first_step = std::min(requests[r].first_step, pv.first_step);
     requests[r].last_step = std::max(requests[r].last_step, pv.last_step);
   }
+  request_of_slot->assign(plan.values.size(), SIZE_MAX);
+  for (size_t s = 0; s < plan.values.size(); ++s)
+    if (bytes[s] > 0) (*request_of_slot)[s] = request_of[find(s)];
+  return requests;
+}
+
+// Adds the compiled partitions' scratch needs (each live during its own lifetime step) to the
+// tensors' requests, lays out the arena and records every offset.
+void place_arena(Plan& plan, std::vector<BufferRequest> requests, const std::vector<size_t>& request_of_slot,
+                 const std::vector<int>& first_lifetime_step) {
+  const size_t tensor_requests = requests.size();
+  plan.tensor_arena_bytes = plan_memory(requests).arena_bytes;
+  std::vector<std::vector<backends::ScratchNeed>> needs(plan.steps.size());
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    needs[i] = plan.steps[i].compiled->scratch_needs();
+    for (const backends::ScratchNeed& n : needs[i]) {
+      const int step = first_lifetime_step[i] + n.step;
+      requests.push_back({n.bytes, step, step});
+      plan.scratch_bytes = std::max(plan.scratch_bytes, n.bytes);
+    }
+  }
   plan.memory = plan_memory(requests);
   for (size_t s = 0; s < plan.values.size(); ++s)
-    if (bytes[s] > 0) plan.values[s].arena_offset = static_cast<int64_t>(plan.memory.offsets[request_of[find(s)]]);
+    if (request_of_slot[s] != SIZE_MAX)
+      plan.values[s].arena_offset = static_cast<int64_t>(plan.memory.offsets[request_of_slot[s]]);
+  size_t next = tensor_requests;
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (size_t k = 0; k < needs[i].size(); ++k) plan.steps[i].scratch_offsets.push_back(plan.memory.offsets[next++]);
 }
 
 // The partitioner decides placement for "auto", for the backends that take only some ops (as
@@ -364,9 +392,12 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   Plan* p = plan.get();
   cc.type_of = p->view(graph);
   cc.slot_of = [p](const ir::Value* v) { return p->slot_of.at(v); };
-  cc.is_preallocated = [p](const ir::Value* v) {
-    const PlannedValue& pv = p->values[static_cast<size_t>(p->slot_of.at(v))];
-    return pv.arena_offset >= 0 || pv.known_value;
+  // Which values the arena holds is known before compile; where, only once the partitions'
+  // scratch needs join the layout afterwards.
+  auto request_of_slot = std::make_shared<std::vector<size_t>>();
+  cc.is_preallocated = [p, request_of_slot](const ir::Value* v) {
+    const size_t slot = static_cast<size_t>(p->slot_of.at(v));
+    return (*request_of_slot)[slot] != SIZE_MAX || p->values[slot].known_value;
   };
 
   // One instance per backend name, shared by the partitioner's questions and every partition
@@ -394,7 +425,9 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   std::vector<int> lifetime_steps;
   std::vector<bool> views;  // per node in execution order: a Reshape-like node whose buffers may alias
   int next_step = 0;
+  std::vector<int> first_lifetime_step;
   for (Step& step : plan->steps) {
+    first_lifetime_step.push_back(next_step);
     NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(step.partition.backend));
     backend->reorder(step.partition, cc.type_of);
     const backends::Partition& part = step.partition;
@@ -409,11 +442,13 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
     }
     next_step += last + 1;
   }
-  plan_arena(*plan, execution_order, lifetime_steps, views);
+  std::vector<BufferRequest> requests =
+      arena_requests(*plan, execution_order, lifetime_steps, views, request_of_slot.get());
   for (Step& step : plan->steps) {
     NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(step.partition.backend));
     NFUSE_ASSIGN_OR_RETURN(step.compiled, backend->compile(step.partition, cc));
   }
+  place_arena(*plan, std::move(requests), *request_of_slot, first_lifetime_step);
   return plan;
 }
 

@@ -27,6 +27,8 @@ struct PlannedValue {
 struct Step {
   backends::Partition partition;
   std::unique_ptr<backends::CompiledPartition> compiled;
+  // Arena offsets of compiled->scratch_needs(), in their order (bound once the arena exists).
+  std::vector<size_t> scratch_offsets;
 };
 
 struct Plan {
@@ -43,7 +45,9 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<int> input_slots;      // graph inputs, in order
   std::vector<int> output_slots;     // graph outputs, in order
-  MemoryPlan memory;
+  MemoryPlan memory;                 // tensors and the partitions' scratch
+  size_t tensor_arena_bytes = 0;     // what the tensors alone would need
+  size_t scratch_bytes = 0;          // the largest scratch need of one step (inside the arena)
   int folded_nodes = 0;              // nodes evaluated at plan time
   // Where every node runs and why, when the partitioner placed them (backend "auto", pins,
   // denials); null for one named backend.

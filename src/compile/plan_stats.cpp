@@ -83,6 +83,8 @@ PlanStats compute_stats(const ir::Graph& graph, const Plan& plan) {
   s.macs = graph_macs(graph, type_of, &s.macs_lower_bound);
   count_parameters(graph, s);
   s.arena_bytes = plan.memory.arena_bytes;
+  s.tensor_arena_bytes = plan.tensor_arena_bytes;
+  s.scratch_bytes = plan.scratch_bytes;
   s.arena_naive_bytes = plan.memory.naive_bytes;
   for (const Step& st : plan.steps) {
     s.runtime_nodes += static_cast<int>(st.partition.nodes.size());

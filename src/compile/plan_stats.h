@@ -30,7 +30,9 @@ struct PlanStats {
   // True when a count is a lower bound: a Loop's trip count or a Scan's length is not known at
   // plan time (the body counted once), or a MAC op's shapes are not static.
   bool macs_lower_bound = false;
-  size_t arena_bytes = 0;                   // planned peak of the intermediate-tensor arena
+  size_t arena_bytes = 0;                   // planned peak of the arena: tensors and operator scratch
+  size_t tensor_arena_bytes = 0;            // the tensors' part alone
+  size_t scratch_bytes = 0;                 // the largest one step's scratch (held in the arena)
   size_t arena_naive_bytes = 0;             // what one buffer per tensor would need
   int runtime_nodes = 0;                    // nodes executed per run
   int folded_nodes = 0;                     // nodes evaluated once at plan time

@@ -49,10 +49,17 @@ void AlignedFloats::Free::operator()(void* p) const {
 }
 
 bool Scratch::reserve(size_t workers, size_t floats) {
+  borrowed_ = nullptr;
+  borrowed_floats_ = 0;
   if (buffers_.size() < workers) buffers_.resize(workers);
   for (AlignedFloats& b : buffers_)
     if (b.size() < floats && !b.resize(floats)) return false;
   return true;
+}
+
+void Scratch::borrow(float* base, size_t floats) {
+  borrowed_ = base;
+  borrowed_floats_ = floats;
 }
 
 bool PackedFloats::resize(size_t n) {

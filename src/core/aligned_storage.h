@@ -63,16 +63,26 @@ class PackedFloats {
   bool borrowed_ = false;
 };
 
-// Per-thread scratch: one buffer per worker, sized for the largest op of the partition.
+// Per-thread scratch: one buffer per worker, sized for the largest op of the partition; or a
+// view of memory someone else owns (a span of the plan's arena, borrow()).
 class Scratch {
  public:
-  // Makes every worker's buffer at least `floats` long; false when memory runs out.
+  // Makes every worker's buffer at least `floats` long (owned; ends a borrow); false when
+  // memory runs out.
   bool reserve(size_t workers, size_t floats);
-  float* get(size_t worker) { return buffers_[worker].data(); }
-  size_t floats() const { return buffers_.empty() ? 0 : buffers_[0].size(); }
+  // Worker w's buffer is `floats` floats at base + w * floats (base 64-byte aligned, floats a
+  // multiple of 16, so every worker's buffer is aligned too).
+  void borrow(float* base, size_t floats);
+  float* get(size_t worker) { return borrowed_ ? borrowed_ + worker * borrowed_floats_ : buffers_[worker].data(); }
+  size_t floats() const {
+    if (borrowed_) return borrowed_floats_;
+    return buffers_.empty() ? 0 : buffers_[0].size();
+  }
 
  private:
   std::vector<AlignedFloats> buffers_;
+  float* borrowed_ = nullptr;
+  size_t borrowed_floats_ = 0;
 };
 
 }  // namespace nfuse

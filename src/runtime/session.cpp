@@ -139,6 +139,11 @@ Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std
           ir::Tensor::borrow(pv.type.dtype, *pv.type.shape.static_dims(), base + pv.arena_offset, p.arena);
     }
   }
+  for (compile::Step& step : plan->steps) {
+    std::vector<uint8_t*> addresses;
+    for (size_t offset : step.scratch_offsets) addresses.push_back(base + offset);
+    if (!addresses.empty()) step.compiled->bind_scratch(addresses);
+  }
   p.plan = std::move(plan);
   auto [pos, inserted] = cache_.emplace(input_dims, std::move(p));
   return &pos->second;

@@ -716,13 +716,49 @@ TEST(FusionBackend, GroupInternalsTakeNoArenaSpace) {
     EXPECT_TRUE(s.ok()) << s.status().to_string();
     auto plan = (*s)->prepare({{"x", {1, 16, 32, 32}}});
     EXPECT_TRUE(plan.ok()) << plan.status().to_string();
-    return (*plan)->memory.arena_bytes;
+    return (*plan)->tensor_arena_bytes;
   };
   const size_t plane = 32 * 32 * sizeof(float);
   // Layer by layer the two 64-channel tensors are live together; fused, only the group's 16-channel
   // input and output are, around the cpu Abs nodes.
   EXPECT_EQ(arena("cpu"), (64 + 64) * plane);
   EXPECT_EQ(arena("fusion"), (16 + 16) * plane);
+}
+
+// Operator scratch (GEMM workspaces, im2col matrices, line buffers) lives in the arena, each
+// step's in space the tensors dead by then leave: a second session costs its arena and nothing
+// beside it. Here the wide first layers are dead when the late 3x3 layers' im2col runs.
+TEST(FusionBackend, OperatorScratchSharesTheArenaWithDeadTensors) {
+  for (const std::string backend : {"cpu", "fusion"}) {
+    Chain chain({1, 8, 64, 64}, 7);
+    chain.conv(32, 1, 1, 0, 1, "Relu").conv(32, 3, 2, 1, 1, "Relu").conv(64, 3, 2, 1, 1, "Relu").conv(64, 3, 1, 1);
+    runtime::SessionOptions o;
+    o.backend = backend;
+    o.optimize = false;
+    auto s = runtime::Session::create(chain.graph(), o);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    auto plan = (*s)->prepare({{"x", {1, 8, 64, 64}}});
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    const compile::Plan& p = **plan;
+    size_t all_scratch = 0;
+    for (const compile::Step& step : p.steps) {
+      const std::vector<backends::ScratchNeed> needs = step.compiled->scratch_needs();
+      ASSERT_EQ(step.scratch_offsets.size(), needs.size()) << backend;
+      for (size_t i = 0; i < needs.size(); ++i) {
+        all_scratch += needs[i].bytes;
+        EXPECT_EQ(step.scratch_offsets[i] % 64, 0u) << backend;
+        EXPECT_LE(step.scratch_offsets[i] + needs[i].bytes, p.memory.arena_bytes) << backend;
+      }
+    }
+    EXPECT_GT(p.scratch_bytes, 0u) << backend;
+    EXPECT_GE(p.memory.arena_bytes, p.tensor_arena_bytes) << backend;
+    // Layer by layer each conv's scratch is live alone; fused, the one group's line buffers are
+    // all the arena holds (its input and output are the graph's).
+    if (backend == "cpu")
+      EXPECT_LT(p.memory.arena_bytes, p.tensor_arena_bytes + all_scratch) << "scratch reuses dead tensors' space";
+    else
+      EXPECT_EQ(p.memory.arena_bytes, all_scratch);
+  }
 }
 
 TEST(FusionBackend, BatchOfTwo) {

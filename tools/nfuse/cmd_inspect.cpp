@@ -63,6 +63,8 @@ int cmd_inspect(const InspectArgs& inspect) {
     j["import_notes"] = g.import_notes;
     j["arena_bytes"] = st.arena_bytes;
     j["arena_naive_bytes"] = st.arena_naive_bytes;
+    j["tensor_arena_bytes"] = st.tensor_arena_bytes;
+    j["scratch_bytes"] = st.scratch_bytes;
     j["runtime_nodes"] = st.runtime_nodes;
     j["reference_nodes"] = st.reference_nodes;
     j["folded_nodes"] = st.folded_nodes;
@@ -106,8 +108,13 @@ int cmd_inspect(const InspectArgs& inspect) {
   const bool giga = macs >= 1e8;  // 0.1 G and up in G, smaller models in M
   std::printf("MACs        %s%.3f %s%s\n", st.macs_lower_bound ? ">= " : "", macs / (giga ? 1e9 : 1e6),
               giga ? "G" : "M", st.macs_lower_bound ? " (a loop count or a shape is not known at plan time)" : "");
-  std::printf("arena       %s planned peak (%s without reuse)\n", human_bytes(static_cast<double>(st.arena_bytes)).c_str(),
-              human_bytes(static_cast<double>(st.arena_naive_bytes)).c_str());
+  std::printf(
+      "arena       %s planned peak (%s without reuse): tensors %s alone, operator scratch (largest step's %s) "
+      "in the space they leave\n",
+      human_bytes(static_cast<double>(st.arena_bytes)).c_str(),
+      human_bytes(static_cast<double>(st.arena_naive_bytes)).c_str(),
+      human_bytes(static_cast<double>(st.tensor_arena_bytes)).c_str(),
+      human_bytes(static_cast<double>(st.scratch_bytes)).c_str());
   const auto changes = (*session)->pass_report().lines();
   std::printf("passes      %s%zu changes%s\n", args.no_optimize ? "off; " : "", changes.size(),
               inspect.passes || changes.empty() ? "" : " (--passes lists them)");

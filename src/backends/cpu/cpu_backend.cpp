@@ -72,7 +72,14 @@ struct Step {
   std::vector<int> input_slots, implicit_slots, output_slots;
   std::vector<bool> output_preallocated;
   bool all_preallocated = true;
+  // Per-worker scratch and shared temporaries the op needs with the plan's shapes (floats,
+  // multiples of 16; 0 where none or the shapes are known only at run time), and where the
+  // planner put them in the arena (null until bound).
+  size_t planned_scratch = 0, planned_shared = 0;
+  float* bound = nullptr;
 };
+
+size_t round_to_16(size_t floats) { return (floats + 15) / 16 * 16; }
 
 class CpuPartition final : public CompiledPartition {
  public:
@@ -85,13 +92,25 @@ class CpuPartition final : public CompiledPartition {
   std::vector<std::string> reference_nodes() const override { return reference_nodes_; }
   const ThreadPool* intra_op_pool() const override { return pool_.get(); }
 
-  Status reserve_scratch(size_t floats) {
-    if (!scratch_.reserve(pool_->threads(), floats)) return out_of_memory("cpu backend scratch");
-    return ok_status();
+  std::vector<ScratchNeed> scratch_needs() const override {
+    std::vector<ScratchNeed> needs;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const size_t floats = steps_[i].planned_scratch * pool_->threads() + steps_[i].planned_shared;
+      if (floats) needs.push_back({static_cast<int>(i), floats * sizeof(float)});
+    }
+    return needs;
+  }
+
+  void bind_scratch(const std::vector<uint8_t*>& addresses) override {
+    size_t next = 0;
+    for (Step& s : steps_) {
+      if (!s.planned_scratch && !s.planned_shared) continue;
+      s.bound = next < addresses.size() ? reinterpret_cast<float*>(addresses[next]) : nullptr;
+      ++next;
+    }
   }
 
   Status run(ExecContext& ctx) override {
-    RunContext rc{*pool_, scratch_, ctx.profile};
     OpTensors t;
     std::vector<ir::Tensor> unnamed;
     for (Step& s : steps_) {
@@ -106,11 +125,19 @@ class CpuPartition final : public CompiledPartition {
         t.outputs.push_back(s.output_slots[i] < 0 ? &unnamed[i] : &ctx.slot(s.output_slots[i]));
       if (!s.all_preallocated) NFUSE_RETURN_IF_ERROR_PLAIN(allocate_outputs(s, t));
       const size_t need = s.op->scratch_floats(t, pool_->threads());
-      if (need > scratch_.floats()) NFUSE_RETURN_IF_ERROR_PLAIN(reserve_scratch(need));  // dynamic shapes only
       const size_t shared = s.op->shared_floats(t);
-      if (shared > shared_.size() && !shared_.resize(shared))
-        return out_of_memory(s.node->label() + ": " + std::to_string(shared) + " floats of temporaries");
-      rc.shared = shared_.data();
+      const bool in_arena = s.bound && need <= s.planned_scratch && shared <= s.planned_shared;
+      if (in_arena) {
+        bound_view_.borrow(s.bound, s.planned_scratch);  // the workers' buffers, then the shared ones
+      } else {
+        // Not planned (shapes known only now) or not bound: memory of the partition's own.
+        if (!scratch_.reserve(pool_->threads(), need))  // a no-op once large enough
+          return out_of_memory(s.node->label() + ": " + std::to_string(need) + " floats of scratch per worker");
+        if (shared > shared_.size() && !shared_.resize(shared))
+          return out_of_memory(s.node->label() + ": " + std::to_string(shared) + " floats of temporaries");
+      }
+      RunContext rc{*pool_, in_arena ? bound_view_ : scratch_, ctx.profile};
+      rc.shared = in_arena ? s.bound + s.planned_scratch * pool_->threads() : shared_.data();
       NFUSE_RETURN_IF_ERROR_PLAIN(s.op->run(t, rc));
     }
     return ok_status();
@@ -134,8 +161,9 @@ class CpuPartition final : public CompiledPartition {
 
   std::vector<Step> steps_;
   std::shared_ptr<ThreadPool> pool_;
-  Scratch scratch_;
-  AlignedFloats shared_;  // CpuOp::shared_floats, grown to the largest op's
+  Scratch scratch_;       // own memory for steps the arena does not hold
+  AlignedFloats shared_;  // CpuOp::shared_floats, the same, grown to the largest op's
+  Scratch bound_view_;    // the running step's span of the arena
   std::vector<std::string> reference_nodes_;
 };
 
@@ -251,14 +279,15 @@ Result<std::unique_ptr<CpuOp>> make_optimized(const ir::Node& node, const Compil
 
 // Shape-only tensors (no data) for the node's inputs when every shape is static, so ops can size
 // their scratch at compile time.
-bool static_shapes(const ir::Node& node, OpTensors* t, std::vector<ir::Tensor>* storage) {
+bool static_shapes(const ir::Node& node, const PlanView& plan, OpTensors* t, std::vector<ir::Tensor>* storage) {
   storage->reserve(node.inputs.size() + node.implicit_inputs.size());
   auto add = [&](const ir::Value* v) -> const ir::Tensor* {
     if (!v) return nullptr;
     if (v->constant) return &*v->constant;
-    auto dims = v->type.shape.static_dims();
+    const ir::TensorType& type = plan.type(v);
+    auto dims = type.shape.static_dims();
     if (!dims) return nullptr;
-    storage->push_back(ir::Tensor::borrow(v->type.dtype, *dims, nullptr));
+    storage->push_back(ir::Tensor::borrow(type.dtype, *dims, nullptr));
     return &storage->back();
   };
   for (const ir::Value* v : node.inputs) {
@@ -299,7 +328,6 @@ class CpuBackend final : public Backend {
 
   Result<std::unique_ptr<CompiledPartition>> compile(const Partition& partition, const CompileContext& ctx) override {
     std::vector<Step> steps;
-    size_t scratch = 0;
     const size_t threads = static_cast<size_t>(std::max(ctx.threads, 1));
     for (const ir::Node* node : partition.nodes) {
       Step s;
@@ -325,14 +353,14 @@ class CpuBackend final : public Backend {
       if (kernel_allocates) s.all_preallocated = true;  // the reference kernel sizes them itself
       OpTensors shapes;
       std::vector<ir::Tensor> storage;
-      if (!s.reference && static_shapes(*node, &shapes, &storage)) {
-        scratch = std::max(scratch, s.op->scratch_floats(shapes, threads));
+      if (!s.reference && static_shapes(*node, ctx.type_of, &shapes, &storage)) {
+        s.planned_scratch = round_to_16(s.op->scratch_floats(shapes, threads));
+        s.planned_shared = round_to_16(s.op->shared_floats(shapes));
       }
       steps.push_back(std::move(s));
     }
-    auto part = std::make_unique<CpuPartition>(std::move(steps), pool_for(ctx.pool, ctx.threads));
-    NFUSE_RETURN_IF_ERROR_PLAIN(part->reserve_scratch(scratch));
-    return std::unique_ptr<CompiledPartition>(std::move(part));
+    return std::unique_ptr<CompiledPartition>(
+        std::make_unique<CpuPartition>(std::move(steps), pool_for(ctx.pool, ctx.threads)));
   }
 };
 

@@ -5,6 +5,7 @@
 // rows are computed and where intermediates live. Every run's arena traffic is known exactly
 // (traffic()).
 #include <algorithm>
+#include <unordered_map>
 
 #include "backends/backend.h"
 #include "backends/cpu/cpu_conv_util.h"
@@ -21,8 +22,10 @@ constexpr int64_t kSpillFactor = 8;
 
 class FusionPartition final : public CompiledPartition {
  public:
-  FusionPartition(std::vector<std::unique_ptr<FusedGroup>> groups, std::shared_ptr<ThreadPool> pool)
-      : groups_(std::move(groups)), pool_(std::move(pool)) {
+  // steps[i]: the partition's lifetime step of groups[i].
+  FusionPartition(std::vector<std::unique_ptr<FusedGroup>> groups, std::vector<int> steps,
+                  std::shared_ptr<ThreadPool> pool)
+      : groups_(std::move(groups)), steps_(std::move(steps)), bound_(groups_.size(), nullptr), pool_(std::move(pool)) {
     traffic_.known = true;
     for (const auto& g : groups_) {
       traffic_.groups.push_back(g->traffic());
@@ -31,11 +34,19 @@ class FusionPartition final : public CompiledPartition {
     }
   }
 
-  Status reserve() {
-    size_t floats = 0;
-    for (const auto& g : groups_) floats = std::max(floats, g->scratch_floats());
-    if (!scratch_.reserve(pool_->threads(), floats)) return out_of_memory("fusion backend line buffers");
-    return ok_status();
+  // Each group's line buffers, one set per worker (floats per worker rounded to 16 so that
+  // every worker's set starts 64-byte aligned).
+  std::vector<ScratchNeed> scratch_needs() const override {
+    std::vector<ScratchNeed> needs;
+    for (size_t i = 0; i < groups_.size(); ++i)
+      if (const size_t floats = per_worker(i)) needs.push_back({steps_[i], floats * pool_->threads() * sizeof(float)});
+    return needs;
+  }
+
+  void bind_scratch(const std::vector<uint8_t*>& addresses) override {
+    size_t next = 0;
+    for (size_t i = 0; i < groups_.size(); ++i)
+      if (per_worker(i)) bound_[i] = next < addresses.size() ? reinterpret_cast<float*>(addresses[next++]) : nullptr;
   }
 
   Status run(ExecContext& ctx) override {
@@ -48,6 +59,14 @@ class FusionPartition final : public CompiledPartition {
           ctx.profile->nodes.push_back(NodeTiming{g->nodes()[i], "fusion", false, 0.0});
       }
       ScopedNodeTimer timer(ctx.profile, g->nodes().back(), "fusion", false);
+      const size_t i = static_cast<size_t>(&g - groups_.data());
+      if (bound_[i]) {
+        view_.borrow(bound_[i], per_worker(i));
+        NFUSE_RETURN_IF_ERROR_PLAIN(g->run(ctx, *pool_, view_));
+        continue;
+      }
+      if (!scratch_.reserve(pool_->threads(), g->scratch_floats()))  // a no-op once large enough
+        return out_of_memory(g->nodes().back()->label() + ": fusion line buffers");
       NFUSE_RETURN_IF_ERROR_PLAIN(g->run(ctx, *pool_, scratch_));
     }
     return ok_status();
@@ -57,9 +76,14 @@ class FusionPartition final : public CompiledPartition {
   const ThreadPool* intra_op_pool() const override { return pool_.get(); }
 
  private:
+  size_t per_worker(size_t group) const { return (groups_[group]->scratch_floats() + 15) / 16 * 16; }
+
   std::vector<std::unique_ptr<FusedGroup>> groups_;
+  std::vector<int> steps_;
+  std::vector<float*> bound_;  // each group's span of the arena (null: not bound)
   std::shared_ptr<ThreadPool> pool_;
-  Scratch scratch_;
+  Scratch scratch_;  // own line buffers for groups the arena does not hold
+  Scratch view_;     // the running group's span of the arena
   PartitionTraffic traffic_;
 };
 
@@ -156,14 +180,18 @@ class FusionBackend final : public Backend {
       if (!why.empty()) return unsupported(n->label() + ": backend 'fusion' cannot run it: " + why.text());
     }
     const CompileContext& cc = ctx;
+    std::unordered_map<const ir::Node*, int> step_of;
+    for (size_t i = 0; i < partition.nodes.size(); ++i)
+      step_of[partition.nodes[i]] = i < partition.step_of_node.size() ? partition.step_of_node[i] : static_cast<int>(i);
     std::vector<std::unique_ptr<FusedGroup>> groups;
+    std::vector<int> steps;
     for (const GroupPlan& g : form_groups(partition.nodes, type_of)) {
       NFUSE_ASSIGN_OR_RETURN(auto group, FusedGroup::create(g, cc));
       groups.push_back(std::move(group));
+      steps.push_back(step_of.at(g.nodes.back()));
     }
-    auto part = std::make_unique<FusionPartition>(std::move(groups), pool_for(ctx.pool, std::max(1, ctx.threads)));
-    NFUSE_RETURN_IF_ERROR_PLAIN(part->reserve());
-    return std::unique_ptr<CompiledPartition>(std::move(part));
+    return std::unique_ptr<CompiledPartition>(std::make_unique<FusionPartition>(
+        std::move(groups), std::move(steps), pool_for(ctx.pool, std::max(1, ctx.threads))));
   }
 };
 

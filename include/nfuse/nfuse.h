@@ -346,6 +346,14 @@ NFUSE_API nfuse_status* nfuse_session_profile_reset(nfuse_session* session);
  * layerwise_bytes, scratch_bytes}]}. Before any run: the plan for the default input shapes.
  * Owned by the session; valid until the next call. */
 NFUSE_API nfuse_status* nfuse_session_traffic(nfuse_session* session, const char** json);
+/* What the last successful run of the session executed and cost, read from that run, as one line
+ * of JSON (API level 2): {run, wall_ms, cpu_seconds, backends: [{backend, ms, nodes,
+ * reference_nodes}], nodes, reference_nodes, fallback_ratio, arena_bytes, input_bytes_copied,
+ * output_bytes_copied}. run counts the session's runs (0: none yet); ms per backend is the wall
+ * time of its partitions; fallback_ratio is the share of nodes that ran off the first-choice
+ * backend or on reference kernels; cpu_seconds is the process's CPU time (every thread) during the
+ * run. Owned by the session; valid until the next call. */
+NFUSE_API nfuse_status* nfuse_session_last_run_stats(nfuse_session* session, const char** json);
 
 /* ---- quantization ------------------------------------------------------------------------ */
 

@@ -530,4 +530,16 @@ nfuse_status* nfuse_session_traffic(nfuse_session* session, const char** json) {
   });
 }
 
+nfuse_status* nfuse_session_last_run_stats(nfuse_session* session, const char** json) {
+  constexpr const char* fn = "nfuse_session_last_run_stats";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
+    std::lock_guard<std::mutex> lock(session->mutex);
+    session->stats_json = session->impl->last_run_stats().to_json();
+    *json = session->stats_json.c_str();
+    return ok_status();
+  });
+}
+
 }  // extern "C"

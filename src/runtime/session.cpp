@@ -1,5 +1,7 @@
 #include "runtime/session.h"
 
+#include <chrono>
+
 #include "backends/ref/interpreter.h"
 #include "partition/partition_report.h"
 #include "runtime/arena_memory.h"
@@ -233,6 +235,8 @@ std::string binding_refusal(const compile::PlannedValue& planned, const ir::Tens
 
 Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, backends::RunProfile* profile,
                                                   const std::vector<ir::Tensor*>* bound_outputs, RunCopies* copies) {
+  const auto started = std::chrono::steady_clock::now();
+  const double cpu_started = process_cpu_seconds();
   std::map<std::string, const ir::Tensor*> by_name;
   for (const auto& [name, t] : inputs) {
     if (!graph_->find_value(name) || !graph_->find_value(name)->is_graph_input) {
@@ -281,8 +285,13 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
       backends::ExecContext& ctx;
       ~Detach() { ctx.profile = nullptr; }
     } detach{*p->ctx};
-    for (const compile::Step& step : plan.steps) {
+    if (!p->stats) p->stats = std::make_unique<RunStats>(plan_run_stats(plan, options_.backend));
+    step_ms_.assign(plan.steps.size(), 0.0);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const compile::Step& step = plan.steps[i];
+      const auto t0 = std::chrono::steady_clock::now();
       NFUSE_RETURN_IF_ERROR(step.compiled->run(*p->ctx), "running on backend '" + step.partition.backend + "'");
+      step_ms_[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
   }
   if (profile) ++profile->runs;
@@ -317,7 +326,23 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
   }
   // Drop references to the caller's input buffers.
   for (int s : plan.input_slots) p->ctx->slot(s) = ir::Tensor();
+  record_run(plan, *p->stats, copies, started, cpu_started);
   return outputs;
+}
+
+void Session::record_run(const compile::Plan& plan, const RunStats& base, const RunCopies* copies,
+                         std::chrono::steady_clock::time_point started, double cpu_started) {
+  last_stats_ = base;
+  last_stats_.run = ++runs_;
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (BackendRunStats& b : last_stats_.backends)
+      if (b.backend == plan.steps[i].partition.backend) b.ms += step_ms_[i];
+  if (copies) {
+    last_stats_.input_bytes_copied = copies->input_bytes;
+    last_stats_.output_bytes_copied = copies->output_bytes;
+  }
+  last_stats_.cpu_seconds = process_cpu_seconds() - cpu_started;
+  last_stats_.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
 }
 
 }  // namespace nfuse::runtime

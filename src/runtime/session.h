@@ -2,6 +2,7 @@
 // (cached), binds the arena and runs the plan's steps.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "ir/graph.h"
 #include "partition/partition_options.h"
 #include "passes/pass_manager.h"
+#include "runtime/run_stats.h"
 
 namespace nfuse::runtime {
 
@@ -99,6 +101,8 @@ class Session {
   // The input dims of every plan built so far (what a context binary records).
   std::vector<std::map<std::string, std::vector<int64_t>>> planned_signatures() const;
   void drop_plans() { cache_.clear(); }
+  // What the last successful run executed and cost (RunStats::run is 0 before the first).
+  const RunStats& last_run_stats() const { return last_stats_; }
 
  private:
   Session(std::unique_ptr<ir::Graph> graph, SessionOptions options)
@@ -108,11 +112,14 @@ class Session {
   Status check_input(const ir::Value& expected, const ir::Tensor& got) const;
   Result<std::vector<ir::Tensor>> run_impl(const NamedTensors& inputs, backends::RunProfile* profile,
                                            const std::vector<ir::Tensor*>* bound_outputs, RunCopies* copies);
+  void record_run(const compile::Plan& plan, const RunStats& base, const RunCopies* copies,
+                  std::chrono::steady_clock::time_point started, double cpu_started);
 
   struct Prepared {
     std::unique_ptr<compile::Plan> plan;
     std::shared_ptr<void> arena;
     std::unique_ptr<backends::ExecContext> ctx;
+    std::unique_ptr<RunStats> stats;  // the plan's static part of every run's record (first run)
   };
   Result<Prepared*> prepared_for(const std::map<std::string, std::vector<int64_t>>& input_dims);
   // The plan of graph_ specialized to these dims when they decide one of its Ifs
@@ -122,6 +129,9 @@ class Session {
 
   std::unique_ptr<ir::Graph> graph_;
   SessionOptions options_;
+  uint64_t runs_ = 0;
+  RunStats last_stats_;
+  std::vector<double> step_ms_;  // the running plan's step times
   // The If/Loop/Scan bodies of graph_, compiled for this session's plans.
   std::shared_ptr<CompiledSubgraphs> subgraphs_;
   std::shared_ptr<const backends::SubgraphRunner> subgraph_runner_;

@@ -451,6 +451,33 @@ TEST_F(CApi, MissingDeviceProfileIsNamed) {
   nfuse_tensor_release(in);
 }
 
+// nfuse_session_last_run_stats (API level 2): a record per run, counted, of what ran where; the
+// fixture's model runs three nodes on cpu, Neg on its reference kernel (cpu has no Neg of its own).
+TEST_F(CApi, LastRunStatsDescribeEachRun) {
+  const char* json = nullptr;
+  EXPECT_NFUSE_OK(nfuse_session_last_run_stats(session_, &json));
+  EXPECT_NE(std::string(json).find("\"run\":0"), std::string::npos) << json;
+  std::vector<float> x(6, 1.0f);
+  nfuse_tensor* in = make_input(&x, {2, 3});
+  const char* x_name[] = {"x"};
+  for (int run = 1; run <= 2; ++run) {
+    nfuse_tensor* out[2] = {nullptr, nullptr};
+    EXPECT_NFUSE_OK(nfuse_session_run(session_, x_name, &in, 1, nullptr, out, 2, nullptr));
+    for (nfuse_tensor* t : out) nfuse_tensor_release(t);
+    EXPECT_NFUSE_OK(nfuse_session_last_run_stats(session_, &json));
+    const std::string s = json;
+    EXPECT_NE(s.find("\"run\":" + std::to_string(run)), std::string::npos) << s;
+    EXPECT_NE(s.find("{\"backend\":\"cpu\",\"ms\":"), std::string::npos) << s;
+    EXPECT_NE(s.find("\"nodes\":3,\"reference_nodes\":1}"), std::string::npos) << s;
+    EXPECT_NE(s.find("\"wall_ms\":"), std::string::npos) << s;
+    EXPECT_NE(s.find("\"output_bytes_copied\":0"), std::string::npos) << s;
+    EXPECT_EQ(s.find('\n'), std::string::npos) << "one line";
+  }
+  nfuse_tensor_release(in);
+  EXPECT_NFUSE_CODE(nfuse_session_last_run_stats(nullptr, &json), NFUSE_INVALID_ARGUMENT, "session is NULL");
+  EXPECT_NFUSE_CODE(nfuse_session_last_run_stats(session_, nullptr), NFUSE_INVALID_ARGUMENT, "json is NULL");
+}
+
 // nfuse_session_options_set_input_shape (API level 2): the plan for those dims is built at
 // creation, so what planning reads (here a missing device profile) fails there, not at the first
 // run; dims the graph cannot take fail planning there, a wrong rank and an unknown name are

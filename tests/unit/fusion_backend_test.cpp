@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <random>
 
 #include "cpu_test_util.h"
@@ -758,6 +759,51 @@ TEST(FusionBackend, OperatorScratchSharesTheArenaWithDeadTensors) {
       EXPECT_LT(p.memory.arena_bytes, p.tensor_arena_bytes + all_scratch) << "scratch reuses dead tensors' space";
     else
       EXPECT_EQ(p.memory.arena_bytes, all_scratch);
+  }
+}
+
+// The run statistics name the backends that ran each partition, with their node and reference
+// node counts: a fused chain with a Softmax (fusion does not take it) runs on fusion and cpu.
+TEST(FusionBackend, RunStatsNameTheBackendsThatRan) {
+  Chain chain({1, 8, 32, 32}, 9);
+  chain.conv(16, 1, 1, 0, 1, "Relu").dw(3, 1, 1, "Relu").conv(8, 1).unary("Softmax");
+  runtime::SessionOptions o;
+  o.backend = "fusion";
+  o.optimize = false;
+  auto s = runtime::Session::create(chain.graph(), o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ((*s)->last_run_stats().run, 0u);
+  for (uint64_t run = 1; run <= 2; ++run) {
+    auto out = (*s)->run(chain.feeds());
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    const runtime::RunStats& st = (*s)->last_run_stats();
+    EXPECT_EQ(st.run, run);
+    auto plan = (*s)->prepare({{"x", {1, 8, 32, 32}}});
+    ASSERT_TRUE(plan.ok());
+    std::map<std::string, size_t> nodes, reference;
+    for (const compile::Step& step : (*plan)->steps) {
+      nodes[step.partition.backend] += step.partition.nodes.size();
+      reference[step.partition.backend] += step.compiled->reference_nodes().size();
+    }
+    ASSERT_EQ(st.backends.size(), nodes.size());
+    size_t total = 0, off_fusion = 0;
+    double backend_ms = 0.0;
+    for (const runtime::BackendRunStats& b : st.backends) {
+      EXPECT_EQ(b.nodes, nodes[b.backend]) << b.backend;
+      EXPECT_EQ(b.reference_nodes, reference[b.backend]) << b.backend;
+      EXPECT_GT(b.ms, 0.0) << b.backend;
+      total += b.nodes;
+      if (b.backend != "fusion") off_fusion += b.nodes;
+      backend_ms += b.ms;
+    }
+    EXPECT_EQ(nodes.count("fusion"), 1u);
+    EXPECT_EQ(nodes.count("cpu"), 1u) << "Softmax falls back to cpu";
+    EXPECT_EQ(st.nodes, total);
+    EXPECT_DOUBLE_EQ(st.fallback_ratio,
+                     static_cast<double>(off_fusion + reference["fusion"]) / static_cast<double>(total));
+    EXPECT_GE(st.wall_ms, backend_ms);
+    EXPECT_GT(st.arena_bytes, 0u);
+    EXPECT_GE(st.cpu_seconds, 0.0);
   }
 }
 

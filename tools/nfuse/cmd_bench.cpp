@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli_flags.h"
@@ -85,11 +86,23 @@ int cmd_bench(const BenchArgs& args) {
       if (!st.ok()) return report_api(st);
     }
   }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> stats(nullptr, std::fclose);
+  if (!args.stats.empty()) {
+    stats.reset(std::fopen(args.stats.c_str(), "w"));
+    if (!stats) return report_api(Status(NFUSE_UNAVAILABLE, "cannot open '" + args.stats + "' for the run statistics"));
+  }
   auto run_once = [&](const RunOptions* options) -> Status {
-    if (args.bind) return s.session.run_bound(options);
-    auto out = s.session.run(s.feeds, options);
-    return out.ok() ? Status() : out.status();
+    Status ran;
+    if (args.bind) {
+      ran = s.session.run_bound(options);
+    } else {
+      auto out = s.session.run(s.feeds, options);
+      if (!out.ok()) ran = out.status();
+    }
+    return ran;
   };
+  // After the clock stopped: the statistics record is not part of the time it reports.
+  auto record = [&](const char* phase) { return stats ? write_run_stats(s.session, stats.get(), phase) : Status(); };
   // TFLite benchmark_model's shape: init (open_ms), the first inference, the warm-up average.
   double first_ms = 0.0, warmup_ms = 0.0;
   for (int i = 0; i < args.warmup; ++i) {
@@ -99,6 +112,7 @@ int cmd_bench(const BenchArgs& args) {
     if (!ran.ok()) return report_run_failure(ran, s);
     if (i == 0) first_ms = run_ms;
     warmup_ms += run_ms;
+    if (Status w = record("warmup"); !w.ok()) return report_api(w);
   }
   const double warmup_avg_ms = args.warmup > 0 ? warmup_ms / args.warmup : 0.0;
   auto run_options = RunOptions::create();
@@ -113,6 +127,7 @@ int cmd_bench(const BenchArgs& args) {
     Status ran = run_once(&*run_options);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!ran.ok()) return report_run_failure(ran, s);
+    if (Status w = record("timed"); !w.ok()) return report_api(w);
   }
   auto traffic = parse(s.session.traffic());
   if (!traffic.ok()) return report_api(traffic.status());
@@ -126,7 +141,7 @@ int cmd_bench(const BenchArgs& args) {
   auto pct = [&](double p) {
     return ms[std::min(ms.size() - 1, static_cast<size_t>(p * static_cast<double>(ms.size() - 1) + 0.5))];
   };
-  const double min_ms = ms.front(), median_ms = pct(0.5), p90_ms = pct(0.9);
+  const double min_ms = ms.front(), median_ms = pct(0.5), p90_ms = pct(0.9), p99_ms = pct(0.99);
   if (args.common.json) {
     nlohmann::json j = {{"model", args.common.model},
                         {"backend", s.backend},
@@ -138,6 +153,7 @@ int cmd_bench(const BenchArgs& args) {
                         {"min_ms", min_ms},
                         {"median_ms", median_ms},
                         {"p90_ms", p90_ms},
+                        {"p99_ms", p99_ms},
                         {"peak_rss_mb", peak_rss_mb()},
                         {"baseline_rss_mb", baseline_rss},
                         {"session_peak_rss_mb", session_rss},
@@ -162,7 +178,7 @@ int cmd_bench(const BenchArgs& args) {
               s.backend.c_str(), args.common.threads, args.warmup, args.runs);
   std::printf("init     %.2f ms, first inference %.2f ms, warm-up average %.2f ms\n", s.open_ms, first_ms,
               warmup_avg_ms);
-  std::printf("latency  min %.3f ms  median %.3f ms  p90 %.3f ms\n", min_ms, median_ms, p90_ms);
+  std::printf("latency  min %.3f ms  median %.3f ms  p90 %.3f ms  p99 %.3f ms\n", min_ms, median_ms, p90_ms, p99_ms);
   if (args.bind) {
     auto copied = s.session.copied_bytes();
     if (!copied.ok()) return report_api(copied.status());

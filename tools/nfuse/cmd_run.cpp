@@ -18,6 +18,13 @@ int cmd_run(const RunArgs& args) {
   auto outputs = s.session.run(s.feeds);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!outputs.ok()) return report_run_failure(outputs.status(), s);
+  if (!args.stats.empty()) {
+    std::FILE* f = std::fopen(args.stats.c_str(), "a");
+    if (!f) return report_api(Status(NFUSE_UNAVAILABLE, "cannot open '" + args.stats + "' for the run statistics"));
+    st = write_run_stats(s.session, f, "run");
+    std::fclose(f);
+    if (!st.ok()) return report_api(st);
+  }
   if (!args.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(args.output_dir, ec);

@@ -31,6 +31,7 @@ struct RunArgs {
   CommonArgs common;
   std::vector<std::string> inputs;  // NAME=FILE.npy
   std::string output_dir;
+  std::string stats;  // append the run's statistics record (one JSON line) to this file
 };
 
 struct BenchArgs {
@@ -41,6 +42,7 @@ struct BenchArgs {
   bool profile = false;  // time every node during the timed runs and print where the time went
   bool traffic = false;  // arena bytes per inference, fused vs layer by layer, per fused group
   bool bind = false;     // zero-copy I/O: inputs and outputs bound to aligned buffers once
+  std::string stats;     // one JSON line per run (warm-up and timed) with its statistics
 };
 
 struct InspectArgs {

@@ -43,6 +43,8 @@ int run_cli(int argc, char** argv) {
   add_common(run, &run_args.common, true);
   run->add_option("--input", run_args.inputs, "input from a file, NAME=FILE.npy (others: seeded)");
   run->add_option("--output-dir", run_args.output_dir, "write each output as NAME.npy here");
+  run->add_option("--stats", run_args.stats,
+                  "append the run's statistics (backends, nodes, fallback, copies, CPU time) as a JSON line to FILE");
 
   nfuse::cli::BenchArgs bench_args;
   auto* bench = app.add_subcommand("bench", "time runs: min/median/p90 ms and peak RSS");
@@ -54,6 +56,8 @@ int run_cli(int argc, char** argv) {
   bench->add_flag("--bind", bench_args.bind,
                   "bind inputs and outputs to 64-byte aligned buffers once and run in place (zero-copy I/O)");
   bench->add_flag("--traffic", bench_args.traffic, "arena bytes per inference: fused plan vs layer by layer, per group");
+  bench->add_option("--stats", bench_args.stats,
+                    "write every run's statistics (warm-up and timed) to FILE, one JSON line per run");
 
   bool markdown = false;
   auto* ops = app.add_subcommand("ops", "list supported ops and the backends that run them");

@@ -1,5 +1,7 @@
 #include "public_session.h"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -167,6 +169,17 @@ double element_as_double(const Tensor& t, size_t i) {
   const ir::DType d = ir_dtype(t.dtype());
   if (d == ir::DType::kUndefined) return 0.0;
   return ir::load_as_double(d, const_cast<Tensor&>(t).data(), static_cast<int64_t>(i));
+}
+
+Status write_run_stats(Session& session, std::FILE* file, const char* phase) {
+  auto text = session.last_run_stats();
+  if (!text.ok()) return text.status();
+  nlohmann::json j = nlohmann::json::parse(*text);
+  j["phase"] = phase;
+  const std::string line = j.dump() + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), file) != line.size())
+    return Status(NFUSE_UNAVAILABLE, "cannot write the run statistics");
+  return Status();
 }
 
 }  // namespace nfuse::cli

@@ -5,6 +5,7 @@
 
 #include <nfuse/nfuse.hpp>
 
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,10 @@ Status open_api_session(const CommonArgs& args, const std::vector<std::string>& 
 int report_api(const Status& status);
 // report_api for a failed run: the message also names the symbolic dims that were set to 1.
 int report_run_failure(const Status& status, const ApiSession& s);
+
+// Writes the session's last run statistics (nfuse_session_last_run_stats) as one JSON line to
+// `file`, with "phase" added ("run", "warmup", "timed").
+Status write_run_stats(Session& session, std::FILE* file, const char* phase);
 // Element i of a tensor as a double (0 for dtypes without a numeric reading).
 double element_as_double(const Tensor& t, size_t i);
 

@@ -340,6 +340,13 @@ NFUSE_API nfuse_status* nfuse_session_placement_report(nfuse_session* session, c
 NFUSE_API nfuse_status* nfuse_session_profile(nfuse_session* session, const char** json);
 /* Forgets the profiled runs. */
 NFUSE_API nfuse_status* nfuse_session_profile_reset(nfuse_session* session);
+/* The profiled runs since the last reset as a Chrome trace (API level 2): JSON that Perfetto and
+ * chrome://tracing open, {"displayTimeUnit", "traceEvents"}: process and track names, then a
+ * complete event per run (track "runs"), per partition (track "partitions": backend, nodes) and
+ * per node (a track "ops on BACKEND" each: op type, reference kernel or not, output shapes, the
+ * members a fused group ran with). Microseconds from the first run. Owned by the session; valid
+ * until the next call. */
+NFUSE_API nfuse_status* nfuse_session_trace(nfuse_session* session, const char** json);
 /* Arena bytes one inference moves (graph inputs, outputs and intermediates; weights excluded), as
  * the plan of the last run executes them and as layer-by-layer execution would, exact, as JSON:
  * {arena_bytes_fused, arena_bytes_layerwise, fused_groups: [{label, nodes, tile_rows, fused_bytes,

@@ -387,6 +387,8 @@ class Session {
   Status reset_profile() { return Status(nfuse_session_profile_reset(h_.get())); }
   // Arena traffic per inference, as JSON text (nfuse_session_traffic).
   Result<std::string> traffic() { return text(nfuse_session_traffic); }
+  // The profiled runs as a Chrome trace, JSON text (nfuse_session_trace).
+  Result<std::string> trace() { return text(nfuse_session_trace); }
   // What the last run executed and cost, one JSON line (nfuse_session_last_run_stats).
   Result<std::string> last_run_stats() { return text(nfuse_session_last_run_stats); }
 

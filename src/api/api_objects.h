@@ -97,7 +97,7 @@ struct nfuse_session {
   std::vector<nfuse_io_info> inputs, outputs;
   std::map<std::string, std::vector<int64_t>> last_dims;  // of the last successful run
   // The JSON texts last handed out, one each: each stays valid until its own function runs again.
-  std::string report_json, profile_json, traffic_json, stats_json;
+  std::string report_json, profile_json, traffic_json, stats_json, trace_json;
   nfuse::backends::RunProfile profile;  // of the runs made with profiling on
   // Reused by every run: the named inputs handed to Session::run.
   nfuse::runtime::NamedTensors named_inputs;

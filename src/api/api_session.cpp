@@ -5,6 +5,7 @@
 #include "backends/backend.h"
 #include "compile/context/sha256.h"
 #include "compile/plan_traffic.h"
+#include "runtime/chrome_trace.h"
 #include "runtime/profile_summary.h"
 
 namespace nfuse::api {
@@ -503,6 +504,19 @@ nfuse_status* nfuse_session_profile(nfuse_session* session, const char** json) {
     std::lock_guard<std::mutex> lock(session->mutex);
     session->profile_json = runtime::profile_summary_json(session->profile).dump();
     *json = session->profile_json.c_str();
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_session_trace(nfuse_session* session, const char** json) {
+  constexpr const char* fn = "nfuse_session_trace";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
+    std::lock_guard<std::mutex> lock(session->mutex);
+    const compile::Plan* plan = session->impl->cached_plan(api::current_dims(*session));
+    session->trace_json = runtime::chrome_trace_json(session->profile, "nfuse session", plan).dump();
+    *json = session->trace_json.c_str();
     return ok_status();
   });
 }

@@ -11,19 +11,36 @@
 
 namespace nfuse::backends {
 
+// Microseconds on the steady clock: the timeline a trace of several runs shares.
+inline double steady_us(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
+}
+
 struct NodeTiming {
   const ir::Node* node = nullptr;
   std::string backend;      // the backend that ran it
   bool reference = false;   // ran on its reference kernel (not the backend's optimized one)
-  double us = 0.0;          // wall time of this node in this run
+  double us = 0.0;          // wall time of this node in this run, nested nodes' time taken off
+  double start_us = 0.0;    // when it started (steady_us); 0: no time of its own (a fused member)
+  double span_us = 0.0;     // from start to end, nested nodes included (a trace's event)
+};
+
+// A run or one partition of it, on the same timeline.
+struct SpanTiming {
+  std::string backend;  // the partition's backend ("" for a run)
+  size_t nodes = 0;     // nodes the partition runs
+  double start_us = 0.0, us = 0.0;
 };
 
 struct RunProfile {
   // Appended in execution order, one entry per node per run; runs accumulate until clear().
   std::vector<NodeTiming> nodes;
+  std::vector<SpanTiming> partitions, run_spans;
   size_t runs = 0;  // complete runs recorded
   void clear() {
     nodes.clear();
+    partitions.clear();
+    run_spans.clear();
     runs = 0;
   }
 };
@@ -42,9 +59,10 @@ class ScopedNodeTimer {
   }
   ~ScopedNodeTimer() {
     if (!profile_) return;
-    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
+    const double span = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
+    double us = span;
     for (size_t i = first_nested_; i < profile_->nodes.size(); ++i) us -= profile_->nodes[i].us;
-    profile_->nodes.push_back(NodeTiming{node_, backend_, reference_, us < 0 ? 0.0 : us});
+    profile_->nodes.push_back(NodeTiming{node_, backend_, reference_, us < 0 ? 0.0 : us, steady_us(start_), span});
   }
   ScopedNodeTimer(const ScopedNodeTimer&) = delete;
   ScopedNodeTimer& operator=(const ScopedNodeTimer&) = delete;

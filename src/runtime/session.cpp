@@ -292,9 +292,17 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
       const auto t0 = std::chrono::steady_clock::now();
       NFUSE_RETURN_IF_ERROR(step.compiled->run(*p->ctx), "running on backend '" + step.partition.backend + "'");
       step_ms_[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (profile)
+        profile->partitions.push_back(
+            {step.partition.backend, step.partition.nodes.size(), backends::steady_us(t0), step_ms_[i] * 1000.0});
     }
   }
-  if (profile) ++profile->runs;
+  if (profile) {
+    ++profile->runs;
+    const double start = backends::steady_us(started);
+    profile->run_spans.push_back(
+        {"", plan.steps.size(), start, backends::steady_us(std::chrono::steady_clock::now()) - start});
+  }
   std::vector<ir::Tensor> outputs;
   for (size_t i = 0; i < plan.output_slots.size(); ++i) {
     const int s = plan.output_slots[i];

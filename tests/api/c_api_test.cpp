@@ -381,6 +381,21 @@ TEST_F(CApi, ProfileAndTrafficReportWhatRan) {
   std::string profile = json;
   EXPECT_NE(profile.find("\"runs\":2"), std::string::npos) << profile;
   EXPECT_NE(profile.find("'neg'"), std::string::npos) << profile;
+  // The same two profiled runs as a Chrome trace: two run events, the three nodes twice each.
+  EXPECT_NFUSE_OK(nfuse_session_trace(session_, &json));
+  const std::string trace = json;
+  EXPECT_EQ(trace.rfind("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", 0), 0u) << trace;
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = trace.find(what); at != std::string::npos; at = trace.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("\"cat\":\"run\""), 2u) << trace;
+  EXPECT_EQ(count("\"cat\":\"op\""), 6u) << trace;
+  EXPECT_EQ(count("\"name\":\"Neg 'neg'\""), 2u) << trace;
+  EXPECT_NE(trace.find("\"reference_kernel\":true"), std::string::npos) << trace;
+  EXPECT_NFUSE_CODE(nfuse_session_trace(nullptr, &json), NFUSE_INVALID_ARGUMENT, "session is NULL");
+  EXPECT_NFUSE_CODE(nfuse_session_trace(session_, nullptr), NFUSE_INVALID_ARGUMENT, "json is NULL");
   EXPECT_NFUSE_OK(nfuse_session_profile_reset(session_));
   EXPECT_NFUSE_OK(nfuse_session_profile(session_, &json));
   profile = json;

@@ -117,7 +117,7 @@ int cmd_bench(const BenchArgs& args) {
   const double warmup_avg_ms = args.warmup > 0 ? warmup_ms / args.warmup : 0.0;
   auto run_options = RunOptions::create();
   if (!run_options.ok()) return report_api(run_options.status());
-  if (args.profile) {
+  if (args.profile || !args.trace.empty()) {
     st = run_options->set_profiling(true);
     if (!st.ok()) return report_api(st);
   }
@@ -128,6 +128,10 @@ int cmd_bench(const BenchArgs& args) {
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!ran.ok()) return report_run_failure(ran, s);
     if (Status w = record("timed"); !w.ok()) return report_api(w);
+  }
+  if (!args.trace.empty()) {
+    st = write_trace(s.session, args.trace);
+    if (!st.ok()) return report_api(st);
   }
   auto traffic = parse(s.session.traffic());
   if (!traffic.ok()) return report_api(traffic.status());

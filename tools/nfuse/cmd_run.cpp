@@ -14,10 +14,20 @@ int cmd_run(const RunArgs& args) {
   ApiSession s;
   Status st = open_api_session(args.common, args.inputs, &s);
   if (!st.ok()) return report_api(st);
+  auto run_options = RunOptions::create();
+  if (!run_options.ok()) return report_api(run_options.status());
+  if (!args.trace.empty()) {  // nodes timed for the trace
+    st = run_options->set_profiling(true);
+    if (!st.ok()) return report_api(st);
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  auto outputs = s.session.run(s.feeds);
+  auto outputs = s.session.run(s.feeds, &*run_options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!outputs.ok()) return report_run_failure(outputs.status(), s);
+  if (!args.trace.empty()) {
+    st = write_trace(s.session, args.trace);
+    if (!st.ok()) return report_api(st);
+  }
   if (!args.stats.empty()) {
     std::FILE* f = std::fopen(args.stats.c_str(), "a");
     if (!f) return report_api(Status(NFUSE_UNAVAILABLE, "cannot open '" + args.stats + "' for the run statistics"));

@@ -32,6 +32,7 @@ struct RunArgs {
   std::vector<std::string> inputs;  // NAME=FILE.npy
   std::string output_dir;
   std::string stats;  // append the run's statistics record (one JSON line) to this file
+  std::string trace;  // write the run as a Chrome trace to this file
 };
 
 struct BenchArgs {
@@ -43,6 +44,7 @@ struct BenchArgs {
   bool traffic = false;  // arena bytes per inference, fused vs layer by layer, per fused group
   bool bind = false;     // zero-copy I/O: inputs and outputs bound to aligned buffers once
   std::string stats;     // one JSON line per run (warm-up and timed) with its statistics
+  std::string trace;     // the timed runs as a Chrome trace
 };
 
 struct InspectArgs {

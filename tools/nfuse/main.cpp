@@ -45,6 +45,7 @@ int run_cli(int argc, char** argv) {
   run->add_option("--output-dir", run_args.output_dir, "write each output as NAME.npy here");
   run->add_option("--stats", run_args.stats,
                   "append the run's statistics (backends, nodes, fallback, copies, CPU time) as a JSON line to FILE");
+  run->add_option("--trace", run_args.trace, "write the run as a Chrome trace (Perfetto, chrome://tracing) to FILE");
 
   nfuse::cli::BenchArgs bench_args;
   auto* bench = app.add_subcommand("bench", "time runs: min/median/p90 ms and peak RSS");
@@ -58,6 +59,8 @@ int run_cli(int argc, char** argv) {
   bench->add_flag("--traffic", bench_args.traffic, "arena bytes per inference: fused plan vs layer by layer, per group");
   bench->add_option("--stats", bench_args.stats,
                     "write every run's statistics (warm-up and timed) to FILE, one JSON line per run");
+  bench->add_option("--trace", bench_args.trace,
+                    "write the timed runs as a Chrome trace (Perfetto, chrome://tracing) to FILE (nodes are timed)");
 
   bool markdown = false;
   auto* ops = app.add_subcommand("ops", "list supported ops and the backends that run them");

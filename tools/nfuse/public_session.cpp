@@ -182,4 +182,14 @@ Status write_run_stats(Session& session, std::FILE* file, const char* phase) {
   return Status();
 }
 
+Status write_trace(Session& session, const std::string& path) {
+  auto text = session.trace();
+  if (!text.ok()) return text.status();
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return Status(NFUSE_UNAVAILABLE, "cannot open '" + path + "' for the trace");
+  const bool written = std::fwrite(text->data(), 1, text->size(), f) == text->size();
+  if (std::fclose(f) != 0 || !written) return Status(NFUSE_UNAVAILABLE, "cannot write the trace to '" + path + "'");
+  return Status();
+}
+
 }  // namespace nfuse::cli

@@ -41,6 +41,9 @@ int report_run_failure(const Status& status, const ApiSession& s);
 // Writes the session's last run statistics (nfuse_session_last_run_stats) as one JSON line to
 // `file`, with "phase" added ("run", "warmup", "timed").
 Status write_run_stats(Session& session, std::FILE* file, const char* phase);
+
+// Writes the session's profiled runs as a Chrome trace (nfuse_session_trace) to `path`.
+Status write_trace(Session& session, const std::string& path);
 // Element i of a tensor as a double (0 for dtypes without a numeric reading).
 double element_as_double(const Tensor& t, size_t i);
 

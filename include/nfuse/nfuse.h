@@ -344,7 +344,8 @@ NFUSE_API nfuse_status* nfuse_session_profile_reset(nfuse_session* session);
  * chrome://tracing open, {"displayTimeUnit", "traceEvents"}: process and track names, then a
  * complete event per run (track "runs"), per partition (track "partitions": backend, nodes) and
  * per node (a track "ops on BACKEND" each: op type, reference kernel or not, output shapes, the
- * members a fused group ran with). Microseconds from the first run. Owned by the session; valid
+ * members a fused group ran with) and per intra-op worker (track "worker N": its busy span in each
+ * parallel section, named by the node). Microseconds from the first run. Owned by the session; valid
  * until the next call. */
 NFUSE_API nfuse_status* nfuse_session_trace(nfuse_session* session, const char** json);
 /* Arena bytes one inference moves (graph inputs, outputs and intermediates; weights excluded), as

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "ir/graph.h"
 
 namespace nfuse::backends {
@@ -36,11 +37,15 @@ struct RunProfile {
   // Appended in execution order, one entry per node per run; runs accumulate until clear().
   std::vector<NodeTiming> nodes;
   std::vector<SpanTiming> partitions, run_spans;
+  // What each intra-op worker was busy with (tag: the ir::Node being timed), recorded while a
+  // run with this profile is on the calling thread (Session::run).
+  WorkerSpanRecorder workers;
   size_t runs = 0;  // complete runs recorded
   void clear() {
     nodes.clear();
     partitions.clear();
     run_spans.clear();
+    workers.spans.clear();
     runs = 0;
   }
 };
@@ -55,10 +60,13 @@ class ScopedNodeTimer {
       : profile_(profile), node_(node), backend_(backend), reference_(reference) {
     if (!profile_) return;
     first_nested_ = profile_->nodes.size();
+    outer_tag_ = profile_->workers.tag;
+    profile_->workers.tag = node_;
     start_ = std::chrono::steady_clock::now();
   }
   ~ScopedNodeTimer() {
     if (!profile_) return;
+    profile_->workers.tag = outer_tag_;
     const double span = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
     double us = span;
     for (size_t i = first_nested_; i < profile_->nodes.size(); ++i) us -= profile_->nodes[i].us;
@@ -73,6 +81,7 @@ class ScopedNodeTimer {
   const char* backend_;
   bool reference_;
   size_t first_nested_ = 0;
+  const void* outer_tag_ = nullptr;
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -3,27 +3,47 @@
 #include <pthreadpool.h>
 
 #include <atomic>
+#include <chrono>
 
 namespace nfuse {
 namespace {
+
+thread_local WorkerSpanRecorder* t_recorder = nullptr;
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 struct Shared {
   TaskFn fn;
   size_t count;
   std::atomic<size_t> next{0};
+  WorkerSpan* spans = nullptr;  // one per worker while profiling, else null
 };
 
 // pthreadpool runs item `worker` of [0, workers) once; each item drains the shared counter, so
 // the worker index it hands to tasks is unique among the items running concurrently.
 void drain(void* context, size_t worker) {
   auto* s = static_cast<Shared*>(context);
+  const double start = s->spans ? now_us() : 0.0;
+  bool ran = false;
   for (size_t t = s->next.fetch_add(1, std::memory_order_relaxed); t < s->count;
        t = s->next.fetch_add(1, std::memory_order_relaxed)) {
     s->fn(t, worker);
+    ran = true;
   }
+  if (s->spans && ran) s->spans[worker] = WorkerSpan{worker, start, now_us(), nullptr};
 }
 
 }  // namespace
+
+WorkerSpanRecorder* set_worker_span_recorder(WorkerSpanRecorder* recorder) {
+  WorkerSpanRecorder* previous = t_recorder;
+  t_recorder = recorder;
+  return previous;
+}
+
+WorkerSpanRecorder* worker_span_recorder() { return t_recorder; }
 
 ThreadPool::ThreadPool(int threads) : threads_(threads > 1 ? static_cast<size_t>(threads) : 1) {
   if (threads_ > 1) {
@@ -38,13 +58,23 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::parallel_for(size_t count, TaskFn fn) {
   if (count == 0) return;
+  WorkerSpanRecorder* recorder = t_recorder;
   if (!pool_ || count == 1) {
+    const double start = recorder ? now_us() : 0.0;
     for (size_t t = 0; t < count; ++t) fn(t, 0);
+    if (recorder) recorder->spans.push_back(WorkerSpan{0, start, now_us(), recorder->tag});
     return;
   }
   Shared s{fn, count};
   const size_t workers = count < threads_ ? count : threads_;
+  std::vector<WorkerSpan> spans(recorder ? workers : 0, WorkerSpan{0, 0.0, -1.0, nullptr});
+  s.spans = recorder ? spans.data() : nullptr;
   pthreadpool_parallelize_1d(pool_, drain, &s, workers, 0);
+  for (WorkerSpan& w : spans) {
+    if (w.end_us < 0) continue;  // ran no task
+    w.tag = recorder->tag;
+    recorder->spans.push_back(w);
+  }
 }
 
 }  // namespace nfuse

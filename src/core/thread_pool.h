@@ -7,6 +7,7 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 struct pthreadpool;
 
@@ -50,6 +51,22 @@ class ThreadPool {
   size_t threads_ = 1;
   pthreadpool* pool_ = nullptr;
 };
+
+// Profiling: while a recorder is set on a thread, every parallel_for that thread calls records,
+// for each worker that ran tasks, the span from its first task's start to its last task's end
+// (steady clock, microseconds), tagged with the recorder's current tag (the node being timed).
+struct WorkerSpan {
+  size_t worker = 0;
+  double start_us = 0.0, end_us = 0.0;
+  const void* tag = nullptr;
+};
+struct WorkerSpanRecorder {
+  std::vector<WorkerSpan> spans;
+  const void* tag = nullptr;
+};
+// Sets the calling thread's recorder (null: none) and returns the one it replaces.
+WorkerSpanRecorder* set_worker_span_recorder(WorkerSpanRecorder* recorder);
+WorkerSpanRecorder* worker_span_recorder();
 
 // `shared` when set (the plan's pool, CompileContext::pool), else a pool of its own of `threads`.
 inline std::shared_ptr<ThreadPool> pool_for(const std::shared_ptr<ThreadPool>& shared, int threads) {

@@ -95,6 +95,17 @@ nlohmann::json chrome_trace_json(const backends::RunProfile& profile, const std:
     fused.clear();
     events.push_back(complete(n.node->label(), "op", ops_track(n.backend), n.start_us, n.span_us, std::move(args)));
   }
+  // One track per intra-op worker: what it was busy with in each parallel section of a node.
+  constexpr int kFirstWorkerTrack = 100;
+  size_t worker_tracks = 0;
+  for (const WorkerSpan& w : profile.workers.spans) {
+    for (; worker_tracks <= w.worker; ++worker_tracks)
+      add_track(kFirstWorkerTrack + static_cast<int>(worker_tracks), "worker " + std::to_string(worker_tracks));
+    const auto* node = static_cast<const ir::Node*>(w.tag);
+    events.push_back(complete(node ? node->label() : std::string("(no node)"), "worker",
+                              kFirstWorkerTrack + static_cast<int>(w.worker), w.start_us, w.end_us - w.start_us,
+                              nlohmann::json::object()));
+  }
   return {{"displayTimeUnit", "ms"}, {"traceEvents", std::move(events)}};
 }
 

@@ -14,7 +14,8 @@ namespace nfuse::runtime {
 // {"displayTimeUnit": "ms", "traceEvents": [...]}: process and thread names ("M" events), then
 // complete ("X") events on three kinds of track: "runs" (one per run), "partitions" (backend and
 // node count) and one "ops on BACKEND" per backend (op type, reference kernel or not, the output
-// shapes from `plan` when given, and the members a fused group ran with). Timestamps are
+// shapes from `plan` when given, and the members a fused group ran with), and one "worker N" per
+// intra-op worker (its busy span in each parallel section, named by the node). Timestamps are
 // microseconds from the first run's start. A control-flow node's event contains its body's.
 nlohmann::json chrome_trace_json(const backends::RunProfile& profile, const std::string& process_name,
                                  const compile::Plan* plan);

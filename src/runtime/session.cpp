@@ -283,8 +283,12 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
     p->ctx->profile = profile;
     struct Detach {  // a failed run must not leave the caller's profile attached
       backends::ExecContext& ctx;
-      ~Detach() { ctx.profile = nullptr; }
-    } detach{*p->ctx};
+      WorkerSpanRecorder* outer;
+      ~Detach() {
+        ctx.profile = nullptr;
+        set_worker_span_recorder(outer);
+      }
+    } detach{*p->ctx, profile ? set_worker_span_recorder(&profile->workers) : worker_span_recorder()};
     if (!p->stats) p->stats = std::make_unique<RunStats>(plan_run_stats(plan, options_.backend));
     step_ms_.assign(plan.steps.size(), 0.0);
     for (size_t i = 0; i < plan.steps.size(); ++i) {

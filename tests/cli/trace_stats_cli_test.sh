@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `nfuse bench|run --trace` and `--stats`: the Chrome trace passes trace_check.py (well-formed,
 # named tracks, no partial overlap on a track, ops inside partitions inside runs) with an ops
-# track for each backend that ran; the statistics records count the runs and name the same
+# track for each backend that ran and a track per intra-op worker; the statistics records count the runs and name the same
 # backends and node counts as the trace; and the checker itself fails on a partial overlap, a
 # missing track name and a wrong run count.
 # Usage: trace_stats_cli_test.sh NFUSE MODELS_DIR
@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # resnet18 on fusion: its convolution chains run fused, the classifier head falls back to cpu.
-"$NFUSE" bench "$MODELS/resnet18.onnx" --backend fusion --warmup 1 --runs 3 --trace "$tmp/bench.json" \
+"$NFUSE" bench "$MODELS/resnet18.onnx" --backend fusion --threads 2 --warmup 1 --runs 3 --trace "$tmp/bench.json" \
   --stats "$tmp/bench.jsonl" >/dev/null
 "$PY" "$CHECK" "$tmp/bench.json" 3 fusion cpu || fail "bench trace"
 "$PY" - "$tmp/bench.json" "$tmp/bench.jsonl" <<'PY' || fail "bench statistics"
@@ -23,6 +23,8 @@ trace = json.load(open(sys.argv[1]))["traceEvents"]
 records = [json.loads(l) for l in open(sys.argv[2])]
 assert [r["run"] for r in records] == [1, 2, 3, 4], [r["run"] for r in records]
 assert [r["phase"] for r in records] == ["warmup", "timed", "timed", "timed"]
+workers = {e["tid"] for e in trace if e.get("cat") == "worker"}
+assert len(workers) == 2, "one track per intra-op worker at 2 threads: %s" % workers
 parts = [e for e in trace if e.get("cat") == "partition"]
 nodes = {}
 for p in parts[: len(parts) // 3]:  # one run's partitions

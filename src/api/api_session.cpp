@@ -37,8 +37,6 @@ nfuse_io_info describe(const ir::Value& v) {
   return info;
 }
 
-// Builds the plan now when no input has a symbolic dim, so placement errors (a required full
-// offload, a pin to a backend that cannot run the node) surface at creation, not at the first run.
 // The plan for `dims`, built now; its placement warnings go to the runtime's log.
 Status prepare_and_log(nfuse_session& s, const std::map<std::string, std::vector<int64_t>>& dims) {
   NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, s.impl->prepare(dims));
@@ -47,6 +45,8 @@ Status prepare_and_log(nfuse_session& s, const std::map<std::string, std::vector
   return ok_status();
 }
 
+// Builds the plan now when no input has a symbolic dim, so placement errors (a required full
+// offload, a pin to a backend that cannot run the node) surface at creation, not at the first run.
 Status prepare_static(nfuse_session& s) {
   for (const nfuse_io_info& in : s.inputs) {
     if (!in.rank_known) return ok_status();
@@ -83,6 +83,21 @@ Status prepare_given(nfuse_session& s, const std::map<std::string, std::vector<i
     if (!found) return invalid_argument("input shape for '" + name + "': the model has no input of that name");
   }
   return prepare_and_log(s, signature);
+}
+
+// The session's JSON getters: checks the handles, makes the text under the session's lock into
+// the session-owned string `slot` (valid until that getter runs again) and hands it out.
+template <typename MakeText>
+nfuse_status* session_text(const char* fn, nfuse_session* session, const char** json, std::string nfuse_session::*slot,
+                           MakeText make) {
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
+    std::lock_guard<std::mutex> lock(session->mutex);
+    NFUSE_ASSIGN_OR_RETURN(session->*slot, make(*session));
+    *json = (session->*slot).c_str();
+    return ok_status();
+  });
 }
 
 Result<const nfuse_io_info*> io_at(const char* fn, const nfuse_session* s, nfuse_io_kind kind, size_t index) {
@@ -497,28 +512,17 @@ nfuse_status* nfuse_session_placement_report(nfuse_session* session, const char*
 extern "C" {
 
 nfuse_status* nfuse_session_profile(nfuse_session* session, const char** json) {
-  constexpr const char* fn = "nfuse_session_profile";
-  return guard(fn, [&]() -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
-    std::lock_guard<std::mutex> lock(session->mutex);
-    session->profile_json = runtime::profile_summary_json(session->profile).dump();
-    *json = session->profile_json.c_str();
-    return ok_status();
-  });
+  return api::session_text(
+      "nfuse_session_profile", session, json, &nfuse_session::profile_json,
+      [](nfuse_session& s) -> Result<std::string> { return runtime::profile_summary_json(s.profile).dump(); });
 }
 
 nfuse_status* nfuse_session_trace(nfuse_session* session, const char** json) {
-  constexpr const char* fn = "nfuse_session_trace";
-  return guard(fn, [&]() -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
-    std::lock_guard<std::mutex> lock(session->mutex);
-    const compile::Plan* plan = session->impl->cached_plan(api::current_dims(*session));
-    session->trace_json = runtime::chrome_trace_json(session->profile, "nfuse session", plan).dump();
-    *json = session->trace_json.c_str();
-    return ok_status();
-  });
+  return api::session_text("nfuse_session_trace", session, json, &nfuse_session::trace_json,
+                           [](nfuse_session& s) -> Result<std::string> {
+                             const compile::Plan* plan = s.impl->cached_plan(api::current_dims(s));
+                             return runtime::chrome_trace_json(s.profile, "nfuse session", plan).dump();
+                           });
 }
 
 nfuse_status* nfuse_session_profile_reset(nfuse_session* session) {
@@ -532,28 +536,16 @@ nfuse_status* nfuse_session_profile_reset(nfuse_session* session) {
 }
 
 nfuse_status* nfuse_session_traffic(nfuse_session* session, const char** json) {
-  constexpr const char* fn = "nfuse_session_traffic";
-  return guard(fn, [&]() -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
-    std::lock_guard<std::mutex> lock(session->mutex);
-    NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, session->impl->prepare(api::current_dims(*session)));
-    session->traffic_json = compile::plan_traffic_json(compile::plan_traffic(*plan)).dump();
-    *json = session->traffic_json.c_str();
-    return ok_status();
-  });
+  return api::session_text("nfuse_session_traffic", session, json, &nfuse_session::traffic_json,
+                           [](nfuse_session& s) -> Result<std::string> {
+                             NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, s.impl->prepare(api::current_dims(s)));
+                             return compile::plan_traffic_json(compile::plan_traffic(*plan)).dump();
+                           });
 }
 
 nfuse_status* nfuse_session_last_run_stats(nfuse_session* session, const char** json) {
-  constexpr const char* fn = "nfuse_session_last_run_stats";
-  return guard(fn, [&]() -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "json", json));
-    std::lock_guard<std::mutex> lock(session->mutex);
-    session->stats_json = session->impl->last_run_stats().to_json();
-    *json = session->stats_json.c_str();
-    return ok_status();
-  });
+  return api::session_text("nfuse_session_last_run_stats", session, json, &nfuse_session::stats_json,
+                           [](nfuse_session& s) -> Result<std::string> { return s.impl->last_run_stats().to_json(); });
 }
 
 }  // extern "C"

@@ -12,10 +12,7 @@
 
 namespace nfuse::backends {
 
-// Microseconds on the steady clock: the timeline a trace of several runs shares.
-inline double steady_us(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
-}
+using nfuse::steady_us;  // core/thread_pool.h
 
 struct NodeTiming {
   const ir::Node* node = nullptr;

@@ -63,6 +63,9 @@ class PackedFloats {
   bool borrowed_ = false;
 };
 
+// Floats rounded up to whole 64-byte lines: per-worker buffers laid end to end stay aligned.
+inline size_t round_to_lines(size_t floats) { return (floats + 15) / 16 * 16; }
+
 // Per-thread scratch: one buffer per worker, sized for the largest op of the partition; or a
 // view of memory someone else owns (a span of the plan's arena, borrow()).
 class Scratch {

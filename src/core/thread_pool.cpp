@@ -10,9 +10,7 @@ namespace {
 
 thread_local WorkerSpanRecorder* t_recorder = nullptr;
 
-double now_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_us() { return steady_us(std::chrono::steady_clock::now()); }
 
 struct Shared {
   TaskFn fn;

@@ -3,6 +3,7 @@
 // can use per-thread scratch sized at prepare time without locks.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <type_traits>
@@ -51,6 +52,11 @@ class ThreadPool {
   size_t threads_ = 1;
   pthreadpool* pool_ = nullptr;
 };
+
+// Microseconds on the steady clock: the one timeline of profiles, traces and worker spans.
+inline double steady_us(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
+}
 
 // Profiling: while a recorder is set on a thread, every parallel_for that thread calls records,
 // for each worker that ran tasks, the span from its first task's start to its last task's end

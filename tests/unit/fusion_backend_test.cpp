@@ -703,6 +703,16 @@ TEST(FusionBackend, GroupInputAndOutputNeverShareArenaMemory) {
               "tanh (cpu) / 1x1 / 3x3 (fused, arena in and out) / tanh (cpu) 40x40", {1, 7, 0});
 }
 
+// A session running `chain` as built (no passes) on `backend`; fails the test when none.
+std::unique_ptr<runtime::Session> unoptimized_session(Chain& chain, const std::string& backend) {
+  runtime::SessionOptions o;
+  o.backend = backend;
+  o.optimize = false;
+  auto s = runtime::Session::create(chain.graph(), o);
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
 // Values passed between the members of a group live only in line buffers: the arena holds no
 // space for them (here the 64-channel expansion), while every tensor outside the group keeps
 // its own.
@@ -710,14 +720,11 @@ TEST(FusionBackend, GroupInternalsTakeNoArenaSpace) {
   auto arena = [](const std::string& backend) -> size_t {
     Chain chain({1, 16, 32, 32}, 6);
     chain.unary("Abs").conv(64, 1, 1, 0, 1, "Relu").conv(64, 3, 1, 1, 64).conv(16, 1).unary("Abs");
-    runtime::SessionOptions o;
-    o.backend = backend;
-    o.optimize = false;
-    auto s = runtime::Session::create(chain.graph(), o);
-    EXPECT_TRUE(s.ok()) << s.status().to_string();
-    auto plan = (*s)->prepare({{"x", {1, 16, 32, 32}}});
+    auto s = unoptimized_session(chain, backend);
+    if (!s) return 0;
+    auto plan = s->prepare({{"x", {1, 16, 32, 32}}});
     EXPECT_TRUE(plan.ok()) << plan.status().to_string();
-    return (*plan)->tensor_arena_bytes;
+    return plan.ok() ? (*plan)->tensor_arena_bytes : 0;
   };
   const size_t plane = 32 * 32 * sizeof(float);
   // Layer by layer the two 64-channel tensors are live together; fused, only the group's 16-channel
@@ -733,12 +740,9 @@ TEST(FusionBackend, OperatorScratchSharesTheArenaWithDeadTensors) {
   for (const std::string backend : {"cpu", "fusion"}) {
     Chain chain({1, 8, 64, 64}, 7);
     chain.conv(32, 1, 1, 0, 1, "Relu").conv(32, 3, 2, 1, 1, "Relu").conv(64, 3, 2, 1, 1, "Relu").conv(64, 3, 1, 1);
-    runtime::SessionOptions o;
-    o.backend = backend;
-    o.optimize = false;
-    auto s = runtime::Session::create(chain.graph(), o);
-    ASSERT_TRUE(s.ok()) << s.status().to_string();
-    auto plan = (*s)->prepare({{"x", {1, 8, 64, 64}}});
+    auto s = unoptimized_session(chain, backend);
+    ASSERT_TRUE(s);
+    auto plan = s->prepare({{"x", {1, 8, 64, 64}}});
     ASSERT_TRUE(plan.ok()) << plan.status().to_string();
     const compile::Plan& p = **plan;
     size_t all_scratch = 0;
@@ -767,18 +771,15 @@ TEST(FusionBackend, OperatorScratchSharesTheArenaWithDeadTensors) {
 TEST(FusionBackend, RunStatsNameTheBackendsThatRan) {
   Chain chain({1, 8, 32, 32}, 9);
   chain.conv(16, 1, 1, 0, 1, "Relu").dw(3, 1, 1, "Relu").conv(8, 1).unary("Softmax");
-  runtime::SessionOptions o;
-  o.backend = "fusion";
-  o.optimize = false;
-  auto s = runtime::Session::create(chain.graph(), o);
-  ASSERT_TRUE(s.ok()) << s.status().to_string();
-  EXPECT_EQ((*s)->last_run_stats().run, 0u);
+  auto s = unoptimized_session(chain, "fusion");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->last_run_stats().run, 0u);
   for (uint64_t run = 1; run <= 2; ++run) {
-    auto out = (*s)->run(chain.feeds());
+    auto out = s->run(chain.feeds());
     ASSERT_TRUE(out.ok()) << out.status().to_string();
-    const runtime::RunStats& st = (*s)->last_run_stats();
+    const runtime::RunStats& st = s->last_run_stats();
     EXPECT_EQ(st.run, run);
-    auto plan = (*s)->prepare({{"x", {1, 8, 32, 32}}});
+    auto plan = s->prepare({{"x", {1, 8, 32, 32}}});
     ASSERT_TRUE(plan.ok());
     std::map<std::string, size_t> nodes, reference;
     for (const compile::Step& step : (*plan)->steps) {

@@ -79,8 +79,6 @@ struct Step {
   float* bound = nullptr;
 };
 
-size_t round_to_16(size_t floats) { return (floats + 15) / 16 * 16; }
-
 class CpuPartition final : public CompiledPartition {
  public:
   CpuPartition(std::vector<Step> steps, std::shared_ptr<ThreadPool> pool)
@@ -354,8 +352,8 @@ class CpuBackend final : public Backend {
       OpTensors shapes;
       std::vector<ir::Tensor> storage;
       if (!s.reference && static_shapes(*node, ctx.type_of, &shapes, &storage)) {
-        s.planned_scratch = round_to_16(s.op->scratch_floats(shapes, threads));
-        s.planned_shared = round_to_16(s.op->shared_floats(shapes));
+        s.planned_scratch = round_to_lines(s.op->scratch_floats(shapes, threads));
+        s.planned_shared = round_to_lines(s.op->shared_floats(shapes));
       }
       steps.push_back(std::move(s));
     }

@@ -34,8 +34,7 @@ class FusionPartition final : public CompiledPartition {
     }
   }
 
-  // Each group's line buffers, one set per worker (floats per worker rounded to 16 so that
-  // every worker's set starts 64-byte aligned).
+  // Each group's line buffers, one set per worker.
   std::vector<ScratchNeed> scratch_needs() const override {
     std::vector<ScratchNeed> needs;
     for (size_t i = 0; i < groups_.size(); ++i)
@@ -76,7 +75,7 @@ class FusionPartition final : public CompiledPartition {
   const ThreadPool* intra_op_pool() const override { return pool_.get(); }
 
  private:
-  size_t per_worker(size_t group) const { return (groups_[group]->scratch_floats() + 15) / 16 * 16; }
+  size_t per_worker(size_t group) const { return round_to_lines(groups_[group]->scratch_floats()); }
 
   std::vector<std::unique_ptr<FusedGroup>> groups_;
   std::vector<int> steps_;

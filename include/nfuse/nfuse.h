@@ -59,7 +59,9 @@ typedef enum nfuse_status_code {
   NFUSE_INTERNAL = 8,            /* a bug in nfuse */
   NFUSE_INCOMPATIBLE_DEVICE = 9, /* a context binary needs ISA features or backends this device lacks */
   NFUSE_CORRUPT_BINARY = 10,     /* a context binary fails a structural or checksum check */
-  NFUSE_MODEL_MISMATCH = 11      /* a context binary compiled from another model than the one given */
+  NFUSE_MODEL_MISMATCH = 11,     /* a context binary compiled from another model than the one given */
+  NFUSE_DEADLINE_EXCEEDED = 12,  /* a request dropped because its deadline passed before it ran */
+  NFUSE_CANCELLED = 13           /* a request abandoned: its runtime shut down or it was cancelled */
 } nfuse_status_code;
 
 typedef struct nfuse_status nfuse_status;
@@ -362,6 +364,86 @@ NFUSE_API nfuse_status* nfuse_session_traffic(nfuse_session* session, const char
  * backend or on reference kernels; cpu_seconds is the process's CPU time (every thread) during the
  * run. Owned by the session; valid until the next call. */
 NFUSE_API nfuse_status* nfuse_session_last_run_stats(nfuse_session* session, const char** json);
+
+/* ---- scheduling: requests, priorities, deadlines, fences, performance modes (API level 2) ----
+ * A runtime runs the requests of all its sessions (of one thread count) on one dispatcher thread
+ * and its workers, one unit of work at a time (an op, a fused group, or a partition that does not
+ * split), each next unit going to the highest priority after aging: every 25 ms a ready request
+ * waits raises it one level, up to one step above high (realtime is only ever asked for), and
+ * running a unit resets its wait. nfuse_session_run and nfuse_session_run_bound are a submit
+ * followed by a wait. A session's requests run one at a time, in submission order. */
+typedef enum nfuse_priority {
+  NFUSE_PRIORITY_LOW = 0,
+  NFUSE_PRIORITY_NORMAL = 1, /* the default */
+  NFUSE_PRIORITY_HIGH = 2,
+  NFUSE_PRIORITY_REALTIME = 3,
+  NFUSE_PRIORITY_ENUM_MAX = 0x7FFFFFFF
+} nfuse_priority;
+
+/* What each mode sets (written down in docs/runtime.md): burst (all threads, workers spin, the
+ * dispatcher spins 2 ms idle), sustained_high_performance (all threads, workers spin within a
+ * request, the dispatcher spins 100 us idle then sleeps; the default), balanced (half the
+ * threads, nothing spins), power_saver (one thread, nothing spins, the dispatcher at nice 19). */
+typedef enum nfuse_performance_mode {
+  NFUSE_PERFORMANCE_BURST = 0,
+  NFUSE_PERFORMANCE_SUSTAINED_HIGH_PERFORMANCE = 1,
+  NFUSE_PERFORMANCE_BALANCED = 2,
+  NFUSE_PERFORMANCE_POWER_SAVER = 3,
+  NFUSE_PERFORMANCE_MODE_ENUM_MAX = 0x7FFFFFFF
+} nfuse_performance_mode;
+
+typedef struct nfuse_fence nfuse_fence;
+typedef struct nfuse_request nfuse_request;
+
+NFUSE_API nfuse_status* nfuse_runtime_set_performance_mode(nfuse_runtime* runtime, nfuse_performance_mode mode);
+/* Records every request (submission, start, end, each unit, fence arrows, queue depth) from now
+ * on (enabled) or stops (0); nfuse_runtime_trace returns them as a Chrome trace (JSON owned by
+ * the runtime, valid until the next call). */
+NFUSE_API nfuse_status* nfuse_runtime_set_tracing(nfuse_runtime* runtime, int enabled);
+NFUSE_API nfuse_status* nfuse_runtime_trace(nfuse_runtime* runtime, const char** json);
+
+NFUSE_API nfuse_status* nfuse_run_options_set_priority(nfuse_run_options* options, nfuse_priority priority);
+/* A deadline `ms` after submission (0: none). A request finishing later is counted as missed
+ * (nfuse_request_stats); with drop_if_late, one whose deadline passes before it starts is dropped
+ * and fails with NFUSE_DEADLINE_EXCEEDED. */
+NFUSE_API nfuse_status* nfuse_run_options_set_deadline(nfuse_run_options* options, double ms, int drop_if_late);
+NFUSE_API nfuse_status* nfuse_run_options_set_performance_mode(nfuse_run_options* options, nfuse_performance_mode mode);
+/* Nothing of a request with these options runs before `fence` is signalled; if it fails, the
+ * request fails with its cause. The options keep the fence alive. */
+NFUSE_API nfuse_status* nfuse_run_options_add_wait_fence(nfuse_run_options* options, const nfuse_fence* fence);
+NFUSE_API nfuse_status* nfuse_run_options_clear_wait_fences(nfuse_run_options* options);
+
+/* A fence the caller signals (a render frame, a camera buffer). */
+NFUSE_API nfuse_status* nfuse_fence_create(const char* label, nfuse_fence** out);
+NFUSE_API void nfuse_fence_release(nfuse_fence* fence);
+/* Signal (or fail, with a message its waiters' errors quote) once; again: NFUSE_INVALID_ARGUMENT. */
+NFUSE_API nfuse_status* nfuse_fence_signal(nfuse_fence* fence);
+NFUSE_API nfuse_status* nfuse_fence_fail(nfuse_fence* fence, const char* message);
+/* Waits up to timeout_us (< 0: for ever). *settled is 1 once signalled or failed, else 0; a
+ * failed fence returns its cause as the status. */
+NFUSE_API nfuse_status* nfuse_fence_wait(const nfuse_fence* fence, int64_t timeout_us, int* settled);
+
+typedef void (*nfuse_request_done_fn)(void* user_data, nfuse_status_code code);
+/* Queues a run and returns at once. The inputs' memory must stay unchanged until the request
+ * settles (tensor handles may be released). `done`, when given, is called once on the dispatcher
+ * thread after the request's fence is settled; it must not block. */
+NFUSE_API nfuse_status* nfuse_session_submit(nfuse_session* session, const char* const* input_names,
+                                             const nfuse_tensor* const* inputs, size_t input_count,
+                                             const nfuse_run_options* run_options, nfuse_request_done_fn done,
+                                             void* user_data, nfuse_request** out);
+/* Releasing a request does not cancel it. */
+NFUSE_API void nfuse_request_release(nfuse_request* request);
+/* Blocks until the request settles; returns its error (NULL when it ran). */
+NFUSE_API nfuse_status* nfuse_request_wait(nfuse_request* request);
+/* A new handle on the request's fence (signalled when its outputs are written), for other
+ * requests' options or the caller to wait on. */
+NFUSE_API nfuse_status* nfuse_request_fence(const nfuse_request* request, nfuse_fence** out);
+/* Output `index` (model order) of a request that ran, as a new tensor the caller owns. */
+NFUSE_API nfuse_status* nfuse_request_output(nfuse_request* request, size_t index, nfuse_tensor** out);
+/* One line of JSON about a settled request: {id, priority, status, queue_wait_ms, latency_ms,
+ * busy_ms, units, longest_unit_ms, missed_deadline, run: the session's record of the run
+ * (nfuse_session_last_run_stats) when it ran}. Owned by the request; valid until the next call. */
+NFUSE_API nfuse_status* nfuse_request_stats(nfuse_request* request, const char** json);
 
 /* ---- quantization ------------------------------------------------------------------------ */
 

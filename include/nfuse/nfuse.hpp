@@ -119,6 +119,17 @@ class Runtime {
   }
   // How later loads treat a context binary that is suboptimal on this device.
   Status set_context_compat(nfuse_compat_mode mode) { return Status(nfuse_runtime_set_context_compat(h_.get(), mode)); }
+  // Scheduling (nfuse_runtime_set_performance_mode, nfuse_runtime_set_tracing, nfuse_runtime_trace).
+  Status set_performance_mode(nfuse_performance_mode mode) {
+    return Status(nfuse_runtime_set_performance_mode(h_.get(), mode));
+  }
+  Status set_tracing(bool on) { return Status(nfuse_runtime_set_tracing(h_.get(), on ? 1 : 0)); }
+  Result<std::string> trace() {
+    const char* json = nullptr;
+    Status s(nfuse_runtime_trace(h_.get(), &json));
+    if (!s.ok()) return s;
+    return std::string(json);
+  }
 
  private:
   explicit Runtime(nfuse_runtime* p) : h_(p) {}
@@ -291,6 +302,62 @@ class Tensor {
 };
 
 // Per-request settings (nfuse_run_options).
+// A fence: signalled when a request's outputs are written, or by the caller (nfuse_fence_*).
+class Fence {
+ public:
+  static Result<Fence> create(const std::string& label) {
+    nfuse_fence* p = nullptr;
+    Status s(nfuse_fence_create(label.c_str(), &p));
+    if (!s.ok()) return s;
+    return Fence(p);
+  }
+  Fence() = default;
+  explicit Fence(nfuse_fence* p) : h_(p) {}
+  nfuse_fence* get() const { return h_.get(); }
+  Status signal() { return Status(nfuse_fence_signal(h_.get())); }
+  Status fail(const std::string& message) { return Status(nfuse_fence_fail(h_.get(), message.c_str())); }
+  // True once settled within `timeout_us` (< 0: for ever); a failed fence's cause as the error.
+  Result<bool> wait(int64_t timeout_us = -1) const {
+    int settled = 0;
+    Status s(nfuse_fence_wait(h_.get(), timeout_us, &settled));
+    if (!s.ok()) return s;
+    return settled != 0;
+  }
+
+ private:
+  api_detail::Handle<nfuse_fence, nfuse_fence_release> h_;
+};
+
+// A submitted run (Session::submit).
+class Request {
+ public:
+  Request() = default;
+  explicit Request(nfuse_request* p) : h_(p) {}
+  nfuse_request* get() const { return h_.get(); }
+  Status wait() { return Status(nfuse_request_wait(h_.get())); }
+  Result<Fence> fence() const {
+    nfuse_fence* p = nullptr;
+    Status s(nfuse_request_fence(h_.get(), &p));
+    if (!s.ok()) return s;
+    return Fence(p);
+  }
+  Result<Tensor> output(size_t index) {
+    nfuse_tensor* p = nullptr;
+    Status s(nfuse_request_output(h_.get(), index, &p));
+    if (!s.ok()) return s;
+    return Tensor(p);
+  }
+  Result<std::string> stats() {
+    const char* json = nullptr;
+    Status s(nfuse_request_stats(h_.get(), &json));
+    if (!s.ok()) return s;
+    return std::string(json);
+  }
+
+ private:
+  api_detail::Handle<nfuse_request, nfuse_request_release> h_;
+};
+
 class RunOptions {
  public:
   static Result<RunOptions> create() {
@@ -302,6 +369,15 @@ class RunOptions {
   RunOptions() = default;
   nfuse_run_options* get() const { return h_.get(); }
   Status set_profiling(bool on) { return Status(nfuse_run_options_set_profiling(h_.get(), on ? 1 : 0)); }
+  Status set_priority(nfuse_priority priority) { return Status(nfuse_run_options_set_priority(h_.get(), priority)); }
+  Status set_deadline(double ms, bool drop_if_late = false) {
+    return Status(nfuse_run_options_set_deadline(h_.get(), ms, drop_if_late ? 1 : 0));
+  }
+  Status set_performance_mode(nfuse_performance_mode mode) {
+    return Status(nfuse_run_options_set_performance_mode(h_.get(), mode));
+  }
+  Status add_wait_fence(const Fence& fence) { return Status(nfuse_run_options_add_wait_fence(h_.get(), fence.get())); }
+  Status clear_wait_fences() { return Status(nfuse_run_options_clear_wait_fences(h_.get())); }
 
  private:
   explicit RunOptions(nfuse_run_options* p) : h_(p) {}
@@ -379,6 +455,23 @@ class Session {
     std::vector<const char*> names;
     for (const std::string& o : output_names) names.push_back(o.c_str());
     return run(inputs, names.data(), names.size(), nullptr);
+  }
+  // Queues a run and returns at once (nfuse_session_submit); the inputs' memory must stay
+  // unchanged until the request settles.
+  Result<Request> submit(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+                         const RunOptions* options = nullptr, nfuse_request_done_fn done = nullptr,
+                         void* user_data = nullptr) {
+    std::vector<const char*> names;
+    std::vector<const nfuse_tensor*> tensors;
+    for (const auto& [name, t] : inputs) {
+      names.push_back(name.c_str());
+      tensors.push_back(t ? t->get() : nullptr);
+    }
+    nfuse_request* p = nullptr;
+    Status s(nfuse_session_submit(h_.get(), names.data(), tensors.data(), names.size(),
+                                  options ? options->get() : nullptr, done, user_data, &p));
+    if (!s.ok()) return s;
+    return Request(p);
   }
   // The placement report as JSON text.
   Result<std::string> placement_report() { return text(nfuse_session_placement_report); }

@@ -22,6 +22,8 @@ enum class StatusCode {
   kIncompatibleDevice,  // a context binary needs what this CPU or build lacks (ISA features, backends)
   kCorruptBinary,       // a context binary fails a structural or checksum check (which section, which check)
   kModelMismatch,       // a context binary compiled from another model than the one given
+  kDeadlineExceeded,    // a request dropped because its deadline passed before it ran
+  kCancelled,           // a request abandoned: its runtime shut down, or the caller cancelled it
 };
 
 const char* status_code_name(StatusCode code);
@@ -60,6 +62,8 @@ Status version_mismatch(std::string message);
 Status incompatible_device(std::string message);
 Status corrupt_binary(std::string message);
 Status model_mismatch(std::string message);
+Status deadline_exceeded(std::string message);
+Status cancelled(std::string message);
 
 // Either a value or a non-ok Status.
 template <typename T>

@@ -54,24 +54,22 @@ nfuse_status* nfuse_session_run_bound(nfuse_session* session, const nfuse_run_op
   return guard(fn, [&]() -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
     if (run_options) NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "run_options", run_options));
-    std::lock_guard<std::mutex> lock(session->mutex);
+    std::unique_lock<std::mutex> lock(session->mutex);
     nfuse_session& s = *session;
-    s.named_inputs.clear();
+    runtime::NamedTensors named;
     for (const nfuse_io_info& in : s.inputs) {
       auto it = s.bound_inputs.find(in.name);
       if (it == s.bound_inputs.end())
         return invalid_argument(std::string(fn) + ": input '" + in.name + "' is not bound (nfuse_session_bind_input)");
-      s.named_inputs.emplace_back(in.name, it->second);
+      named.emplace_back(in.name, it->second);
     }
     std::vector<ir::Tensor*> targets(s.outputs.size(), nullptr);
     for (size_t i = 0; i < s.bound_outputs.size(); ++i)
       if (!s.bound_outputs[i].empty()) targets[i] = &s.bound_outputs[i];
     s.last_copies = runtime::RunCopies();
-    auto result = s.impl->run_bound(s.named_inputs, targets, &s.last_copies,
-                                    run_options && run_options->profiling ? &s.profile : nullptr);
+    auto result = api::scheduled_run(s, lock, named, targets, &s.last_copies, run_options);
     if (result.ok())
-      for (const auto& [name, t] : s.named_inputs) s.last_dims[name] = t.dims();
-    s.named_inputs.clear();
+      for (const auto& [name, t] : named) s.last_dims[name] = t.dims();
     if (!result.ok()) return result.status().with_context(fn);
     for (const auto& [name, why] : s.last_copies.reasons)
       if (s.copy_logged.insert(name).second)

@@ -22,6 +22,7 @@
 #include "quant/quantize_model.h"
 #include "runtime/builtins.h"
 #include "runtime/context_model.h"
+#include "runtime/executor.h"
 #include "runtime/session.h"
 
 struct nfuse_status {
@@ -41,10 +42,21 @@ struct nfuse_runtime {
   // The intra-op workers of this thread count that every session of this runtime runs on
   // (created on first use; sessions keep them alive past the runtime's release).
   std::shared_ptr<nfuse::ThreadPool> workers(int threads);
+  // The scheduler of the sessions of this thread count (created with its workers; sessions keep
+  // it alive past the runtime's release, as they do the workers).
+  std::shared_ptr<nfuse::runtime::Executor> executor(int threads);
+  // Every executor made so far, by thread count.
+  std::vector<std::shared_ptr<nfuse::runtime::Executor>> executors();
+  void set_performance_mode(nfuse::runtime::PerformanceMode mode);
+  void set_tracing(bool on);
+  std::string trace_json;  // the text nfuse_runtime_trace last handed out
 
  private:
   std::mutex workers_mutex_;
   std::map<int, std::shared_ptr<nfuse::ThreadPool>> workers_;
+  std::map<int, std::shared_ptr<nfuse::runtime::Executor>> executors_;
+  nfuse::runtime::PerformanceMode mode_ = nfuse::runtime::PerformanceMode::kSustainedHighPerformance;
+  bool tracing_ = false;
 };
 
 // The model's serialized bytes are kept so every session imports its own graph; the graph parsed
@@ -75,6 +87,16 @@ struct nfuse_quantize_options {
 
 struct nfuse_run_options {
   bool profiling = false;
+  nfuse::runtime::RequestOptions request;  // priority, deadline, mode and fences
+};
+
+struct nfuse_fence {
+  nfuse::runtime::FencePtr fence;
+};
+
+struct nfuse_request {
+  nfuse::runtime::RequestPtr request;
+  std::string stats_json;  // the text nfuse_request_stats last handed out
 };
 
 struct nfuse_tensor {
@@ -91,16 +113,22 @@ struct nfuse_io_info {
 };
 
 struct nfuse_session {
-  std::mutex mutex;  // one run (or report) at a time
+  // Its queued requests are cancelled (and one in flight finished) before it goes.
+  ~nfuse_session() {
+    if (executor && impl) executor->forget(*impl);
+  }
+  // Guards the session's state against concurrent calls; the dispatcher holds it around each
+  // piece of a run, and a waiting run does not.
+  std::mutex mutex;
   nfuse_runtime* runtime = nullptr;
   std::unique_ptr<nfuse::runtime::Session> impl;
+  // Where its runs are scheduled (the runtime's, for the session's thread count).
+  std::shared_ptr<nfuse::runtime::Executor> executor;
   std::vector<nfuse_io_info> inputs, outputs;
   std::map<std::string, std::vector<int64_t>> last_dims;  // of the last successful run
   // The JSON texts last handed out, one each: each stays valid until its own function runs again.
   std::string report_json, profile_json, traffic_json, stats_json, trace_json;
   nfuse::backends::RunProfile profile;  // of the runs made with profiling on
-  // Reused by every run: the named inputs handed to Session::run.
-  nfuse::runtime::NamedTensors named_inputs;
   // Zero-copy I/O: caller memory bound to inputs (by name) and outputs (by output index); kept
   // across runs until rebound or cleared. What the last bound run copied, and the outputs whose
   // copy was already logged (once per tensor).
@@ -158,6 +186,7 @@ void retire(T* p) {
 // Status -> nfuse_status* (NULL for ok). Never throws: without memory for the message it returns a
 // static out-of-memory status that nfuse_status_release knows not to free.
 nfuse_status* to_c(const Status& status);
+nfuse_status_code to_c_code(StatusCode code);
 nfuse_status* make_status(nfuse_status_code code, const std::string& message);
 nfuse_status* out_of_memory_status();
 bool is_static_status(const nfuse_status* status);
@@ -194,6 +223,17 @@ nfuse_status* guard(const char* fn, Fn&& body) noexcept {
 
 // A graph of its own for a new session (the model's bytes imported again after the first).
 Result<std::unique_ptr<ir::Graph>> take_graph(const nfuse_model& model);
+
+// The inputs of a run or request by name, checked: NULL arrays, names or handles, repeats.
+Status named_inputs(const char* fn, runtime::NamedTensors& named, const char* const* names,
+                    const nfuse_tensor* const* inputs, size_t count);
+
+// A run through the session's scheduler (a run is a submit and a wait). `lock` holds the
+// session's mutex on entry and on return; it is released while the request waits, since the
+// dispatcher takes it around each piece of work.
+Result<std::vector<ir::Tensor>> scheduled_run(nfuse_session& s, std::unique_lock<std::mutex>& lock,
+                                              runtime::NamedTensors inputs, std::vector<ir::Tensor*> bound,
+                                              runtime::RunCopies* copies, const nfuse_run_options* options);
 // The index of the input or output (`what`) called `name` in `list`; kInvalidArgument naming it.
 Result<size_t> io_index(const char* fn, const std::vector<nfuse_io_info>& list, const char* name, const char* what);
 

@@ -130,13 +130,13 @@ Result<std::vector<size_t>> output_indices(const char* fn, const nfuse_session& 
   return idx;
 }
 
-// Names `s.named_inputs` after the caller's tensors. Runs on every call: nothing is allocated
-// unless an argument is wrong (the error messages are built only then) or the input count grew.
-Status bind_inputs(const char* fn, nfuse_session& s, const char* const* names, const nfuse_tensor* const* inputs,
-                   size_t count) {
+}  // namespace
+
+Status named_inputs(const char* fn, runtime::NamedTensors& named, const char* const* names,
+                    const nfuse_tensor* const* inputs, size_t count) {
   if (count > 0 && !names) return invalid_argument(std::string(fn) + ": input_names is NULL");
   if (count > 0 && !inputs) return invalid_argument(std::string(fn) + ": inputs is NULL");
-  s.named_inputs.resize(count);
+  named.resize(count);
   for (size_t i = 0; i < count; ++i) {
     if (!names[i]) return invalid_argument(std::string(fn) + ": input_names[" + std::to_string(i) + "] is NULL");
     if (!inputs[i] || !live<nfuse_tensor>().contains(inputs[i])) {
@@ -144,28 +144,31 @@ Status bind_inputs(const char* fn, nfuse_session& s, const char* const* names, c
       return check_handle(fn, what.c_str(), inputs[i]);
     }
     for (size_t j = 0; j < i; ++j)  // a handful of inputs: no set needed
-      if (s.named_inputs[j].first == names[i])
+      if (named[j].first == names[i])
         return invalid_argument(std::string(fn) + ": input '" + names[i] + "' is given twice");
-    s.named_inputs[i].first = names[i];  // reuses the string's storage from the previous run
-    s.named_inputs[i].second = inputs[i]->tensor;
+    named[i].first = names[i];
+    named[i].second = inputs[i]->tensor;
   }
   return ok_status();
 }
 
-Status run(nfuse_session& s, const char* const* input_names, const nfuse_tensor* const* inputs, size_t input_count,
-           const char* const* output_names, nfuse_tensor** outputs, size_t output_count, bool profiling) {
+namespace {
+
+Status run(nfuse_session& s, std::unique_lock<std::mutex>& lock, const char* const* input_names,
+           const nfuse_tensor* const* inputs, size_t input_count, const char* const* output_names,
+           nfuse_tensor** outputs, size_t output_count, const nfuse_run_options* run_options) {
   constexpr const char* fn = "nfuse_session_run";
   if (output_count > 0 && !outputs) return invalid_argument(std::string(fn) + ": outputs is NULL");
   for (size_t i = 0; i < output_count; ++i) outputs[i] = nullptr;
   NFUSE_ASSIGN_OR_RETURN(std::vector<size_t> which, output_indices(fn, s, output_names, output_count));
-  Status bound = bind_inputs(fn, s, input_names, inputs, input_count);
-  auto result = bound.ok() ? s.impl->run(s.named_inputs, profiling ? &s.profile : nullptr)
-                           : Result<std::vector<ir::Tensor>>(bound);
+  runtime::NamedTensors named;
+  Status bound = named_inputs(fn, named, input_names, inputs, input_count);
+  auto result =
+      bound.ok() ? scheduled_run(s, lock, named, {}, nullptr, run_options) : Result<std::vector<ir::Tensor>>(bound);
   // Every input was given (Session::run checks), so the keys stay the same run after run and
   // their dims vectors are reassigned in place.
   if (result.ok())
-    for (const auto& [name, t] : s.named_inputs) s.last_dims[name] = t.dims();
-  for (auto& named : s.named_inputs) named.second = ir::Tensor();  // drop the caller's buffers
+    for (const auto& [name, t] : named) s.last_dims[name] = t.dims();
   if (!result.ok()) return result.status().with_context(fn);
   std::vector<std::unique_ptr<nfuse_tensor>> made;
   for (size_t i : which) {
@@ -357,6 +360,7 @@ nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* mo
       so = std::move(fixed);
     }
     so.workers = runtime->workers(so.threads);
+    std::shared_ptr<runtime::Executor> executor = runtime->executor(so.threads);
     // Recorded so nfuse_session_save_context can save the packed weights (the ops' own buffers).
     if (!so.packs) so.packs = std::make_shared<backends::PackStore>(true);
     if (!graph) {
@@ -364,6 +368,7 @@ nfuse_status* nfuse_session_create(nfuse_runtime* runtime, const nfuse_model* mo
     }
     auto s = std::make_unique<nfuse_session>();
     s->runtime = runtime;
+    s->executor = std::move(executor);
     NFUSE_ASSIGN_OR_RETURN(s->impl, runtime::Session::create(std::move(graph), so));
     for (const std::string& line : s->impl->pass_report().lines()) runtime->log(NFUSE_LOG_VERBOSE, line);
     for (const ir::Value* v : s->impl->graph().inputs()) s->inputs.push_back(api::describe(*v));
@@ -487,9 +492,8 @@ nfuse_status* nfuse_session_run(nfuse_session* session, const char* const* input
   return guard(fn, [&]() -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
     if (run_options) NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "run_options", run_options));
-    std::lock_guard<std::mutex> lock(session->mutex);
-    return api::run(*session, input_names, inputs, input_count, output_names, outputs, output_count,
-                    run_options && run_options->profiling);
+    std::unique_lock<std::mutex> lock(session->mutex);
+    return api::run(*session, lock, input_names, inputs, input_count, output_names, outputs, output_count, run_options);
   });
 }
 

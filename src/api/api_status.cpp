@@ -14,7 +14,9 @@ namespace {
 // Returned when even a status cannot be allocated; never freed.
 nfuse_status g_out_of_memory{NFUSE_OUT_OF_MEMORY, "out of memory"};
 
-nfuse_status_code code_of(StatusCode code) {
+}  // namespace
+
+nfuse_status_code to_c_code(StatusCode code) {
   switch (code) {
     case StatusCode::kOk: return NFUSE_OK;
     case StatusCode::kInvalidModel: return NFUSE_INVALID_MODEL;
@@ -28,9 +30,13 @@ nfuse_status_code code_of(StatusCode code) {
     case StatusCode::kIncompatibleDevice: return NFUSE_INCOMPATIBLE_DEVICE;
     case StatusCode::kCorruptBinary: return NFUSE_CORRUPT_BINARY;
     case StatusCode::kModelMismatch: return NFUSE_MODEL_MISMATCH;
+    case StatusCode::kDeadlineExceeded: return NFUSE_DEADLINE_EXCEEDED;
+    case StatusCode::kCancelled: return NFUSE_CANCELLED;
   }
   return NFUSE_INTERNAL;
 }
+
+namespace {
 
 struct DTypePair {
   nfuse_dtype c;
@@ -58,7 +64,7 @@ nfuse_status* make_status(nfuse_status_code code, const std::string& message) {
 
 nfuse_status* to_c(const Status& status) {
   if (status.ok()) return nullptr;
-  return make_status(code_of(status.code()), status.message());
+  return make_status(to_c_code(status.code()), status.message());
 }
 
 nfuse_status* out_of_memory_status() { return &g_out_of_memory; }
@@ -104,6 +110,8 @@ const char* nfuse_status_code_name(nfuse_status_code code) {
     case NFUSE_INCOMPATIBLE_DEVICE: return "incompatible device";
     case NFUSE_CORRUPT_BINARY: return "corrupt binary";
     case NFUSE_MODEL_MISMATCH: return "model mismatch";
+    case NFUSE_DEADLINE_EXCEEDED: return "deadline exceeded";
+    case NFUSE_CANCELLED: return "cancelled";
   }
   return "unknown";
 }

@@ -182,6 +182,14 @@ class CompiledPartition {
   // Runs the partition's nodes; inputs are read from and outputs written to `ctx` slots.
   // Fails only on what prepare could not check (data-dependent errors).
   virtual Status run(ExecContext& ctx) = 0;
+  // The pre-emption points of a run: running units 0 .. units() - 1 in order is run(), and a
+  // scheduler may run other sessions' work between two units (an op of cpu, a fused group of
+  // fusion). A partition that does not split is one unit, run().
+  virtual size_t units() const { return 1; }
+  virtual Status run_unit(ExecContext& ctx, size_t unit) {
+    (void)unit;
+    return run(ctx);
+  }
   // Labels of the nodes this partition runs on reference kernels instead of its own optimized
   // ones, in execution order; reports show them so no speed is claimed that was not delivered.
   virtual std::vector<std::string> reference_nodes() const { return {}; }
@@ -190,6 +198,13 @@ class CompiledPartition {
   // The intra-op workers this partition runs on (CompileContext::pool), or null when it has
   // none; a plan's partitions share one.
   virtual const ThreadPool* intra_op_pool() const { return nullptr; }
+
+ protected:
+  // run() of a partition that splits into units.
+  Status run_units(ExecContext& ctx) {
+    for (size_t u = 0; u < units(); ++u) NFUSE_RETURN_IF_ERROR_PLAIN(run_unit(ctx, u));
+    return ok_status();
+  }
 };
 
 // What a backend is, for the partitioner and the plan (which never compare backend names).

@@ -16,6 +16,8 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kIncompatibleDevice: return "incompatible device";
     case StatusCode::kCorruptBinary: return "corrupt binary";
     case StatusCode::kModelMismatch: return "model mismatch";
+    case StatusCode::kDeadlineExceeded: return "deadline exceeded";
+    case StatusCode::kCancelled: return "cancelled";
   }
   return "unknown";
 }
@@ -41,5 +43,7 @@ Status version_mismatch(std::string m) { return Status(StatusCode::kVersionMisma
 Status incompatible_device(std::string m) { return Status(StatusCode::kIncompatibleDevice, std::move(m)); }
 Status corrupt_binary(std::string m) { return Status(StatusCode::kCorruptBinary, std::move(m)); }
 Status model_mismatch(std::string m) { return Status(StatusCode::kModelMismatch, std::move(m)); }
+Status deadline_exceeded(std::string m) { return Status(StatusCode::kDeadlineExceeded, std::move(m)); }
+Status cancelled(std::string m) { return Status(StatusCode::kCancelled, std::move(m)); }
 
 }  // namespace nfuse

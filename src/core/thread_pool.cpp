@@ -48,6 +48,42 @@ ThreadPool::ThreadPool(int threads) : threads_(threads > 1 ? static_cast<size_t>
     pool_ = pthreadpool_create(threads_);
     if (!pool_) threads_ = 1;  // no pool: run on the caller (still correct, just serial)
   }
+  active_.store(threads_, std::memory_order_relaxed);
+}
+
+void ThreadPool::park() {
+  if (!pool_) return;
+  pthreadpool_parallelize_1d(
+      pool_, [](void*, size_t) {}, nullptr, threads_, PTHREADPOOL_FLAG_YIELD_WORKERS);
+}
+
+namespace {
+
+struct EachThread {
+  const std::function<void(size_t)>* fn;
+  size_t threads;
+  std::atomic<size_t> arrived{0};
+};
+
+// pthreadpool gives each of its threads one item of a range as long as the thread count before
+// stealing; an item that waits until all have started therefore runs on a thread of its own.
+void run_on_thread(void* context, size_t worker) {
+  auto* e = static_cast<EachThread*>(context);
+  e->arrived.fetch_add(1, std::memory_order_acq_rel);
+  while (e->arrived.load(std::memory_order_acquire) < e->threads) {
+  }
+  (*e->fn)(worker);
+}
+
+}  // namespace
+
+void ThreadPool::on_each_thread(const std::function<void(size_t)>& fn) {
+  if (!pool_) {
+    fn(0);
+    return;
+  }
+  EachThread e{&fn, threads_};
+  pthreadpool_parallelize_1d(pool_, run_on_thread, &e, threads_, 0);
 }
 
 ThreadPool::~ThreadPool() {
@@ -57,17 +93,19 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::parallel_for(size_t count, TaskFn fn) {
   if (count == 0) return;
   WorkerSpanRecorder* recorder = t_recorder;
-  if (!pool_ || count == 1) {
+  const size_t active = active_.load(std::memory_order_relaxed);
+  if (!pool_ || count == 1 || active == 1) {
     const double start = recorder ? now_us() : 0.0;
     for (size_t t = 0; t < count; ++t) fn(t, 0);
     if (recorder) recorder->spans.push_back(WorkerSpan{0, start, now_us(), recorder->tag});
     return;
   }
   Shared s{fn, count};
-  const size_t workers = count < threads_ ? count : threads_;
+  const size_t workers = count < active ? count : active;
   std::vector<WorkerSpan> spans(recorder ? workers : 0, WorkerSpan{0, 0.0, -1.0, nullptr});
   s.spans = recorder ? spans.data() : nullptr;
-  pthreadpool_parallelize_1d(pool_, drain, &s, workers, 0);
+  pthreadpool_parallelize_1d(pool_, drain, &s, workers,
+                             workers_spin_.load(std::memory_order_relaxed) ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS);
   for (WorkerSpan& w : spans) {
     if (w.end_us < 0) continue;  // ran no task
     w.tag = recorder->tag;

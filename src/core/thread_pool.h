@@ -3,8 +3,10 @@
 // can use per-thread scratch sized at prepare time without locks.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -37,6 +39,19 @@ class ThreadPool {
 
   size_t threads() const { return threads_; }
 
+  // Performance modes (runtime/performance_mode.h): parallel sections use at most `workers` of
+  // the threads (1: the caller alone), and after each section the workers either spin a while
+  // for the next one (pthreadpool's spin-wait, then a futex) or block at once.
+  void set_active_workers(size_t workers) { active_.store(workers < 1 ? 1 : workers, std::memory_order_relaxed); }
+  size_t active_workers() const { return active_.load(std::memory_order_relaxed); }
+  void set_workers_spin(bool spin) { workers_spin_.store(spin, std::memory_order_relaxed); }
+  bool workers_spin() const { return workers_spin_.load(std::memory_order_relaxed); }
+  // Sends spinning workers to sleep now (an empty section after which they block).
+  void park();
+  // Runs fn(worker) once on each of the pool's threads at the same time (the caller is worker
+  // 0): what a thread-level setting such as its OS priority needs.
+  void on_each_thread(const std::function<void(size_t worker)>& fn);
+
   // Runs fn(task, worker) for every task in [0, count) and returns when all are done.
   // worker < threads() and no two tasks run on the same worker index at the same time.
   // Tasks are handed out dynamically (an atomic counter), so uneven tasks balance.
@@ -51,6 +66,8 @@ class ThreadPool {
  private:
   size_t threads_ = 1;
   pthreadpool* pool_ = nullptr;
+  std::atomic<size_t> active_{1};
+  std::atomic<bool> workers_spin_{true};
 };
 
 // Microseconds on the steady clock: the one timeline of profiles, traces and worker spans.

@@ -46,6 +46,7 @@ std::string RunStats::to_json() const {
     b.push_back({{"backend", x.backend}, {"ms", x.ms}, {"nodes", x.nodes}, {"reference_nodes", x.reference_nodes}});
   nlohmann::json j = {{"run", run},
                       {"wall_ms", wall_ms},
+                      {"queue_wait_ms", queue_wait_ms},
                       {"cpu_seconds", cpu_seconds},
                       {"backends", b},
                       {"nodes", nodes},

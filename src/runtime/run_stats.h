@@ -20,6 +20,7 @@ struct BackendRunStats {
 struct RunStats {
   uint64_t run = 0;                       // this session's runs so far, this one included
   double wall_ms = 0.0;                   // from the call to outputs ready (input checks and copies included)
+  double queue_wait_ms = 0.0;             // a runtime request's wait from ready to its first unit (0: run directly)
   double cpu_seconds = 0.0;               // the process's CPU time (user + system, every thread) during the run
   std::vector<BackendRunStats> backends;  // in order of first use
   size_t nodes = 0;

@@ -194,7 +194,6 @@ Status Session::check_input(const ir::Value& expected, const ir::Tensor& got) co
   return ok_status();
 }
 
-// No exception crosses the API: an allocation failure deep in a kernel becomes kOutOfMemory.
 Result<std::vector<ir::Tensor>> Session::run(const NamedTensors& inputs, backends::RunProfile* profile) {
   return run_bound(inputs, {}, nullptr, profile);
 }
@@ -202,16 +201,14 @@ Result<std::vector<ir::Tensor>> Session::run(const NamedTensors& inputs, backend
 Result<std::vector<ir::Tensor>> Session::run_bound(const NamedTensors& inputs,
                                                    const std::vector<ir::Tensor*>& bound_outputs, RunCopies* copies,
                                                    backends::RunProfile* profile) {
-  if (!bound_outputs.empty() && bound_outputs.size() != graph_->outputs().size())
-    return invalid_argument("bound outputs: " + std::to_string(bound_outputs.size()) + " given for " +
-                            std::to_string(graph_->outputs().size()) + " outputs");
-  try {
-    return run_impl(inputs, profile, bound_outputs.empty() ? nullptr : &bound_outputs, copies);
-  } catch (const std::bad_alloc&) {
-    return out_of_memory("running '" + graph_->name + "': out of memory");
-  } catch (const std::exception& e) {
-    return internal_error("running '" + graph_->name + "': " + e.what());
+  RunCursor cursor;
+  NFUSE_RETURN_IF_ERROR_PLAIN(
+      start_run(inputs, bound_outputs.empty() ? nullptr : &bound_outputs, copies, profile, &cursor));
+  for (;;) {
+    NFUSE_ASSIGN_OR_RETURN(const bool done, next_unit(cursor));
+    if (done) break;
   }
+  return finish_run(cursor);
 }
 
 namespace {
@@ -231,12 +228,80 @@ std::string binding_refusal(const compile::PlannedValue& planned, const ir::Tens
   return "";
 }
 
+// No exception crosses the API: an allocation failure deep in a kernel becomes kOutOfMemory,
+// and a failed piece of a run cancels it.
+template <typename F>
+auto guarded(Session& session, RunCursor& cursor, F&& body) -> decltype(body()) {
+  try {
+    auto result = body();
+    if (!result.ok()) session.cancel_run(cursor);
+    return result;
+  } catch (const std::bad_alloc&) {
+    session.cancel_run(cursor);
+    return out_of_memory("running '" + session.graph().name + "': out of memory");
+  } catch (const std::exception& e) {
+    session.cancel_run(cursor);
+    return internal_error("running '" + session.graph().name + "': " + e.what());
+  }
+}
+
+// The calling thread's worker-span recorder for one unit of a profiled run, restored after it.
+class RecorderScope {
+ public:
+  explicit RecorderScope(backends::RunProfile* profile)
+      : outer_(set_worker_span_recorder(profile ? &profile->workers : worker_span_recorder())) {}
+  ~RecorderScope() { set_worker_span_recorder(outer_); }
+  RecorderScope(const RecorderScope&) = delete;
+  RecorderScope& operator=(const RecorderScope&) = delete;
+
+ private:
+  WorkerSpanRecorder* outer_;
+};
+
 }  // namespace
 
-Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, backends::RunProfile* profile,
-                                                  const std::vector<ir::Tensor*>* bound_outputs, RunCopies* copies) {
-  const auto started = std::chrono::steady_clock::now();
-  const double cpu_started = process_cpu_seconds();
+Status Session::start_run(const NamedTensors& inputs, const std::vector<ir::Tensor*>* bound_outputs, RunCopies* copies,
+                          backends::RunProfile* profile, RunCursor* cursor) {
+  if (!cursor) return invalid_argument("no run cursor");
+  if (cursor->active()) return invalid_argument("the run cursor holds a run that was not finished");
+  if (bound_outputs && bound_outputs->size() != graph_->outputs().size())
+    return invalid_argument("bound outputs: " + std::to_string(bound_outputs->size()) + " given for " +
+                            std::to_string(graph_->outputs().size()) + " outputs");
+  cursor->profile_ = profile;
+  cursor->bound_outputs_ = bound_outputs;
+  cursor->copies_ = copies;
+  return guarded(*this, *cursor, [&] { return start_impl(inputs, *cursor); });
+}
+
+Result<bool> Session::next_unit(RunCursor& cursor) {
+  if (!cursor.active()) return invalid_argument("no run was started on this cursor");
+  NFUSE_RETURN_IF_ERROR_PLAIN(guarded(*this, cursor, [&] { return unit_impl(cursor); }));
+  return cursor.done();
+}
+
+Result<std::vector<ir::Tensor>> Session::finish_run(RunCursor& cursor) {
+  if (!cursor.active()) return invalid_argument("no run was started on this cursor");
+  if (!cursor.done()) return invalid_argument("the run has units left to run");
+  return guarded(*this, cursor, [&] { return finish_impl(cursor); });
+}
+
+void Session::cancel_run(RunCursor& cursor) {
+  auto* p = static_cast<Prepared*>(cursor.prepared_);
+  if (!p) return;
+  const compile::Plan& plan = *p->plan;
+  p->ctx->profile = nullptr;  // a failed run must not leave the caller's profile attached
+  // A binding lasts one run: the next must not write into memory it no longer owns.
+  if (cursor.bound_outputs_)
+    for (size_t i = 0; i < plan.output_slots.size(); ++i)
+      if ((*cursor.bound_outputs_)[i] && p->ctx->slot(plan.output_slots[i]).bound_output())
+        p->ctx->slot(plan.output_slots[i]) = ir::Tensor();
+  for (int s : plan.input_slots) p->ctx->slot(s) = ir::Tensor();  // drop the caller's input buffers
+  cursor.prepared_ = nullptr;
+}
+
+Status Session::start_impl(const NamedTensors& inputs, RunCursor& c) {
+  c.started_ = std::chrono::steady_clock::now();
+  c.cpu_started_ = process_cpu_seconds();
   std::map<std::string, const ir::Tensor*> by_name;
   for (const auto& [name, t] : inputs) {
     if (!graph_->find_value(name) || !graph_->find_value(name)->is_graph_input) {
@@ -253,60 +318,67 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
   }
   NFUSE_ASSIGN_OR_RETURN(Prepared * p, prepared_for(dims));
   const compile::Plan& plan = *p->plan;
+  c.prepared_ = p;  // from here on, cancel_run undoes what follows
   for (size_t i = 0; i < graph_->inputs().size(); ++i) {
     p->ctx->slot(plan.input_slots[i]) = *by_name.at(graph_->inputs()[i]->name);
   }
   // Bound outputs the kernels may write in place go into their slots; the rest are copied after.
-  std::vector<std::string> refusals;  // sized only for a bound run: a plain run allocates nothing here
-  struct Unbind {                     // a binding lasts one run: the next must not write into memory it no longer owns
-    backends::ExecContext& ctx;
-    const std::vector<int>& slots;
-    const std::vector<ir::Tensor*>* bound;
-    ~Unbind() {
-      if (!bound) return;
-      for (size_t i = 0; i < slots.size(); ++i)
-        if ((*bound)[i] && ctx.slot(slots[i]).bound_output()) ctx.slot(slots[i]) = ir::Tensor();
-    }
-  } unbind{*p->ctx, plan.output_slots, bound_outputs};
-  if (bound_outputs) {
-    refusals.resize(plan.output_slots.size());
+  c.refusals_.clear();
+  if (c.bound_outputs_) {
+    c.refusals_.resize(plan.output_slots.size());
     for (size_t i = 0; i < plan.output_slots.size(); ++i) {
-      ir::Tensor* target = (*bound_outputs)[i];
+      ir::Tensor* target = (*c.bound_outputs_)[i];
       if (!target) continue;
       const int s = plan.output_slots[i];
-      refusals[i] = binding_refusal(plan.values[static_cast<size_t>(s)], *target);
-      if (refusals[i].empty())
+      c.refusals_[i] = binding_refusal(plan.values[static_cast<size_t>(s)], *target);
+      if (c.refusals_[i].empty())
         p->ctx->slot(s) = ir::Tensor::bind_output(target->dtype(), target->dims(), target->raw());
     }
   }
-  {
-    p->ctx->profile = profile;
-    struct Detach {  // a failed run must not leave the caller's profile attached
-      backends::ExecContext& ctx;
-      WorkerSpanRecorder* outer;
-      ~Detach() {
-        ctx.profile = nullptr;
-        set_worker_span_recorder(outer);
-      }
-    } detach{*p->ctx, profile ? set_worker_span_recorder(&profile->workers) : worker_span_recorder()};
-    if (!p->stats) p->stats = std::make_unique<RunStats>(plan_run_stats(plan, options_.backend));
-    step_ms_.assign(plan.steps.size(), 0.0);
-    for (size_t i = 0; i < plan.steps.size(); ++i) {
-      const compile::Step& step = plan.steps[i];
-      const auto t0 = std::chrono::steady_clock::now();
-      NFUSE_RETURN_IF_ERROR(step.compiled->run(*p->ctx), "running on backend '" + step.partition.backend + "'");
-      step_ms_[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (profile)
-        profile->partitions.push_back(
-            {step.partition.backend, step.partition.nodes.size(), backends::steady_us(t0), step_ms_[i] * 1000.0});
-    }
-  }
-  if (profile) {
-    ++profile->runs;
-    const double start = backends::steady_us(started);
-    profile->run_spans.push_back(
+  p->ctx->profile = c.profile_;
+  if (!p->stats) p->stats = std::make_unique<RunStats>(plan_run_stats(plan, options_.backend));
+  step_ms_.assign(plan.steps.size(), 0.0);
+  c.steps_ = plan.steps.size();
+  c.step_ = c.unit_ = c.units_run_ = c.units_total_ = 0;
+  for (const compile::Step& step : plan.steps) c.units_total_ += step.compiled->units();
+  while (c.step_ < c.steps_ && plan.steps[c.step_].compiled->units() == 0) ++c.step_;
+  return ok_status();
+}
+
+Status Session::unit_impl(RunCursor& c) {
+  auto* p = static_cast<Prepared*>(c.prepared_);
+  const compile::Plan& plan = *p->plan;
+  if (c.done()) return ok_status();
+  const compile::Step& step = plan.steps[c.step_];
+  RecorderScope recorder(c.profile_);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (c.unit_ == 0) c.step_started_ = t0;
+  NFUSE_RETURN_IF_ERROR(step.compiled->run_unit(*p->ctx, c.unit_),
+                        "running on backend '" + step.partition.backend + "'");
+  const auto t1 = std::chrono::steady_clock::now();
+  step_ms_[c.step_] += std::chrono::duration<double, std::milli>(t1 - t0).count();
+  ++c.units_run_;
+  if (++c.unit_ < step.compiled->units()) return ok_status();
+  if (c.profile_)  // the partition's span, from its first unit's start to its last unit's end
+    c.profile_->partitions.push_back({step.partition.backend, step.partition.nodes.size(),
+                                      backends::steady_us(c.step_started_),
+                                      std::chrono::duration<double, std::micro>(t1 - c.step_started_).count()});
+  c.unit_ = 0;
+  ++c.step_;
+  while (c.step_ < c.steps_ && plan.steps[c.step_].compiled->units() == 0) ++c.step_;
+  return ok_status();
+}
+
+Result<std::vector<ir::Tensor>> Session::finish_impl(RunCursor& c) {
+  auto* p = static_cast<Prepared*>(c.prepared_);
+  const compile::Plan& plan = *p->plan;
+  if (c.profile_) {
+    ++c.profile_->runs;
+    const double start = backends::steady_us(c.started_);
+    c.profile_->run_spans.push_back(
         {"", plan.steps.size(), start, backends::steady_us(std::chrono::steady_clock::now()) - start});
   }
+  const std::vector<ir::Tensor*>* bound_outputs = c.bound_outputs_;
   std::vector<ir::Tensor> outputs;
   for (size_t i = 0; i < plan.output_slots.size(); ++i) {
     const int s = plan.output_slots[i];
@@ -321,12 +393,12 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
                                 " but the run produced " + std::string(ir::dtype_name(t.dtype())) +
                                 ir::dims_to_string(t.dims()));
       if (t.bytes() > 0) std::memcpy(target->raw(), t.raw(), t.bytes());
-      if (copies) {
-        copies->output_bytes += t.bytes();
-        copies->reasons.emplace_back(graph_->outputs()[i]->name,
-                                     refusals[i].empty() ? "its producer does not write its own buffer (a view, "
-                                                           "a reference-kernel output or a fused group's alias)"
-                                                         : refusals[i]);
+      if (c.copies_) {
+        c.copies_->output_bytes += t.bytes();
+        c.copies_->reasons.emplace_back(graph_->outputs()[i]->name,
+                                        c.refusals_[i].empty() ? "its producer does not write its own buffer (a view, "
+                                                                 "a reference-kernel output or a fused group's alias)"
+                                                               : c.refusals_[i]);
       }
       continue;
     }
@@ -336,9 +408,8 @@ Result<std::vector<ir::Tensor>> Session::run_impl(const NamedTensors& inputs, ba
                           ? t
                           : t.clone());
   }
-  // Drop references to the caller's input buffers.
-  for (int s : plan.input_slots) p->ctx->slot(s) = ir::Tensor();
-  record_run(plan, *p->stats, copies, started, cpu_started);
+  cancel_run(c);  // the run is over: unbind, drop the inputs, detach the profile
+  record_run(plan, *p->stats, c.copies_, c.started_, c.cpu_started_);
   return outputs;
 }
 

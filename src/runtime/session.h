@@ -55,6 +55,34 @@ struct RunCopies {
   std::vector<std::pair<std::string, std::string>> reasons;  // output name -> why it was copied
 };
 
+// A run in progress on one session, advanced one unit at a time (runtime/executor.h interleaves
+// the runs of many sessions at unit boundaries). Session::run is start_run, next_unit until it
+// says done, finish_run. Between start_run and finish_run (or cancel_run) the session runs
+// nothing else, and the inputs and bound outputs must stay alive.
+class RunCursor {
+ public:
+  RunCursor() = default;
+  RunCursor(const RunCursor&) = delete;
+  RunCursor& operator=(const RunCursor&) = delete;
+  bool active() const { return prepared_ != nullptr; }
+  bool done() const { return active() && step_ >= steps_; }
+  // Units run so far and in all (a partition's ops or fused groups; its own `units()`).
+  size_t units_run() const { return units_run_; }
+  size_t units_total() const { return units_total_; }
+
+ private:
+  friend class Session;
+  void* prepared_ = nullptr;  // Session::Prepared of the running plan
+  size_t step_ = 0, unit_ = 0, steps_ = 0;
+  size_t units_run_ = 0, units_total_ = 0;
+  std::chrono::steady_clock::time_point started_, step_started_;
+  double cpu_started_ = 0.0;
+  backends::RunProfile* profile_ = nullptr;
+  const std::vector<ir::Tensor*>* bound_outputs_ = nullptr;
+  RunCopies* copies_ = nullptr;
+  std::vector<std::string> refusals_;  // sized only for a bound run
+};
+
 class Session {
  public:
   // Takes ownership of a verified graph; kNotFound for an unknown backend.
@@ -93,6 +121,17 @@ class Session {
   Result<std::vector<ir::Tensor>> run_bound(const NamedTensors& inputs, const std::vector<ir::Tensor*>& bound_outputs,
                                             RunCopies* copies, backends::RunProfile* profile = nullptr);
 
+  // The run of run_bound in pieces: start_run checks the inputs, prepares the plan and binds
+  // inputs and outputs; next_unit runs one unit of work (true once all have run); finish_run
+  // returns the outputs as run_bound does; cancel_run abandons a started run (after an error, or
+  // when a scheduler drops it). `bound_outputs` may be null (none bound). Every call is
+  // exception-free (allocation failures become kOutOfMemory), and any failure cancels the run.
+  Status start_run(const NamedTensors& inputs, const std::vector<ir::Tensor*>* bound_outputs, RunCopies* copies,
+                   backends::RunProfile* profile, RunCursor* cursor);
+  Result<bool> next_unit(RunCursor& cursor);
+  Result<std::vector<ir::Tensor>> finish_run(RunCursor& cursor);
+  void cancel_run(RunCursor& cursor);
+
   // Plans built so far (one per input-shape signature); drop_plans() frees them all, and the
   // next run plans again.
   size_t cached_plans() const { return cache_.size(); }
@@ -110,8 +149,9 @@ class Session {
   // The plan options these session options say.
   compile::PlanOptions plan_options() const;
   Status check_input(const ir::Value& expected, const ir::Tensor& got) const;
-  Result<std::vector<ir::Tensor>> run_impl(const NamedTensors& inputs, backends::RunProfile* profile,
-                                           const std::vector<ir::Tensor*>* bound_outputs, RunCopies* copies);
+  Status start_impl(const NamedTensors& inputs, RunCursor& cursor);
+  Status unit_impl(RunCursor& cursor);
+  Result<std::vector<ir::Tensor>> finish_impl(RunCursor& cursor);
   void record_run(const compile::Plan& plan, const RunStats& base, const RunCopies* copies,
                   std::chrono::steady_clock::time_point started, double cpu_started);
 

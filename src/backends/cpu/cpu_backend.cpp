@@ -108,10 +108,13 @@ class CpuPartition final : public CompiledPartition {
     }
   }
 
-  Status run(ExecContext& ctx) override {
-    OpTensors t;
-    std::vector<ir::Tensor> unnamed;
-    for (Step& s : steps_) {
+  Status run(ExecContext& ctx) override { return run_units(ctx); }
+  size_t units() const override { return steps_.size(); }
+  Status run_unit(ExecContext& ctx, size_t unit) override {
+    OpTensors& t = tensors_;
+    std::vector<ir::Tensor>& unnamed = unnamed_;
+    {
+      Step& s = steps_[unit];
       ScopedNodeTimer timer(ctx.profile, s.node, "cpu", s.reference);
       t.inputs.clear();
       t.implicit_inputs.clear();
@@ -159,9 +162,11 @@ class CpuPartition final : public CompiledPartition {
 
   std::vector<Step> steps_;
   std::shared_ptr<ThreadPool> pool_;
-  Scratch scratch_;       // own memory for steps the arena does not hold
-  AlignedFloats shared_;  // CpuOp::shared_floats, the same, grown to the largest op's
-  Scratch bound_view_;    // the running step's span of the arena
+  Scratch scratch_;                  // own memory for steps the arena does not hold
+  AlignedFloats shared_;             // CpuOp::shared_floats, the same, grown to the largest op's
+  Scratch bound_view_;               // the running step's span of the arena
+  OpTensors tensors_;                // the running step's operands, reused so a run allocates nothing here
+  std::vector<ir::Tensor> unnamed_;  // outputs nobody reads
   std::vector<std::string> reference_nodes_;
 };
 

@@ -48,27 +48,25 @@ class FusionPartition final : public CompiledPartition {
       if (per_worker(i)) bound_[i] = next < addresses.size() ? reinterpret_cast<float*>(addresses[next++]) : nullptr;
   }
 
-  Status run(ExecContext& ctx) override {
-    for (auto& g : groups_) {
-      // A group's members run interleaved, so the profile books the group's time on its last
-      // member and zero on the others (members show as fused, not as free).
-      if (ctx.profile) {
-        for (const ir::Node* n : g->operands()) ctx.profile->nodes.push_back(NodeTiming{n, "fusion", false, 0.0});
-        for (size_t i = 0; i + 1 < g->nodes().size(); ++i)
-          ctx.profile->nodes.push_back(NodeTiming{g->nodes()[i], "fusion", false, 0.0});
-      }
-      ScopedNodeTimer timer(ctx.profile, g->nodes().back(), "fusion", false);
-      const size_t i = static_cast<size_t>(&g - groups_.data());
-      if (bound_[i]) {
-        view_.borrow(bound_[i], per_worker(i));
-        NFUSE_RETURN_IF_ERROR_PLAIN(g->run(ctx, *pool_, view_));
-        continue;
-      }
-      if (!scratch_.reserve(pool_->threads(), g->scratch_floats()))  // a no-op once large enough
-        return out_of_memory(g->nodes().back()->label() + ": fusion line buffers");
-      NFUSE_RETURN_IF_ERROR_PLAIN(g->run(ctx, *pool_, scratch_));
+  Status run(ExecContext& ctx) override { return run_units(ctx); }
+  size_t units() const override { return groups_.size(); }
+  Status run_unit(ExecContext& ctx, size_t unit) override {
+    FusedGroup& g = *groups_[unit];
+    // A group's members run interleaved, so the profile books the group's time on its last
+    // member and zero on the others (members show as fused, not as free).
+    if (ctx.profile) {
+      for (const ir::Node* n : g.operands()) ctx.profile->nodes.push_back(NodeTiming{n, "fusion", false, 0.0});
+      for (size_t i = 0; i + 1 < g.nodes().size(); ++i)
+        ctx.profile->nodes.push_back(NodeTiming{g.nodes()[i], "fusion", false, 0.0});
     }
-    return ok_status();
+    ScopedNodeTimer timer(ctx.profile, g.nodes().back(), "fusion", false);
+    if (bound_[unit]) {
+      view_.borrow(bound_[unit], per_worker(unit));
+      return g.run(ctx, *pool_, view_);
+    }
+    if (!scratch_.reserve(pool_->threads(), g.scratch_floats()))  // a no-op once large enough
+      return out_of_memory(g.nodes().back()->label() + ": fusion line buffers");
+    return g.run(ctx, *pool_, scratch_);
   }
 
   PartitionTraffic traffic() const override { return traffic_; }

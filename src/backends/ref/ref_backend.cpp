@@ -20,8 +20,11 @@ class RefPartition final : public CompiledPartition {
  public:
   explicit RefPartition(std::vector<CompiledStep> steps) : steps_(std::move(steps)) {}
 
-  Status run(ExecContext& ctx) override {
-    for (const CompiledStep& s : steps_) {
+  Status run(ExecContext& ctx) override { return run_units(ctx); }
+  size_t units() const override { return steps_.size(); }
+  Status run_unit(ExecContext& ctx, size_t unit) override {
+    {
+      const CompiledStep& s = steps_[unit];
       ScopedNodeTimer timer(ctx.profile, s.node, "ref", false);
       KernelArgs args{*s.node, {}, {}, {}, nullptr};
       args.inputs.reserve(s.input_slots.size());

@@ -1,0 +1,451 @@
+#include "runtime/executor.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+#include "core/thread_pool.h"
+
+namespace nfuse::runtime {
+
+Status Request::wait() const {
+  fence_->wait();
+  return status();
+}
+
+Status Request::status() const {
+  switch (fence_->state()) {
+    case Fence::State::kSignalled: return Status();
+    case Fence::State::kFailed: return fence_->cause();
+    case Fence::State::kPending: break;
+  }
+  return invalid_argument("request " + std::to_string(id_) + " has not settled");
+}
+
+namespace {
+
+double steady_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+constexpr double kNoDeadline = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+Executor::Executor(std::shared_ptr<ThreadPool> workers, Options options)
+    : workers_(std::move(workers)),
+      options_(std::move(options)),
+      mode_(options_.mode),
+      wake_(std::make_shared<Wake>()) {
+  if (!workers_) workers_ = std::make_shared<ThreadPool>(1);
+  if (!options_.manual) dispatcher_ = std::thread([this] { dispatcher_loop(); });
+}
+
+Executor::~Executor() {
+  {
+    std::lock_guard<std::mutex> lock(wake_->mutex);
+    wake_->stop = true;
+  }
+  wake_->cv.notify_all();
+  if (dispatcher_.joinable()) dispatcher_.join();
+  std::vector<Settled> settled;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [session, queue] : queues_)
+      for (RequestPtr& r : queue)
+        settled.push_back({r, cancelled("the runtime shut down before request " + std::to_string(r->id_) + " ('" +
+                                        r->label_ + "') finished")});
+  }
+  for (Settled& s : settled)
+    if (s.request->started_) s.request->session_->cancel_run(s.request->cursor_);
+  settle(settled);
+  if (workers_) {
+    workers_->set_active_workers(workers_->threads());
+    workers_->set_workers_spin(true);
+  }
+}
+
+double Executor::now_ms() const { return options_.clock_ms ? options_.clock_ms() : steady_ms(); }
+
+void Executor::wake() {
+  {
+    std::lock_guard<std::mutex> lock(wake_->mutex);
+    ++wake_->generation;
+  }
+  wake_->cv.notify_one();
+}
+
+void Executor::record_queue_depth() {
+  if (tracing_) trace_counters_.push_back({steady_us(std::chrono::steady_clock::now()), queued_});
+}
+
+Result<RequestPtr> Executor::enqueue(Session& session, std::mutex* session_mutex, NamedTensors inputs,
+                                     RequestOptions options, bool wake_dispatcher) {
+  if (options.deadline_ms < 0) return invalid_argument("a deadline must be >= 0 ms (0: none)");
+  for (const FencePtr& f : options.wait_for)
+    if (!f) return invalid_argument("a request cannot wait on a null fence");
+  auto r = std::make_shared<Request>();
+  r->session_ = &session;
+  r->session_mutex_ = session_mutex;
+  r->inputs_ = std::move(inputs);
+  r->options_ = std::move(options);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    r->id_ = next_id_++;
+    r->label_ = r->options_.label.empty() ? session.graph().name : r->options_.label;
+    if (r->label_.empty()) r->label_ = "session";
+    r->fence_ = std::make_shared<Fence>(r->label_ + " #" + std::to_string(r->id_), r->id_);
+    r->times_.submitted_ms = now_ms();
+    r->submitted_us_ = steady_us(std::chrono::steady_clock::now());
+    r->deadline_at_ms_ = r->options_.deadline_ms > 0 ? r->times_.submitted_ms + r->options_.deadline_ms : kNoDeadline;
+    queues_[&session].push_back(r);
+    ++queued_;
+    record_queue_depth();
+  }
+  // A caller's (or another request's) fence settling may make this request ready.
+  std::weak_ptr<Wake> weak = wake_;
+  for (const FencePtr& f : r->options_.wait_for)
+    f->on_settled([weak] {
+      if (auto w = weak.lock()) {
+        {
+          std::lock_guard<std::mutex> lock(w->mutex);
+          ++w->generation;
+        }
+        w->cv.notify_one();
+      }
+    });
+  if (wake_dispatcher) wake();
+  return r;
+}
+
+Result<RequestPtr> Executor::run(Session& session, std::mutex* session_mutex, NamedTensors inputs,
+                                 RequestOptions options) {
+  NFUSE_ASSIGN_OR_RETURN(RequestPtr r, enqueue(session, session_mutex, std::move(inputs), std::move(options), false));
+  while (r->fence_->state() == Fence::State::kPending) {
+    if (try_dispatch() == Dispatch::kRan) continue;
+    // Another thread is dispatching, or nothing can run (a fence): the dispatcher thread takes over.
+    wake();
+    r->fence_->wait();
+  }
+  // Work may be left that this thread found while it dispatched: the dispatcher thread's now.
+  if (queued() > 0) wake();
+  return r;
+}
+
+void Executor::forget(Session& session) {
+  std::vector<Settled> settled;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    unit_done_cv_.wait(lock, [&] { return !running_ || running_->session_ != &session; });
+    auto it = queues_.find(&session);
+    if (it == queues_.end()) return;
+    for (RequestPtr& r : it->second) {
+      if (r->started_) session.cancel_run(r->cursor_);
+      settled.push_back({r, cancelled("its session was released before request " + std::to_string(r->id_) + " ran")});
+    }
+    queued_ -= it->second.size();
+    queues_.erase(it);
+  }
+  settle(settled);
+}
+
+void Executor::set_mode(PerformanceMode mode) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    mode_ = mode;
+  }
+  wake();
+}
+
+PerformanceMode Executor::mode() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return mode_;
+}
+
+std::string Executor::mode_report() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string s = describe(mode_, mode_settings(mode_, workers_->threads()));
+  if (!os_priority_note_.empty()) s += " (" + os_priority_note_ + ")";
+  return s;
+}
+
+size_t Executor::queued() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_;
+}
+
+void Executor::set_tracing(bool on) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  tracing_ = on;
+  if (on) {
+    trace_units_.clear();
+    trace_requests_.clear();
+    trace_counters_.clear();
+  }
+}
+
+void Executor::remove(const RequestPtr& r) {
+  auto it = queues_.find(r->session_);
+  if (it == queues_.end()) return;
+  auto& q = it->second;
+  auto pos = std::find(q.begin(), q.end(), r);
+  if (pos == q.end()) return;
+  q.erase(pos);
+  --queued_;
+  if (q.empty()) queues_.erase(it);
+}
+
+RequestPtr Executor::choose(double now, std::vector<Settled>* settled, double* wake_at) {
+  std::vector<Candidate>& candidates = candidates_;
+  std::vector<RequestPtr>& ready = ready_list_;
+  std::vector<RequestPtr>& to_remove = to_remove_;
+  candidates.clear();
+  ready.clear();
+  to_remove.clear();
+  for (auto& [session, queue] : queues_) {
+    const RequestPtr& r = queue.front();  // a session's requests run in order
+    if (!r->ready_) {
+      bool all = true;
+      for (const FencePtr& f : r->options_.wait_for) {
+        const Fence::State state = f->state();
+        if (state == Fence::State::kFailed) {
+          Status cause = f->cause();
+          settled->push_back(
+              {r, Status(cause.code(), "request " + std::to_string(r->id_) + " ('" + r->label_ + "') waits on fence '" +
+                                           f->label() + "', which failed: " + cause.message())});
+          to_remove.push_back(r);
+          all = false;
+          break;
+        }
+        if (state == Fence::State::kPending) all = false;
+      }
+      if (!all) continue;
+      r->ready_ = true;
+      r->times_.ready_ms = now;
+      r->waiting_since_ms_ = now;
+    }
+    if (!r->started_ && r->options_.drop_if_late && now > r->deadline_at_ms_) {
+      settled->push_back(
+          {r, deadline_exceeded("request " + std::to_string(r->id_) + " ('" + r->label_ +
+                                "') was dropped: its deadline of " + std::to_string(r->options_.deadline_ms) +
+                                " ms passed after " + std::to_string(now - r->times_.submitted_ms) +
+                                " ms, before it started")});
+      r->times_.missed_deadline = true;
+      to_remove.push_back(r);
+      continue;
+    }
+    if (!r->started_ && r->options_.drop_if_late) *wake_at = std::min(*wake_at, r->deadline_at_ms_);
+    candidates.push_back({r->id_, r->options_.priority, r->waiting_since_ms_, r->deadline_at_ms_});
+    ready.push_back(r);
+  }
+  for (const RequestPtr& r : to_remove) remove(r);
+  if (!to_remove.empty()) record_queue_depth();
+  to_remove.clear();
+  if (ready.empty()) return nullptr;
+  RequestPtr next = ready[pick_next(candidates, now, options_.scheduling)];
+  ready.clear();
+  return next;
+}
+
+void Executor::apply_mode(const ModeSettings& s) {
+  if (applied_ && s.workers == applied_settings_.workers && s.workers_spin == applied_settings_.workers_spin) return;
+  workers_->set_active_workers(s.workers);
+  workers_->set_workers_spin(s.workers_spin);
+  if (!s.workers_spin && (!applied_ || applied_settings_.workers_spin)) workers_->park();
+  applied_settings_ = s;
+  applied_ = true;
+}
+
+// One piece of a request's run, outside mutex_: its start and first unit, a unit, or its last
+// unit and finish. Under the session's own lock when it has one.
+Executor::TraceUnit Executor::run_piece(const RequestPtr& r, std::vector<Settled>* settled) {
+  Session& session = *r->session_;
+  std::unique_lock<std::mutex> session_lock;
+  if (r->session_mutex_) session_lock = std::unique_lock<std::mutex>(*r->session_mutex_);
+  const double t0 = now_ms();
+  const auto wall0 = std::chrono::steady_clock::now();
+  Status status;
+  if (!r->started_) {
+    r->started_ = true;
+    r->times_.started_ms = t0;
+    r->started_us_ = steady_us(wall0);
+    status = session.start_run(r->inputs_, r->options_.bound_outputs.empty() ? nullptr : &r->options_.bound_outputs,
+                               r->options_.copies, r->options_.profile, &r->cursor_);
+  }
+  bool done = false;
+  if (status.ok()) {
+    Result<bool> step = session.next_unit(r->cursor_);
+    if (step.ok())
+      done = *step;
+    else
+      status = step.status();
+  }
+  if (status.ok() && done) {
+    Result<std::vector<ir::Tensor>> outputs = session.finish_run(r->cursor_);
+    if (outputs.ok()) {
+      r->outputs_ = std::move(*outputs);
+      r->stats_ = session.last_run_stats();
+    } else {
+      status = outputs.status();
+    }
+  }
+  const double t1 = now_ms();
+  const auto wall1 = std::chrono::steady_clock::now();
+  const double piece = t1 - t0;
+  r->times_.busy_ms += piece;
+  r->times_.longest_unit_ms = std::max(r->times_.longest_unit_ms, piece);
+  ++r->times_.units;
+  r->waiting_since_ms_ = t1;
+  TraceUnit unit{r->id_, "", steady_us(wall0), std::chrono::duration<double, std::micro>(wall1 - wall0).count()};
+  if (tracing_) unit.name = r->label_ + " unit " + std::to_string(r->times_.units);
+  if (!status.ok()) {
+    settled->push_back({r, status.with_context("request " + std::to_string(r->id_) + " ('" + r->label_ + "')")});
+  } else if (done) {
+    r->times_.finished_ms = t1;
+    r->times_.missed_deadline = t1 > r->deadline_at_ms_;
+    r->stats_.queue_wait_ms = r->times_.queue_wait_ms();
+    settled->push_back({r, Status()});
+  }
+  return unit;
+}
+
+void Executor::settle(std::vector<Settled>& settled) {
+  for (Settled& s : settled) {
+    Request& r = *s.request;
+    if (r.times_.finished_ms == 0.0) r.times_.finished_ms = now_ms();
+    r.inputs_.clear();  // the caller's tensors are free once the request settles
+    if (tracing_) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      TraceRequest t{r.id_,
+                     r.label_,
+                     priority_name(r.options_.priority),
+                     s.status.ok() ? "ok" : std::string(status_code_name(s.status.code())),
+                     0,
+                     0,
+                     0,
+                     {}};
+      t.submitted_us = r.submitted_us_;
+      t.finished_us = steady_us(std::chrono::steady_clock::now());
+      t.started_us = r.started_ ? r.started_us_ : t.finished_us;
+      for (const FencePtr& f : r.options_.wait_for)
+        if (f->producer()) t.waited_on.push_back(f->producer());
+      trace_requests_.push_back(std::move(t));
+    }
+    if (s.status.ok())
+      r.fence_->signal();
+    else
+      r.fence_->fail(s.status);
+    if (r.options_.on_done) r.options_.on_done(r);
+  }
+  settled.clear();
+}
+
+Executor::Dispatch Executor::try_dispatch() {
+  std::vector<Settled> settled;
+  RequestPtr next;
+  double wake_at = kNoDeadline;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (dispatching_) return Dispatch::kBusy;
+    next = choose(now_ms(), &settled, &wake_at);
+    if (next) {
+      running_ = next;
+      dispatching_ = true;
+      const PerformanceMode mode = next->options_.mode.value_or(mode_);
+      apply_mode(mode_settings(mode, workers_->threads()));
+    }
+  }
+  if (next) {
+    TraceUnit unit = run_piece(next, &settled);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (tracing_) trace_units_.push_back(std::move(unit));
+    for (const Settled& s : settled)
+      if (s.request == next) {
+        remove(next);
+        record_queue_depth();
+      }
+    running_.reset();
+    dispatching_ = false;
+  }
+  if (next) unit_done_cv_.notify_all();
+  const bool any = next || !settled.empty();
+  settle(settled);
+  return any ? Dispatch::kRan : Dispatch::kIdle;
+}
+
+void Executor::dispatcher_loop() {
+  int nice_applied = 0;
+  for (;;) {
+    uint64_t generation = 0;
+    {
+      std::lock_guard<std::mutex> lock(wake_->mutex);
+      if (wake_->stop) return;
+      generation = wake_->generation;
+    }
+    PerformanceMode mode;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      mode = mode_;
+    }
+    const ModeSettings settings = mode_settings(mode, workers_->threads());
+    if (settings.nice > nice_applied) {  // lowering a thread's priority needs no privilege; raising it does
+      const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+      const int rc = setpriority(PRIO_PROCESS, static_cast<id_t>(tid), settings.nice);
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (rc == 0) {
+        nice_applied = settings.nice;
+        os_priority_note_ = "dispatcher thread at nice " + std::to_string(settings.nice);
+      } else {
+        os_priority_note_ = "setpriority failed: " + std::string(std::strerror(errno));
+      }
+    } else if (settings.nice < nice_applied) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      os_priority_note_ = "dispatcher thread stays at nice " + std::to_string(nice_applied) +
+                          ": an unprivileged thread cannot raise its priority";
+    }
+    const Dispatch d = try_dispatch();
+    if (d == Dispatch::kRan) continue;
+    if (d == Dispatch::kBusy) {  // a caller is dispatching (Executor::run): it wakes this thread when it stops
+      std::unique_lock<std::mutex> lock(wake_->mutex);
+      wake_->cv.wait(lock, [&] { return wake_->generation != generation || wake_->stop; });
+      continue;
+    }
+    // Idle: spin for the mode's time, then sleep until woken (or the next drop deadline).
+    const auto spin_until =
+        std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(settings.idle_spin_us * 1e3));
+    bool woken = false;
+    while (std::chrono::steady_clock::now() < spin_until) {
+      std::lock_guard<std::mutex> lock(wake_->mutex);
+      if (wake_->generation != generation || wake_->stop) {
+        woken = true;
+        break;
+      }
+    }
+    if (woken) continue;
+    if (settings.workers_spin) workers_->park();  // nothing to do: the workers need not spin either
+    double wake_at = kNoDeadline;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto& [session, queue] : queues_) {
+        const RequestPtr& r = queue.front();
+        if (!r->started_ && r->options_.drop_if_late) wake_at = std::min(wake_at, r->deadline_at_ms_);
+      }
+    }
+    std::unique_lock<std::mutex> lock(wake_->mutex);
+    auto woke = [&] { return wake_->generation != generation || wake_->stop; };
+    if (wake_at == kNoDeadline) {
+      wake_->cv.wait(lock, woke);
+    } else {
+      const double wait_ms = std::max(0.0, wake_at - now_ms()) + 0.05;
+      wake_->cv.wait_for(lock, std::chrono::microseconds(static_cast<int64_t>(wait_ms * 1000.0)), woke);
+    }
+  }
+}
+
+}  // namespace nfuse::runtime

@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -379,8 +380,38 @@ Executor::Dispatch Executor::try_dispatch() {
   return any ? Dispatch::kRan : Dispatch::kIdle;
 }
 
+namespace {
+
+// Pins (or unpins) the pool's threads, the calling one as worker 0: worker w on the w-th CPU the
+// process may use.
+void pin_pool_threads(ThreadPool& pool, bool pin) {
+  static const std::vector<int> cpus = [] {  // read before any thread of ours was pinned
+    std::vector<int> list;
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &allowed)) list.push_back(c);
+    return list;
+  }();
+  if (cpus.empty()) return;
+  pool.on_each_thread([&](size_t worker) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (pin) {
+      CPU_SET(cpus[worker % cpus.size()], &mask);
+    } else {
+      for (int c : cpus) CPU_SET(c, &mask);
+    }
+    (void)sched_setaffinity(0, sizeof(mask), &mask);
+  });
+}
+
+}  // namespace
+
 void Executor::dispatcher_loop() {
   int nice_applied = 0;
+  int pinned = -1;  // not yet set either way
   for (;;) {
     uint64_t generation = 0;
     {
@@ -394,6 +425,10 @@ void Executor::dispatcher_loop() {
       mode = mode_;
     }
     const ModeSettings settings = mode_settings(mode, workers_->threads());
+    if (static_cast<int>(settings.pin_threads) != pinned) {
+      pin_pool_threads(*workers_, settings.pin_threads);
+      pinned = settings.pin_threads;
+    }
     if (settings.nice > nice_applied) {  // lowering a thread's priority needs no privilege; raising it does
       const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
       const int rc = setpriority(PRIO_PROCESS, static_cast<id_t>(tid), settings.nice);

@@ -114,6 +114,17 @@ struct CheckArgs {
   bool full = false;  // also map the file: every section's checksum and the graph's structure
   bool json = false;
 };
+struct StressArgs {
+  std::string config;                 // JSON (tools/nfuse/stress_config.h); flags below override it
+  std::vector<std::string> contexts;  // NAME:MODEL:PRIORITY:HZ[:INPUT=DIMS]
+  double duration_s = 0.0, solo_s = 0.0;
+  int threads = 0;
+  std::string mode;
+  bool no_baseline = false;
+  std::string json;   // the report as JSON
+  std::string trace;  // the scheduled phase as a Chrome trace
+};
+int cmd_stress(const StressArgs& args);
 int cmd_compile(const CompileArgs& args);
 int cmd_check(const CheckArgs& args);
 int cmd_device_profile(const DeviceProfileArgs& args);

@@ -112,6 +112,21 @@ int run_cli(int argc, char** argv) {
   add_common(partition, &partition_args.common, true);
   partition->add_option("--report", partition_args.report, "write the report as JSON here");
 
+  nfuse::cli::StressArgs stress_args;
+  auto* stress = app.add_subcommand(
+      "stress",
+      "many models at once: priorities, rates, fences, a render task; against a naive baseline and each model alone");
+  stress->add_option("config", stress_args.config, "JSON config (see README: nfuse stress)");
+  stress->add_option("--context", stress_args.contexts,
+                     "a model, NAME:MODEL:PRIORITY:HZ[:INPUT=DIMS] (HZ 0: flat out)");
+  stress->add_option("--duration", stress_args.duration_s, "seconds of each of the scheduled and baseline phases");
+  stress->add_option("--solo", stress_args.solo_s, "seconds of each model alone (default min(duration, 10))");
+  stress->add_option("--threads", stress_args.threads, "worker threads of the runtime (and of each baseline session)");
+  stress->add_option("--mode", stress_args.mode, "burst | sustained_high_performance | balanced | power_saver");
+  stress->add_flag("--no-baseline", stress_args.no_baseline, "skip the naive-baseline phase");
+  stress->add_option("--json", stress_args.json, "write the report as JSON to FILE");
+  stress->add_option("--trace", stress_args.trace, "write the scheduled phase as a Chrome trace to FILE");
+
   nfuse::cli::CompileArgs compile_args;
   compile_args.common.backend = "auto";
   auto* compile = app.add_subcommand("compile",
@@ -147,6 +162,7 @@ int run_cli(int argc, char** argv) {
   if (partition->parsed()) return nfuse::cli::cmd_partition(partition_args);
   if (compile->parsed()) return nfuse::cli::cmd_compile(compile_args);
   if (check->parsed()) return nfuse::cli::cmd_check(check_args);
+  if (stress->parsed()) return nfuse::cli::cmd_stress(stress_args);
   if (device_profile->parsed()) return nfuse::cli::cmd_device_profile(device_profile_args);
   return 2;
 }

@@ -109,7 +109,8 @@ Status make_inputs(const std::map<std::string, std::string>& files,
 
 }  // namespace
 
-Status open_api_session(const CommonArgs& args, const std::vector<std::string>& input_flags, ApiSession* out) {
+Status open_api_session(const CommonArgs& args, const std::vector<std::string>& input_flags, ApiSession* out,
+                        const Runtime* shared) {
   std::map<std::string, std::vector<int64_t>> shapes;
   std::string error = parse_shape_flags(args.shapes, &shapes);
   if (!error.empty()) return invalid(error);
@@ -123,15 +124,18 @@ Status open_api_session(const CommonArgs& args, const std::vector<std::string>& 
   // open time is the time to a session ready to run these shapes.
   for (const auto& [name, dims] : shapes) options.input_shape(name, dims);
   const auto t0 = std::chrono::steady_clock::now();
-  auto rt = Runtime::create();
-  if (!rt.ok()) return rt.status();
-  out->runtime = std::move(*rt);
-  s = out->runtime.set_context_compat(args.compat == "strict" ? NFUSE_COMPAT_STRICT : NFUSE_COMPAT_PERMISSIVE);
-  if (!s.ok()) return s;
-  auto model = Model::load(out->runtime, args.model);
+  if (!shared) {
+    auto rt = Runtime::create();
+    if (!rt.ok()) return rt.status();
+    out->runtime = std::move(*rt);
+    s = out->runtime.set_context_compat(args.compat == "strict" ? NFUSE_COMPAT_STRICT : NFUSE_COMPAT_PERMISSIVE);
+    if (!s.ok()) return s;
+  }
+  const Runtime& runtime = shared ? *shared : out->runtime;
+  auto model = Model::load(runtime, args.model);
   if (!model.ok()) return model.status();
   out->model = std::move(*model);
-  auto session = Session::create(out->runtime, out->model, options);
+  auto session = Session::create(runtime, out->model, options);
   if (!session.ok()) return session.status();
   out->session = std::move(*session);
   out->open_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -32,7 +32,9 @@ struct ApiSession {
 // Opens the model as the common flags say and makes its inputs: each --input NAME=FILE.npy, the
 // others seeded at their --shape or model dims (symbolic dims as 1): floats uniform in [0, 1)
 // from one fixed seed, integers 0, bools false.
-Status open_api_session(const CommonArgs& args, const std::vector<std::string>& input_flags, ApiSession* out);
+// With `shared`, the session is created in that runtime (out->runtime stays empty).
+Status open_api_session(const CommonArgs& args, const std::vector<std::string>& input_flags, ApiSession* out,
+                        const Runtime* shared = nullptr);
 // Prints "nfuse: error: <status>" to stderr; exit code 2 for invalid arguments, else 1.
 int report_api(const Status& status);
 // report_api for a failed run: the message also names the symbolic dims that were set to 1.

@@ -8,8 +8,7 @@
 #    │       └─► frontend ─► ir
 #    └─► frontend
 
-nfuse_component(core DIR core HEADERS nfuse/status.h DEPS Threads::Threads ${NFUSE_PTHREADPOOL_LIBRARY})
-target_include_directories(nfuse_core PRIVATE ${NFUSE_PTHREADPOOL_INCLUDE_DIR})
+nfuse_component(core DIR core HEADERS nfuse/status.h DEPS Threads::Threads)
 target_compile_definitions(nfuse_core PUBLIC ONNX_ML=1 ONNX_NAMESPACE=onnx NFUSE_VERSION="${PROJECT_VERSION}")
 
 nfuse_component(ir DIR ir DEPS nfuse_core)

@@ -396,6 +396,10 @@ typedef struct nfuse_fence nfuse_fence;
 typedef struct nfuse_request nfuse_request;
 
 NFUSE_API nfuse_status* nfuse_runtime_set_performance_mode(nfuse_runtime* runtime, nfuse_performance_mode mode);
+/* Whether the dispatcher and the workers each keep a CPU of their own (burst and
+ * sustained_high_performance pin them by default, the other modes do not); 0 lets the OS place
+ * them, as a process with several runtimes or its own pinned threads may want. */
+NFUSE_API nfuse_status* nfuse_runtime_set_thread_pinning(nfuse_runtime* runtime, int enabled);
 /* Records every request (submission, start, end, each unit, fence arrows, queue depth) from now
  * on (enabled) or stops (0); nfuse_runtime_trace returns them as a Chrome trace (JSON owned by
  * the runtime, valid until the next call). */
@@ -412,6 +416,9 @@ NFUSE_API nfuse_status* nfuse_run_options_set_performance_mode(nfuse_run_options
  * request fails with its cause. The options keep the fence alive. */
 NFUSE_API nfuse_status* nfuse_run_options_add_wait_fence(nfuse_run_options* options, const nfuse_fence* fence);
 NFUSE_API nfuse_status* nfuse_run_options_clear_wait_fences(nfuse_run_options* options);
+/* The name of requests with these options in the runtime's trace and errors (default: the
+ * model's graph name). */
+NFUSE_API nfuse_status* nfuse_run_options_set_label(nfuse_run_options* options, const char* label);
 
 /* A fence the caller signals (a render frame, a camera buffer). */
 NFUSE_API nfuse_status* nfuse_fence_create(const char* label, nfuse_fence** out);

@@ -124,6 +124,7 @@ class Runtime {
     return Status(nfuse_runtime_set_performance_mode(h_.get(), mode));
   }
   Status set_tracing(bool on) { return Status(nfuse_runtime_set_tracing(h_.get(), on ? 1 : 0)); }
+  Status set_thread_pinning(bool on) { return Status(nfuse_runtime_set_thread_pinning(h_.get(), on ? 1 : 0)); }
   Result<std::string> trace() {
     const char* json = nullptr;
     Status s(nfuse_runtime_trace(h_.get(), &json));
@@ -378,6 +379,7 @@ class RunOptions {
   }
   Status add_wait_fence(const Fence& fence) { return Status(nfuse_run_options_add_wait_fence(h_.get(), fence.get())); }
   Status clear_wait_fences() { return Status(nfuse_run_options_clear_wait_fences(h_.get())); }
+  Status set_label(const std::string& label) { return Status(nfuse_run_options_set_label(h_.get(), label.c_str())); }
 
  private:
   explicit RunOptions(nfuse_run_options* p) : h_(p) {}

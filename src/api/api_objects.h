@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_set>
@@ -49,6 +50,7 @@ struct nfuse_runtime {
   std::vector<std::shared_ptr<nfuse::runtime::Executor>> executors();
   void set_performance_mode(nfuse::runtime::PerformanceMode mode);
   void set_tracing(bool on);
+  void set_pinning(bool pin);
   std::string trace_json;  // the text nfuse_runtime_trace last handed out
 
  private:
@@ -57,6 +59,7 @@ struct nfuse_runtime {
   std::map<int, std::shared_ptr<nfuse::runtime::Executor>> executors_;
   nfuse::runtime::PerformanceMode mode_ = nfuse::runtime::PerformanceMode::kSustainedHighPerformance;
   bool tracing_ = false;
+  std::optional<bool> pinning_;
 };
 
 // The model's serialized bytes are kept so every session imports its own graph; the graph parsed

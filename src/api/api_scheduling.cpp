@@ -16,6 +16,7 @@ std::shared_ptr<runtime::Executor> nfuse_runtime::executor(int threads) {
     options.mode = mode_;
     e = std::make_shared<runtime::Executor>(std::move(pool), options);
     e->set_tracing(tracing_);
+    e->set_pinning(pinning_);
   }
   return e;
 }
@@ -33,6 +34,14 @@ void nfuse_runtime::set_performance_mode(runtime::PerformanceMode mode) {
     mode_ = mode;
   }
   for (auto& e : executors()) e->set_mode(mode);
+}
+
+void nfuse_runtime::set_pinning(bool pin) {
+  {
+    std::lock_guard<std::mutex> lock(workers_mutex_);
+    pinning_ = pin;
+  }
+  for (auto& e : executors()) e->set_pinning(pin);
 }
 
 void nfuse_runtime::set_tracing(bool on) {
@@ -79,6 +88,9 @@ Status check_mode(const char* fn, nfuse_performance_mode mode) {
 
 Status settle_fence(const char* fn, nfuse_fence* fence, bool signal, const char* message) {
   NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "fence", fence));
+  if (fence->fence->producer() != 0)
+    return invalid_argument(std::string(fn) + ": fence '" + fence->fence->label() +
+                            "' belongs to a request: the runtime settles it when the request does");
   const bool changed = signal ? fence->fence->signal() : fence->fence->fail(unavailable(message));
   if (!changed)
     return invalid_argument(std::string(fn) + ": fence '" + fence->fence->label() + "' is already " +
@@ -101,6 +113,15 @@ nfuse_status* nfuse_runtime_set_performance_mode(nfuse_runtime* runtime, nfuse_p
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "runtime", runtime));
     NFUSE_RETURN_IF_ERROR_PLAIN(api::check_mode(fn, mode));
     runtime->set_performance_mode(*api::to_mode(mode));
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_runtime_set_thread_pinning(nfuse_runtime* runtime, int enabled) {
+  constexpr const char* fn = "nfuse_runtime_set_thread_pinning";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "runtime", runtime));
+    runtime->set_pinning(enabled != 0);
     return ok_status();
   });
 }
@@ -185,6 +206,16 @@ nfuse_status* nfuse_run_options_clear_wait_fences(nfuse_run_options* options) {
   return guard(fn, [&]() -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
     options->request.wait_for.clear();
+    return ok_status();
+  });
+}
+
+nfuse_status* nfuse_run_options_set_label(nfuse_run_options* options, const char* label) {
+  constexpr const char* fn = "nfuse_run_options_set_label";
+  return guard(fn, [&]() -> Status {
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
+    NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "label", label));
+    options->request.label = label;
     return ok_status();
   });
 }

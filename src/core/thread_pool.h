@@ -1,18 +1,26 @@
-// The intra-op thread pool of the cpu and fusion backends and of the plan: a thin wrapper over pthreadpool (Debian
-// libpthreadpool-dev, the pool XNNPACK uses) that hands every task a worker index, so kernels
-// can use per-thread scratch sized at prepare time without locks.
+// The intra-op thread pool of the cpu and fusion backends and of the plan. Every task gets a
+// worker index, so kernels use per-thread scratch sized at prepare time without locks.
+//
+// Our own pool rather than pthreadpool, for one property: a parallel section never waits for a
+// worker that has not joined it. The caller drains the tasks itself, then closes the section and
+// waits only for the workers that joined (each finishing the task in its hands); a worker that
+// was asleep, descheduled or busy on its CPU with another thread (a render loop) simply misses
+// the section. With pthreadpool the caller waited for every thread to check in, and one that the
+// OS had queued behind another stalled every section for a scheduler period (~8 ms measured).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
-#include <functional>
+#include <cstdint>
 #include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-struct pthreadpool;
 
 namespace nfuse {
 
@@ -29,6 +37,8 @@ class TaskFn {
   void (*call_)(void*, size_t, size_t);
 };
 
+struct WorkerSpan;
+
 class ThreadPool {
  public:
   // `threads` workers including the caller; 1 (or less) runs everything on the caller.
@@ -39,22 +49,10 @@ class ThreadPool {
 
   size_t threads() const { return threads_; }
 
-  // Performance modes (runtime/performance_mode.h): parallel sections use at most `workers` of
-  // the threads (1: the caller alone), and after each section the workers either spin a while
-  // for the next one (pthreadpool's spin-wait, then a futex) or block at once.
-  void set_active_workers(size_t workers) { active_.store(workers < 1 ? 1 : workers, std::memory_order_relaxed); }
-  size_t active_workers() const { return active_.load(std::memory_order_relaxed); }
-  void set_workers_spin(bool spin) { workers_spin_.store(spin, std::memory_order_relaxed); }
-  bool workers_spin() const { return workers_spin_.load(std::memory_order_relaxed); }
-  // Sends spinning workers to sleep now (an empty section after which they block).
-  void park();
-  // Runs fn(worker) once on each of the pool's threads at the same time (the caller is worker
-  // 0): what a thread-level setting such as its OS priority needs.
-  void on_each_thread(const std::function<void(size_t worker)>& fn);
-
   // Runs fn(task, worker) for every task in [0, count) and returns when all are done.
   // worker < threads() and no two tasks run on the same worker index at the same time.
-  // Tasks are handed out dynamically (an atomic counter), so uneven tasks balance.
+  // Tasks are handed out dynamically (an atomic counter), so uneven tasks balance. One section
+  // at a time: concurrent callers take turns.
   void parallel_for(size_t count, TaskFn fn);
 
   template <typename F>
@@ -63,11 +61,54 @@ class ThreadPool {
     parallel_for(count, TaskFn(ref));
   }
 
+  // Performance modes (runtime/performance_mode.h): sections use at most `workers` of the
+  // threads (1: the caller alone), and after a section a worker spins for the next one for
+  // `spin_us` microseconds before it sleeps (0: it sleeps at once).
+  void set_active_workers(size_t workers) { active_.store(workers < 1 ? 1 : workers, std::memory_order_relaxed); }
+  size_t active_workers() const { return active_.load(std::memory_order_relaxed); }
+  void set_spin_us(double us) { spin_ns_.store(static_cast<int64_t>(us * 1e3), std::memory_order_relaxed); }
+  double spin_us() const { return static_cast<double>(spin_ns_.load(std::memory_order_relaxed)) * 1e-3; }
+  // Sends spinning workers to sleep now.
+  void park();
+  // Pins worker w (w >= 1) to cpus[w % size] (sched affinity); empty: lets them run anywhere.
+  // The caller's own thread (worker 0) is the caller's business.
+  void pin_workers(const std::vector<int>& cpus);
+
+  // How long a worker spins after a section unless told otherwise.
+  static constexpr double kDefaultSpinUs = 500.0;
+
  private:
+  // The task counter, the section's description and the pool state each on a cache line of its
+  // own: workers polling the state must not pull the line every task claim writes.
+  struct Section {
+    TaskFn fn;
+    size_t count = 0;
+    WorkerSpan* spans = nullptr;  // one per worker while profiling, else null
+    alignas(64) std::atomic<size_t> next{0};
+  };
+  void worker_main(size_t index);
+  bool join(uint64_t seen);  // joins the open section of generation `seen`
+  void drain(Section& s, size_t worker);
+
+  // state_: generation << 32 | closed bit (31) | workers inside the section (bits 0-30).
+  static constexpr uint64_t kClosed = 1ull << 31;
+  static constexpr uint64_t kCountMask = kClosed - 1;
+
   size_t threads_ = 1;
-  pthreadpool* pool_ = nullptr;
+  std::vector<std::thread> workers_;
+  std::mutex section_mutex_;  // one caller at a time
+  alignas(64) Section section_{[] {
+    static auto nothing = [](size_t, size_t) {};
+    return TaskFn(nothing);
+  }()};
+  alignas(64) std::atomic<uint64_t> state_{kClosed};
+  alignas(64) std::atomic<uint64_t> park_epoch_{0};
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex sleep_mutex_;
+  std::condition_variable sleep_cv_;
   std::atomic<size_t> active_{1};
-  std::atomic<bool> workers_spin_{true};
+  std::atomic<int64_t> spin_ns_{static_cast<int64_t>(kDefaultSpinUs * 1e3)};
 };
 
 // Microseconds on the steady clock: the one timeline of profiles, traces and worker spans.

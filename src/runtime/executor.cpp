@@ -37,6 +37,9 @@ double steady_ms() {
 
 constexpr double kNoDeadline = std::numeric_limits<double>::infinity();
 
+// Set by ~Executor when it runs on its own dispatcher thread (inside a done callback).
+thread_local const void* t_destroyed_here = nullptr;
+
 }  // namespace
 
 Executor::Executor(std::shared_ptr<ThreadPool> workers, Options options)
@@ -54,7 +57,15 @@ Executor::~Executor() {
     wake_->stop = true;
   }
   wake_->cv.notify_all();
-  if (dispatcher_.joinable()) dispatcher_.join();
+  if (dispatcher_.joinable()) {
+    if (dispatcher_.get_id() == std::this_thread::get_id()) {
+      // A done callback released the last reference: the loop returns without touching us.
+      t_destroyed_here = this;
+      dispatcher_.detach();
+    } else {
+      dispatcher_.join();
+    }
+  }
   std::vector<Settled> settled;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -68,7 +79,7 @@ Executor::~Executor() {
   settle(settled);
   if (workers_) {
     workers_->set_active_workers(workers_->threads());
-    workers_->set_workers_spin(true);
+    workers_->set_spin_us(ThreadPool::kDefaultSpinUs);
   }
 }
 
@@ -105,6 +116,14 @@ Result<RequestPtr> Executor::enqueue(Session& session, std::mutex* session_mutex
     r->times_.submitted_ms = now_ms();
     r->submitted_us_ = steady_us(std::chrono::steady_clock::now());
     r->deadline_at_ms_ = r->options_.deadline_ms > 0 ? r->times_.submitted_ms + r->options_.deadline_ms : kNoDeadline;
+    // Ready at submission unless a fence is pending (then when choose() finds them all signalled):
+    // the wait for a unit in flight counts as queue wait.
+    bool pending = false;
+    for (const FencePtr& f : r->options_.wait_for) pending = pending || f->state() != Fence::State::kSignalled;
+    if (!pending) {
+      r->ready_ = true;
+      r->times_.ready_ms = r->waiting_since_ms_ = r->times_.submitted_ms;
+    }
     queues_[&session].push_back(r);
     ++queued_;
     record_queue_depth();
@@ -143,7 +162,10 @@ void Executor::forget(Session& session) {
   std::vector<Settled> settled;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    unit_done_cv_.wait(lock, [&] { return !running_ || running_->session_ != &session; });
+    unit_done_cv_.wait(lock, [&] {
+      return (!running_ || running_->session_ != &session) &&
+             std::find(settling_.begin(), settling_.end(), &session) == settling_.end();
+    });
     auto it = queues_.find(&session);
     if (it == queues_.end()) return;
     for (RequestPtr& r : it->second) {
@@ -164,6 +186,14 @@ void Executor::set_mode(PerformanceMode mode) {
   wake();
 }
 
+void Executor::set_pinning(std::optional<bool> pin) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pin_override_ = pin;
+  }
+  wake();
+}
+
 PerformanceMode Executor::mode() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return mode_;
@@ -171,7 +201,9 @@ PerformanceMode Executor::mode() const {
 
 std::string Executor::mode_report() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::string s = describe(mode_, mode_settings(mode_, workers_->threads()));
+  ModeSettings settings = mode_settings(mode_, workers_->threads());
+  if (pin_override_) settings.pin_threads = *pin_override_;
+  std::string s = describe(mode_, settings);
   if (!os_priority_note_.empty()) s += " (" + os_priority_note_ + ")";
   return s;
 }
@@ -255,10 +287,11 @@ RequestPtr Executor::choose(double now, std::vector<Settled>* settled, double* w
 }
 
 void Executor::apply_mode(const ModeSettings& s) {
-  if (applied_ && s.workers == applied_settings_.workers && s.workers_spin == applied_settings_.workers_spin) return;
+  if (applied_ && s.workers == applied_settings_.workers && s.worker_spin_us == applied_settings_.worker_spin_us)
+    return;
   workers_->set_active_workers(s.workers);
-  workers_->set_workers_spin(s.workers_spin);
-  if (!s.workers_spin && (!applied_ || applied_settings_.workers_spin)) workers_->park();
+  workers_->set_spin_us(s.worker_spin_us);
+  if (s.worker_spin_us <= 0) workers_->park();
   applied_settings_ = s;
   applied_ = true;
 }
@@ -276,8 +309,13 @@ Executor::TraceUnit Executor::run_piece(const RequestPtr& r, std::vector<Settled
     r->started_ = true;
     r->times_.started_ms = t0;
     r->started_us_ = steady_us(wall0);
-    status = session.start_run(r->inputs_, r->options_.bound_outputs.empty() ? nullptr : &r->options_.bound_outputs,
-                               r->options_.copies, r->options_.profile, &r->cursor_);
+    r->bound_.clear();
+    r->bound_targets_.clear();
+    for (ir::Tensor* t : r->options_.bound_outputs) r->bound_.push_back(t ? *t : ir::Tensor());
+    for (size_t i = 0; i < r->bound_.size(); ++i)
+      r->bound_targets_.push_back(r->options_.bound_outputs[i] ? &r->bound_[i] : nullptr);
+    status = session.start_run(r->inputs_, r->bound_targets_.empty() ? nullptr : &r->bound_targets_, &r->copies_,
+                               r->options_.profile, &r->cursor_);
   }
   bool done = false;
   if (status.ok()) {
@@ -292,6 +330,11 @@ Executor::TraceUnit Executor::run_piece(const RequestPtr& r, std::vector<Settled
     if (outputs.ok()) {
       r->outputs_ = std::move(*outputs);
       r->stats_ = session.last_run_stats();
+      if (RunCopies* to = r->options_.copies) {  // under the session's lock, like the caller's reads
+        to->input_bytes += r->copies_.input_bytes;
+        to->output_bytes += r->copies_.output_bytes;
+        to->reasons.insert(to->reasons.end(), r->copies_.reasons.begin(), r->copies_.reasons.end());
+      }
     } else {
       status = outputs.status();
     }
@@ -342,7 +385,12 @@ void Executor::settle(std::vector<Settled>& settled) {
       r.fence_->signal();
     else
       r.fence_->fail(s.status);
-    if (r.options_.on_done) r.options_.on_done(r);
+    if (r.options_.on_done) {
+      try {
+        r.options_.on_done(r);
+      } catch (...) {  // documented: a callback's exception is dropped
+      }
+    }
   }
   settled.clear();
 }
@@ -354,6 +402,7 @@ Executor::Dispatch Executor::try_dispatch() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (dispatching_) return Dispatch::kBusy;
+    settled.reserve(queues_.size() + 1);  // settling records allocate nothing later
     next = choose(now_ms(), &settled, &wake_at);
     if (next) {
       running_ = next;
@@ -363,9 +412,18 @@ Executor::Dispatch Executor::try_dispatch() {
     }
   }
   if (next) {
-    TraceUnit unit = run_piece(next, &settled);
+    TraceUnit unit{next->id_, "", 0.0, 0.0};
+    try {
+      unit = run_piece(next, &settled);
+    } catch (...) {  // an allocation deep in the bookkeeping: the request fails, the runtime goes on
+      next->session_->cancel_run(next->cursor_);
+      settled.push_back({next, out_of_memory("request " + std::to_string(next->id_) + ": out of memory")});
+    }
     std::lock_guard<std::mutex> lock(mutex_);
-    if (tracing_) trace_units_.push_back(std::move(unit));
+    try {
+      if (tracing_) trace_units_.push_back(std::move(unit));
+    } catch (...) {  // a trace record lost, not a request
+    }
     for (const Settled& s : settled)
       if (s.request == next) {
         remove(next);
@@ -373,38 +431,48 @@ Executor::Dispatch Executor::try_dispatch() {
       }
     running_.reset();
     dispatching_ = false;
+    if (!settled.empty()) settling_.push_back(next->session_);
   }
-  if (next) unit_done_cv_.notify_all();
   const bool any = next || !settled.empty();
   settle(settled);
+  if (next) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = std::find(settling_.begin(), settling_.end(), next->session_);
+    if (it != settling_.end()) settling_.erase(it);
+  }
+  unit_done_cv_.notify_all();
   return any ? Dispatch::kRan : Dispatch::kIdle;
 }
 
 namespace {
 
-// Pins (or unpins) the pool's threads, the calling one as worker 0: worker w on the w-th CPU the
-// process may use.
-void pin_pool_threads(ThreadPool& pool, bool pin) {
-  static const std::vector<int> cpus = [] {  // read before any thread of ours was pinned
+// The CPUs this process may use, read once (before any thread of ours was pinned).
+const std::vector<int>& process_cpus() {
+  static const std::vector<int> cpus = [] {
     std::vector<int> list;
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
       for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &allowed)) list.push_back(c);
+        if (CPU_ISSET(c, &set)) list.push_back(c);
     return list;
   }();
+  return cpus;
+}
+
+// Pins (or frees) the dispatcher thread (the caller) and the pool's workers.
+void pin_dispatcher_and_workers(ThreadPool& pool, bool pin) {
+  const std::vector<int>& cpus = process_cpus();
   if (cpus.empty()) return;
-  pool.on_each_thread([&](size_t worker) {
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    if (pin) {
-      CPU_SET(cpus[worker % cpus.size()], &mask);
-    } else {
-      for (int c : cpus) CPU_SET(c, &mask);
-    }
-    (void)sched_setaffinity(0, sizeof(mask), &mask);
-  });
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (pin) {
+    CPU_SET(cpus[0], &mask);
+  } else {
+    for (int c : cpus) CPU_SET(c, &mask);
+  }
+  (void)sched_setaffinity(0, sizeof(mask), &mask);
+  pool.pin_workers(pin ? cpus : std::vector<int>());
 }
 
 }  // namespace
@@ -420,13 +488,16 @@ void Executor::dispatcher_loop() {
       generation = wake_->generation;
     }
     PerformanceMode mode;
+    std::optional<bool> pin_override;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       mode = mode_;
+      pin_override = pin_override_;
     }
-    const ModeSettings settings = mode_settings(mode, workers_->threads());
+    ModeSettings settings = mode_settings(mode, workers_->threads());
+    if (pin_override) settings.pin_threads = *pin_override;
     if (static_cast<int>(settings.pin_threads) != pinned) {
-      pin_pool_threads(*workers_, settings.pin_threads);
+      pin_dispatcher_and_workers(*workers_, settings.pin_threads);
       pinned = settings.pin_threads;
     }
     if (settings.nice > nice_applied) {  // lowering a thread's priority needs no privilege; raising it does
@@ -444,7 +515,13 @@ void Executor::dispatcher_loop() {
       os_priority_note_ = "dispatcher thread stays at nice " + std::to_string(nice_applied) +
                           ": an unprivileged thread cannot raise its priority";
     }
+    // A done callback may release every other reference: the executor then goes when `self`
+    // does, here, and the loop must not touch it after (null before make_shared finished).
+    std::shared_ptr<Executor> self = weak_from_this().lock();
     const Dispatch d = try_dispatch();
+    const void* me = this;
+    self.reset();
+    if (t_destroyed_here == me) return;
     if (d == Dispatch::kRan) continue;
     if (d == Dispatch::kBusy) {  // a caller is dispatching (Executor::run): it wakes this thread when it stops
       std::unique_lock<std::mutex> lock(wake_->mutex);
@@ -463,7 +540,7 @@ void Executor::dispatcher_loop() {
       }
     }
     if (woken) continue;
-    if (settings.workers_spin) workers_->park();  // nothing to do: the workers need not spin either
+    workers_->park();  // nothing to do: the workers need not spin either
     double wake_at = kNoDeadline;
     {
       std::lock_guard<std::mutex> lock(mutex_);

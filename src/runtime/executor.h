@@ -42,7 +42,10 @@ struct RequestOptions {
   backends::RunProfile* profile = nullptr;
   std::vector<ir::Tensor*> bound_outputs;  // as Session::run_bound; empty: none
   RunCopies* copies = nullptr;
-  // Called once on the dispatcher thread after the request settles (its fence already is).
+  // Called once after the request settles (its fence already is), on the thread that settled
+  // it: the dispatcher thread, a thread inside a synchronous run of the same runtime (which
+  // dispatches while it waits), or one releasing the session or the runtime (cancellations). It
+  // must neither block nor throw (an exception is dropped).
   std::function<void(const Request&)> on_done;
   std::string label;  // the trace's and report's name; "" names it by the session's graph
 };
@@ -91,10 +94,15 @@ class Request {
   std::vector<ir::Tensor> outputs_;
   RequestTimes times_;
   double submitted_us_ = 0.0, started_us_ = 0.0;  // steady clock, for the trace
+  // The run's own record of copies and its own handles on bound outputs (the caller's may
+  // change between pieces); copies are added to options_.copies when the run finishes.
+  RunCopies copies_;
+  std::vector<ir::Tensor> bound_;
+  std::vector<ir::Tensor*> bound_targets_;
   RunStats stats_;
 };
 
-class Executor {
+class Executor : public std::enable_shared_from_this<Executor> {
  public:
   struct Options {
     PerformanceMode mode = PerformanceMode::kSustainedHighPerformance;
@@ -124,6 +132,8 @@ class Executor {
   void forget(Session& session);
 
   void set_mode(PerformanceMode mode);
+  // Overrides the mode's thread pinning (ModeSettings::pin_threads); unset: the mode's.
+  void set_pinning(std::optional<bool> pin);
   PerformanceMode mode() const;
   // What the runtime's mode set, and whether the OS priority could be applied.
   std::string mode_report() const;
@@ -180,13 +190,15 @@ class Executor {
   std::map<Session*, std::deque<RequestPtr>> queues_;
   uint64_t next_id_ = 1;
   size_t queued_ = 0;
-  RequestPtr running_;        // the request whose piece is in flight
-  bool dispatching_ = false;  // a thread holds the dispatch role (runs a piece now)
+  RequestPtr running_;              // the request whose piece is in flight
+  bool dispatching_ = false;        // a thread holds the dispatch role (runs a piece now)
+  std::vector<Session*> settling_;  // sessions whose requests are being settled (forget waits)
   std::condition_variable unit_done_cv_;
   // Reused by choose(): no allocation per piece.
   std::vector<Candidate> candidates_;
   std::vector<RequestPtr> ready_list_, to_remove_;
   PerformanceMode mode_;
+  std::optional<bool> pin_override_;
   std::string os_priority_note_;
   bool applied_ = false;
   ModeSettings applied_settings_;

@@ -146,6 +146,8 @@ TEST_F(CApiScheduling, FencesFromTheCallerAndFromRequests) {
   EXPECT_NFUSE_CODE(nfuse_request_output(first, 0, nullptr), NFUSE_INVALID_ARGUMENT, "out is NULL");
   nfuse_tensor* early = nullptr;
   EXPECT_NFUSE_CODE(nfuse_request_output(first, 0, &early), NFUSE_INVALID_ARGUMENT, "has not finished");
+  EXPECT_NFUSE_CODE(nfuse_fence_signal(first_done), NFUSE_INVALID_ARGUMENT, "belongs to a request");
+  EXPECT_NFUSE_CODE(nfuse_fence_fail(first_done, "no"), NFUSE_INVALID_ARGUMENT, "belongs to a request");
   EXPECT_NFUSE_OK(nfuse_fence_signal(frame));
   EXPECT_NFUSE_CODE(nfuse_fence_signal(frame), NFUSE_INVALID_ARGUMENT, "already signalled");
   EXPECT_NFUSE_OK(nfuse_request_wait(second));

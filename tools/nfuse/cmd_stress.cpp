@@ -129,6 +129,7 @@ void run_client(Client& c, Client* depends_on, bool use_priority, Clock::time_po
   const double deadline = ctx.deadline_ms > 0 ? ctx.deadline_ms : period;
   auto options = RunOptions::create();
   if (!options.ok()) return;
+  (void)options->set_label(ctx.name);
   if (use_priority) (void)options->set_priority(priority_of(ctx.priority));
   if (deadline > 0) (void)options->set_deadline(deadline);
   size_t k = 0;
@@ -247,6 +248,9 @@ Result<PhaseResult> run_phase(const StressConfig& config, PhaseKind kind, const 
     auto rt = Runtime::create();
     if (!rt.ok()) return rt.status();
     Status s = rt->set_performance_mode(mode_of(config.mode));
+    // The naive baseline leaves thread placement to the OS: several runtimes pinning their
+    // threads would pile them onto the same CPUs.
+    if (s.ok() && kind == PhaseKind::kBaseline) s = rt->set_thread_pinning(false);
     if (!s.ok()) return s;
     runtimes.push_back(std::move(*rt));
     return Status();

@@ -366,8 +366,11 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
   }
 }
 
-Status FusedGroup::run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch) {
-  if (!output_preallocated_) {  // a graph output: the last run's buffer unless the caller still holds it
+Status FusedGroup::run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch, size_t first, size_t end) {
+  if (first >= end || end > bands_.size())
+    return internal_error("bands [" + std::to_string(first) + ", " + std::to_string(end) + ") of " +
+                          std::to_string(bands_.size()));
+  if (first == 0 && !output_preallocated_) {  // a graph output: the last run's buffer unless the caller still holds it
     NFUSE_RETURN_IF_ERROR_PLAIN(ir::reuse_or_allocate(&ctx.slot(output_slot_), output_dtype_, output_dims_));
   }
   if (workers_.size() < pool.threads())  // sized at create() for ctx.threads, the pool's size
@@ -383,9 +386,9 @@ Status FusedGroup::run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch) {
       offset += round_up(l.out.c * capacity_[s] * l.out.w * l.out.elem, 64) / sizeof(float);
     }
     state.scratch = mem;
-    run_band(bands_[index], &ctx, state, mem + buffer_floats_, nullptr, nullptr);
+    run_band(bands_[first + index], &ctx, state, mem + buffer_floats_, nullptr, nullptr);
   };
-  pool.run(bands_.size(), task);
+  pool.run(end - first, task);
   return ok_status();
 }
 

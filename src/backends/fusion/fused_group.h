@@ -34,7 +34,11 @@ class FusedGroup {
   // `plan.operands`: Resizes whose outputs members read as operands, gathered per strip.
   static Result<std::unique_ptr<FusedGroup>> create(const GroupPlan& plan, const CompileContext& ctx);
 
-  Status run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch);
+  Status run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch) { return run(ctx, pool, scratch, 0, bands_.size()); }
+  // Bands [first, end) of the output rows only (independent: each recomputes its halo), in
+  // parallel: a scheduler's unit of work. The group's output is allocated by the first band.
+  Status run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch, size_t first, size_t end);
+  size_t band_count() const { return bands_.size(); }
   // Floats of scratch one worker needs (line buffers + the layers' own).
   size_t scratch_floats() const { return scratch_floats_; }
   const GroupTraffic& traffic() const { return traffic_; }

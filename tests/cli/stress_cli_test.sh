@@ -39,6 +39,8 @@ for phase in (r, r["baseline"]):
         assert c["requests"] > 0 and c["p50_ms"] <= c["p90_ms"] <= c["p99_ms"], (name, c)
     assert phase["render"]["frames"] >= 150 and "frames_missed" in phase["render"], phase["render"]
     assert phase["cpu_seconds"] > 0
+    for key in ("thermal_c", "cpufreq_mhz"):  # readings or "unavailable", never absent
+        assert key in phase["device"], phase["device"]
 # A 30 Hz context releases one request per period for 3 s.
 assert 85 <= r["contexts"]["det"]["releases"] <= 91, r["contexts"]["det"]
 PY

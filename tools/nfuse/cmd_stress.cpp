@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "device_state.h"
 #include "public_session.h"
 #include "stress_config.h"
 
@@ -93,6 +94,7 @@ struct RenderRecord {
 
 struct PhaseResult {
   std::string name;
+  nlohmann::json device;  // /sys temperatures and clocks at the phase's end
   double seconds = 0.0, cpu_seconds = 0.0;
   std::vector<std::unique_ptr<Client>> clients;
   std::optional<RenderRecord> render;
@@ -296,6 +298,7 @@ Result<PhaseResult> run_phase(const StressConfig& config, PhaseKind kind, const 
   for (std::thread& t : threads) t.join();
   result.seconds = std::max(seconds, ms_between(start, Clock::now()) / 1e3);
   result.cpu_seconds = process_cpu_seconds() - cpu0;
+  result.device = read_device_state();
   if (with_render) result.render = render;
   if (tracing) {
     auto text = runtimes.front().trace();
@@ -357,6 +360,7 @@ nlohmann::json phase_json(const PhaseResult& p, const std::map<std::string, Solo
       {"cpu_seconds", p.cpu_seconds},
       {"cpu_utilisation", p.cpu_seconds / (p.seconds * std::max(1u, std::thread::hardware_concurrency()))},
       {"cpu_seconds_per_request", requests ? p.cpu_seconds / static_cast<double>(requests) : 0.0}};
+  out["device"] = p.device;
   if (p.render)
     out["render"] = {
         {"frames", p.render->frames}, {"frames_missed", p.render->missed}, {"new_results", p.render->new_results}};
@@ -382,6 +386,9 @@ void print_phase(const std::string& title, const nlohmann::json& j) {
                 100.0 * static_cast<double>(j["render"]["frames_missed"].get<size_t>()) /
                     std::max<double>(1.0, static_cast<double>(j["render"]["frames"].get<size_t>())),
                 j["render"]["new_results"].get<size_t>());
+  auto device_text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  std::printf("  temperature %s, CPU clocks (MHz) %s\n", device_text(j["device"]["thermal_c"]).c_str(),
+              device_text(j["device"]["cpufreq_mhz"]).c_str());
   std::printf("  fence violations %zu, requests lost %zu, failed %zu; CPU %.1f%% of %u cores, %.4f CPU-s per request\n",
               j["fence_violations"].get<size_t>(), j["requests_lost"].get<size_t>(), j["requests_failed"].get<size_t>(),
               100.0 * j["cpu_utilisation"].get<double>(), std::max(1u, std::thread::hardware_concurrency()),

@@ -2,6 +2,8 @@
 // requests, the runtime's trace; and the submit-and-wait that every run goes through.
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "api/api_objects.h"
 
@@ -71,8 +73,17 @@ Result<std::vector<ir::Tensor>> scheduled_run(nfuse_session& s, std::unique_lock
 
 namespace {
 
+// The bits a C caller passed for an enum, read without an enum-typed load: any int may arrive, and
+// loading one outside the enum's values is undefined behaviour in C++.
+template <typename E>
+long long enum_bits(const E& value) {
+  std::underlying_type_t<E> raw;
+  std::memcpy(&raw, &value, sizeof raw);
+  return static_cast<long long>(raw);
+}
+
 std::optional<runtime::PerformanceMode> to_mode(nfuse_performance_mode mode) {
-  switch (mode) {
+  switch (enum_bits(mode)) {
     case NFUSE_PERFORMANCE_BURST: return runtime::PerformanceMode::kBurst;
     case NFUSE_PERFORMANCE_SUSTAINED_HIGH_PERFORMANCE: return runtime::PerformanceMode::kSustainedHighPerformance;
     case NFUSE_PERFORMANCE_BALANCED: return runtime::PerformanceMode::kBalanced;
@@ -82,7 +93,8 @@ std::optional<runtime::PerformanceMode> to_mode(nfuse_performance_mode mode) {
 }
 
 Status check_mode(const char* fn, nfuse_performance_mode mode) {
-  if (!to_mode(mode)) return invalid_argument(std::string(fn) + ": unknown performance mode " + std::to_string(mode));
+  if (!to_mode(mode))
+    return invalid_argument(std::string(fn) + ": unknown performance mode " + std::to_string(enum_bits(mode)));
   return ok_status();
 }
 
@@ -161,9 +173,10 @@ nfuse_status* nfuse_run_options_set_priority(nfuse_run_options* options, nfuse_p
   constexpr const char* fn = "nfuse_run_options_set_priority";
   return guard(fn, [&]() -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
-    if (priority < NFUSE_PRIORITY_LOW || priority > NFUSE_PRIORITY_REALTIME)
-      return invalid_argument(std::string(fn) + ": unknown priority " + std::to_string(priority));
-    options->request.priority = static_cast<runtime::Priority>(priority);
+    const long long bits = api::enum_bits(priority);
+    if (bits < NFUSE_PRIORITY_LOW || bits > NFUSE_PRIORITY_REALTIME)
+      return invalid_argument(std::string(fn) + ": unknown priority " + std::to_string(bits));
+    options->request.priority = static_cast<runtime::Priority>(bits);
     return ok_status();
   });
 }

@@ -197,6 +197,8 @@ TEST_F(CApiScheduling, BadArgumentsAreRefusedByName) {
   EXPECT_NFUSE_OK(nfuse_run_options_create(&o));
   EXPECT_NFUSE_CODE(nfuse_run_options_set_priority(o, static_cast<nfuse_priority>(9)), NFUSE_INVALID_ARGUMENT,
                     "unknown priority 9");
+  EXPECT_NFUSE_CODE(nfuse_run_options_set_priority(o, static_cast<nfuse_priority>(-3)), NFUSE_INVALID_ARGUMENT,
+                    "unknown priority -3");  // a C caller may pass any int: refused, no enum-typed load
   EXPECT_NFUSE_CODE(nfuse_run_options_set_deadline(o, -1.0, 0), NFUSE_INVALID_ARGUMENT, "deadline");
   EXPECT_NFUSE_CODE(nfuse_run_options_set_performance_mode(o, static_cast<nfuse_performance_mode>(7)),
                     NFUSE_INVALID_ARGUMENT, "unknown performance mode 7");

@@ -79,7 +79,7 @@ template <typename E>
 long long enum_bits(const E& value) {
   std::underlying_type_t<E> raw;
   std::memcpy(&raw, &value, sizeof raw);
-  return static_cast<long long>(raw);
+  return static_cast<long long>(static_cast<std::make_signed_t<decltype(raw)>>(raw));  // -3 stays -3
 }
 
 std::optional<runtime::PerformanceMode> to_mode(nfuse_performance_mode mode) {

@@ -82,7 +82,7 @@ long long enum_bits(const E& value) {
   return static_cast<long long>(static_cast<std::make_signed_t<decltype(raw)>>(raw));  // -3 stays -3
 }
 
-std::optional<runtime::PerformanceMode> to_mode(nfuse_performance_mode mode) {
+std::optional<runtime::PerformanceMode> to_mode(const nfuse_performance_mode& mode) {
   switch (enum_bits(mode)) {
     case NFUSE_PERFORMANCE_BURST: return runtime::PerformanceMode::kBurst;
     case NFUSE_PERFORMANCE_SUSTAINED_HIGH_PERFORMANCE: return runtime::PerformanceMode::kSustainedHighPerformance;
@@ -92,7 +92,8 @@ std::optional<runtime::PerformanceMode> to_mode(nfuse_performance_mode mode) {
   }
 }
 
-Status check_mode(const char* fn, nfuse_performance_mode mode) {
+// By reference: copying an out-of-range enum is already the undefined load.
+Status check_mode(const char* fn, const nfuse_performance_mode& mode) {
   if (!to_mode(mode))
     return invalid_argument(std::string(fn) + ": unknown performance mode " + std::to_string(enum_bits(mode)));
   return ok_status();

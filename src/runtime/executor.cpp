@@ -230,8 +230,7 @@ void Executor::remove(const RequestPtr& r) {
   auto pos = std::find(q.begin(), q.end(), r);
   if (pos == q.end()) return;
   q.erase(pos);
-  --queued_;
-  if (q.empty()) queues_.erase(it);
+  --queued_;  // an emptied queue stays (the session's next request reuses it; forget() erases it)
 }
 
 RequestPtr Executor::choose(double now, std::vector<Settled>* settled, double* wake_at) {
@@ -242,6 +241,7 @@ RequestPtr Executor::choose(double now, std::vector<Settled>* settled, double* w
   ready.clear();
   to_remove.clear();
   for (auto& [session, queue] : queues_) {
+    if (queue.empty()) continue;
     const RequestPtr& r = queue.front();  // a session's requests run in order
     if (!r->ready_) {
       bool all = true;
@@ -298,7 +298,7 @@ void Executor::apply_mode(const ModeSettings& s) {
 
 // One piece of a request's run, outside mutex_: its start and first unit, a unit, or its last
 // unit and finish. Under the session's own lock when it has one.
-Executor::TraceUnit Executor::run_piece(const RequestPtr& r, std::vector<Settled>* settled) {
+Executor::TraceUnit Executor::run_piece(const RequestPtr& r, std::optional<Status>* outcome) {
   Session& session = *r->session_;
   std::unique_lock<std::mutex> session_lock;
   if (r->session_mutex_) session_lock = std::unique_lock<std::mutex>(*r->session_mutex_);
@@ -349,22 +349,26 @@ Executor::TraceUnit Executor::run_piece(const RequestPtr& r, std::vector<Settled
   TraceUnit unit{r->id_, "", steady_us(wall0), std::chrono::duration<double, std::micro>(wall1 - wall0).count()};
   if (tracing_) unit.name = r->label_ + " unit " + std::to_string(r->times_.units);
   if (!status.ok()) {
-    settled->push_back({r, status.with_context("request " + std::to_string(r->id_) + " ('" + r->label_ + "')")});
+    *outcome = status.with_context("request " + std::to_string(r->id_) + " ('" + r->label_ + "')");
   } else if (done) {
     r->times_.finished_ms = t1;
     r->times_.missed_deadline = t1 > r->deadline_at_ms_;
     r->stats_.queue_wait_ms = r->times_.queue_wait_ms();
-    settled->push_back({r, Status()});
+    *outcome = Status();
   }
   return unit;
 }
 
 void Executor::settle(std::vector<Settled>& settled) {
-  for (Settled& s : settled) {
-    Request& r = *s.request;
-    if (r.times_.finished_ms == 0.0) r.times_.finished_ms = now_ms();
-    r.inputs_.clear();  // the caller's tensors are free once the request settles
-    if (tracing_) {
+  for (Settled& s : settled) settle_one(s);
+  settled.clear();
+}
+
+void Executor::settle_one(Settled& s) {
+  Request& r = *s.request;
+  if (r.times_.finished_ms == 0.0) r.times_.finished_ms = now_ms();
+  r.inputs_.clear();  // the caller's tensors are free once the request settles
+  if (tracing_) try {
       std::lock_guard<std::mutex> lock(mutex_);
       TraceRequest t{r.id_,
                      r.label_,
@@ -380,29 +384,27 @@ void Executor::settle(std::vector<Settled>& settled) {
       for (const FencePtr& f : r.options_.wait_for)
         if (f->producer()) t.waited_on.push_back(f->producer());
       trace_requests_.push_back(std::move(t));
+    } catch (...) {  // a trace record lost; the request still settles
     }
-    if (s.status.ok())
-      r.fence_->signal();
-    else
-      r.fence_->fail(s.status);
-    if (r.options_.on_done) {
-      try {
-        r.options_.on_done(r);
-      } catch (...) {  // documented: a callback's exception is dropped
-      }
+  if (s.status.ok())
+    r.fence_->signal();
+  else
+    r.fence_->fail(s.status);
+  if (r.options_.on_done) {
+    try {
+      r.options_.on_done(r);
+    } catch (...) {  // documented: a callback's exception is dropped
     }
   }
-  settled.clear();
 }
 
 Executor::Dispatch Executor::try_dispatch() {
-  std::vector<Settled> settled;
+  std::vector<Settled> settled;  // what choose() settles (failed fences, drops): rare, allocated only then
   RequestPtr next;
   double wake_at = kNoDeadline;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (dispatching_) return Dispatch::kBusy;
-    settled.reserve(queues_.size() + 1);  // settling records allocate nothing later
     next = choose(now_ms(), &settled, &wake_at);
     if (next) {
       running_ = next;
@@ -411,31 +413,34 @@ Executor::Dispatch Executor::try_dispatch() {
       apply_mode(mode_settings(mode, workers_->threads()));
     }
   }
+  std::optional<Settled> own;  // the running request, when this piece settles it
   if (next) {
     TraceUnit unit{next->id_, "", 0.0, 0.0};
+    std::optional<Status> outcome;
     try {
-      unit = run_piece(next, &settled);
+      unit = run_piece(next, &outcome);
     } catch (...) {  // an allocation deep in the bookkeeping: the request fails, the runtime goes on
       next->session_->cancel_run(next->cursor_);
-      settled.push_back({next, out_of_memory("request " + std::to_string(next->id_) + ": out of memory")});
+      outcome = out_of_memory("request " + std::to_string(next->id_) + ": out of memory");
     }
+    if (outcome) own = Settled{next, std::move(*outcome)};
     std::lock_guard<std::mutex> lock(mutex_);
     try {
       if (tracing_) trace_units_.push_back(std::move(unit));
     } catch (...) {  // a trace record lost, not a request
     }
-    for (const Settled& s : settled)
-      if (s.request == next) {
-        remove(next);
-        record_queue_depth();
-      }
+    if (own) {
+      remove(next);
+      record_queue_depth();
+      settling_.push_back(next->session_);
+    }
     running_.reset();
     dispatching_ = false;
-    if (!settled.empty()) settling_.push_back(next->session_);
   }
   const bool any = next || !settled.empty();
   settle(settled);
-  if (next) {
+  if (own) {
+    settle_one(*own);
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = std::find(settling_.begin(), settling_.end(), next->session_);
     if (it != settling_.end()) settling_.erase(it);
@@ -545,6 +550,7 @@ void Executor::dispatcher_loop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto& [session, queue] : queues_) {
+        if (queue.empty()) continue;
         const RequestPtr& r = queue.front();
         if (!r->started_ && r->options_.drop_if_late) wake_at = std::min(wake_at, r->deadline_at_ms_);
       }

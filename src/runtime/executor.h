@@ -175,9 +175,10 @@ class Executor : public std::enable_shared_from_this<Executor> {
   RequestPtr choose(double now, std::vector<Settled>* settled, double* wake_at);
   Result<RequestPtr> enqueue(Session& session, std::mutex* session_mutex, NamedTensors inputs, RequestOptions options,
                              bool wake_dispatcher);
-  // Returns the piece's trace record.
-  TraceUnit run_piece(const RequestPtr& r, std::vector<Settled>* settled);
+  // Returns the piece's trace record; *outcome is set when the request settles with this piece.
+  TraceUnit run_piece(const RequestPtr& r, std::optional<Status>* outcome);
   void settle(std::vector<Settled>& settled);
+  void settle_one(Settled& s);
   void remove(const RequestPtr& r);
   void apply_mode(const ModeSettings& settings);
   void dispatcher_loop();

@@ -339,8 +339,7 @@ Status Session::start_impl(const NamedTensors& inputs, RunCursor& c) {
   if (!p->stats) p->stats = std::make_unique<RunStats>(plan_run_stats(plan, options_.backend));
   step_ms_.assign(plan.steps.size(), 0.0);
   c.steps_ = plan.steps.size();
-  c.step_ = c.unit_ = c.units_run_ = c.units_total_ = 0;
-  for (const compile::Step& step : plan.steps) c.units_total_ += step.compiled->units();
+  c.step_ = c.unit_ = 0;
   while (c.step_ < c.steps_ && plan.steps[c.step_].compiled->units() == 0) ++c.step_;
   return ok_status();
 }
@@ -357,7 +356,6 @@ Status Session::unit_impl(RunCursor& c) {
                         "running on backend '" + step.partition.backend + "'");
   const auto t1 = std::chrono::steady_clock::now();
   step_ms_[c.step_] += std::chrono::duration<double, std::milli>(t1 - t0).count();
-  ++c.units_run_;
   if (++c.unit_ < step.compiled->units()) return ok_status();
   if (c.profile_)  // the partition's span, from its first unit's start to its last unit's end
     c.profile_->partitions.push_back({step.partition.backend, step.partition.nodes.size(),

@@ -66,15 +66,11 @@ class RunCursor {
   RunCursor& operator=(const RunCursor&) = delete;
   bool active() const { return prepared_ != nullptr; }
   bool done() const { return active() && step_ >= steps_; }
-  // Units run so far and in all (a partition's ops or fused groups; its own `units()`).
-  size_t units_run() const { return units_run_; }
-  size_t units_total() const { return units_total_; }
 
  private:
   friend class Session;
   void* prepared_ = nullptr;  // Session::Prepared of the running plan
   size_t step_ = 0, unit_ = 0, steps_ = 0;
-  size_t units_run_ = 0, units_total_ = 0;
   std::chrono::steady_clock::time_point started_, step_started_;
   double cpu_started_ = 0.0;
   backends::RunProfile* profile_ = nullptr;

@@ -7,58 +7,20 @@ track, events disjoint or nested (no partial overlap); at least MIN_REQUESTS req
 with its "running" part inside it; every unit inside the running part of its request; a "queued
 requests" counter; every flow start ("s") joined by exactly one end ("f") of the same id, not before
 it, each on a named track (with --flows, at least one flow). Exits 1 naming the first violation."""
-import json
 import sys
 
-EPS = 0.01
+from trace_common import EPS, fail as common_fail, load_tracks
 
 
 def fail(message):
-    print("runtime_trace_check: " + message)
-    sys.exit(1)
+    common_fail("runtime_trace_check", message)
 
 
 def main():
     path, min_requests = sys.argv[1], int(sys.argv[2])
     want_flows = "--flows" in sys.argv[3:]
-    try:
-        trace = json.load(open(path))
-    except ValueError as e:
-        fail("not JSON: %s" % e)
-    events = trace.get("traceEvents")
-    if not isinstance(events, list) or not events:
-        fail("no traceEvents list")
-    processes, tracks = set(), {}
-    for e in events:
-        if e.get("ph") == "M" and e.get("name") == "process_name":
-            processes.add(e["pid"])
-        elif e.get("ph") == "M" and e.get("name") == "thread_name":
-            tracks[(e["pid"], e["tid"])] = e["args"]["name"]
-    by_track = {}
-    for e in events:
-        if e.get("ph") not in ("X", "s", "f"):
-            continue
-        for key in ("name", "cat", "ts", "pid", "tid") + (("dur",) if e["ph"] == "X" else ()):
-            if key not in e:
-                fail("event without %s: %s" % (key, e))
-        if e["pid"] not in processes:
-            fail("process %s has no process_name" % e["pid"])
-        if (e["pid"], e["tid"]) not in tracks:
-            fail("track %s has no thread_name" % e["tid"])
-        if e["ts"] < 0 or e.get("dur", 0) < 0:
-            fail("negative time: %s" % e)
-        if e["ph"] == "X":
-            by_track.setdefault(tracks[(e["pid"], e["tid"])], []).append(e)
-    for name, track in by_track.items():
-        track.sort(key=lambda e: (e["ts"], -e["dur"]))
-        open_ends = []
-        for e in track:
-            while open_ends and open_ends[-1] <= e["ts"] + EPS:
-                open_ends.pop()
-            end = e["ts"] + e["dur"]
-            if open_ends and end > open_ends[-1] + EPS:
-                fail("track '%s': '%s' overlaps the event it starts in without ending inside it" % (name, e["name"]))
-            open_ends.append(end)
+    events, by_track = load_tracks("runtime_trace_check", path, phases=("X", "s", "f"))
+    tracks = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
     xs = [e for e in events if e.get("ph") == "X"]
     requests = [e for e in xs if e["cat"] == "request" and e["name"] != "running"]
     running = {e["args"]["request"]: e for e in xs if e["cat"] == "request" and e["name"] == "running"}

@@ -83,8 +83,9 @@ nfuse_status* nfuse_runtime_set_log_sink(nfuse_runtime* runtime, nfuse_log_level
                                          void* user_data) {
   return guard("nfuse_runtime_set_log_sink", [&]() -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle("nfuse_runtime_set_log_sink", "runtime", runtime));
-    if (min_level < NFUSE_LOG_VERBOSE || min_level > NFUSE_LOG_ERROR)
-      return invalid_argument("nfuse_runtime_set_log_sink: unknown log level " + std::to_string(min_level));
+    const long long level = api::enum_bits(min_level);
+    if (level < NFUSE_LOG_VERBOSE || level > NFUSE_LOG_ERROR)
+      return invalid_argument("nfuse_runtime_set_log_sink: unknown log level " + std::to_string(level));
     std::lock_guard<std::mutex> lock(runtime->log_mutex);
     runtime->log_level = min_level;
     runtime->log_fn = fn;
@@ -185,8 +186,9 @@ nfuse_status* nfuse_runtime_set_context_compat(nfuse_runtime* runtime, nfuse_com
   constexpr const char* fn = "nfuse_runtime_set_context_compat";
   return guard(fn, [&]() -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "runtime", runtime));
-    if (mode != NFUSE_COMPAT_PERMISSIVE && mode != NFUSE_COMPAT_STRICT)
-      return invalid_argument(std::string(fn) + ": unknown mode " + std::to_string(static_cast<int>(mode)));
+    const long long bits = api::enum_bits(mode);
+    if (bits != NFUSE_COMPAT_PERMISSIVE && bits != NFUSE_COMPAT_STRICT)
+      return invalid_argument(std::string(fn) + ": unknown mode " + std::to_string(bits));
     runtime->context_compat =
         mode == NFUSE_COMPAT_STRICT ? context::CompatMode::kStrict : context::CompatMode::kPermissive;
     return ok_status();

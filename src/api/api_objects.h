@@ -3,6 +3,7 @@
 // being dereferenced), and every body runs under guard(), which turns exceptions into statuses.
 #pragma once
 
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -90,7 +92,7 @@ struct nfuse_quantize_options {
 
 struct nfuse_run_options {
   bool profiling = false;
-  nfuse::runtime::RequestOptions request;  // priority, deadline, mode and fences
+  nfuse::runtime::RequestOptions options;  // priority, deadline, mode, fences, label
 };
 
 struct nfuse_fence {
@@ -142,6 +144,16 @@ struct nfuse_session {
 };
 
 namespace nfuse::api {
+
+// The value a C caller passed for an enum, read as its bits: a C caller may pass any int, and an
+// enum-typed load of one outside the enum's values is undefined behaviour in C++. Take enum
+// arguments by reference into the checks (copying one is such a load) and switch on this.
+template <typename E>
+long long enum_bits(const E& value) {
+  std::underlying_type_t<E> raw;
+  std::memcpy(&raw, &value, sizeof raw);
+  return static_cast<long long>(static_cast<std::make_signed_t<decltype(raw)>>(raw));  // -3 stays -3
+}
 
 // Live handles of one type. A handle is registered when created and removed when released, so
 // use after release and pointers that were never handles are refused by a lookup, not a crash.
@@ -254,7 +266,7 @@ nfuse_status* get(const char* fn, const char* what, const H* handle, T* out, Rea
 // The body of an options setter: `handle` must be live; then `apply(handle->options)`.
 // `rank` dims from the caller, checked: kInvalidArgument for NULL dims of a ranked tensor,
 // negative dims and products that overflow size_t bytes (*bytes_out, for `dtype`).
-Result<std::vector<int64_t>> checked_dims(const char* fn, nfuse_dtype dtype, const int64_t* dims, size_t rank,
+Result<std::vector<int64_t>> checked_dims(const char* fn, const nfuse_dtype& dtype, const int64_t* dims, size_t rank,
                                           size_t* bytes_out);
 
 template <typename H, typename Apply>
@@ -280,6 +292,6 @@ nfuse_status* create(const char* fn, T** out, Init init) noexcept {
 
 nfuse_dtype to_c(ir::DType dtype);
 // kUndefined for values that are not an nfuse_dtype.
-ir::DType from_c(nfuse_dtype dtype);
+ir::DType from_c(const nfuse_dtype& dtype);
 
 }  // namespace nfuse::api

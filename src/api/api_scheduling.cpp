@@ -59,7 +59,7 @@ namespace nfuse::api {
 Result<std::vector<ir::Tensor>> scheduled_run(nfuse_session& s, std::unique_lock<std::mutex>& lock,
                                               runtime::NamedTensors inputs, std::vector<ir::Tensor*> bound,
                                               runtime::RunCopies* copies, const nfuse_run_options* options) {
-  runtime::RequestOptions o = options ? options->request : runtime::RequestOptions();
+  runtime::RequestOptions o = options ? options->options : runtime::RequestOptions();
   o.profile = options && options->profiling ? &s.profile : nullptr;
   o.bound_outputs = std::move(bound);
   o.copies = copies;
@@ -73,15 +73,6 @@ Result<std::vector<ir::Tensor>> scheduled_run(nfuse_session& s, std::unique_lock
 
 namespace {
 
-// The bits a C caller passed for an enum, read without an enum-typed load: any int may arrive, and
-// loading one outside the enum's values is undefined behaviour in C++.
-template <typename E>
-long long enum_bits(const E& value) {
-  std::underlying_type_t<E> raw;
-  std::memcpy(&raw, &value, sizeof raw);
-  return static_cast<long long>(static_cast<std::make_signed_t<decltype(raw)>>(raw));  // -3 stays -3
-}
-
 std::optional<runtime::PerformanceMode> to_mode(const nfuse_performance_mode& mode) {
   switch (enum_bits(mode)) {
     case NFUSE_PERFORMANCE_BURST: return runtime::PerformanceMode::kBurst;
@@ -92,7 +83,6 @@ std::optional<runtime::PerformanceMode> to_mode(const nfuse_performance_mode& mo
   }
 }
 
-// By reference: copying an out-of-range enum is already the undefined load.
 Status check_mode(const char* fn, const nfuse_performance_mode& mode) {
   if (!to_mode(mode))
     return invalid_argument(std::string(fn) + ": unknown performance mode " + std::to_string(enum_bits(mode)));
@@ -172,64 +162,57 @@ nfuse_status* nfuse_runtime_trace(nfuse_runtime* runtime, const char** json) {
 
 nfuse_status* nfuse_run_options_set_priority(nfuse_run_options* options, nfuse_priority priority) {
   constexpr const char* fn = "nfuse_run_options_set_priority";
-  return guard(fn, [&]() -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
+  return api::set(fn, options, [&](runtime::RequestOptions& o) -> Status {
     const long long bits = api::enum_bits(priority);
     if (bits < NFUSE_PRIORITY_LOW || bits > NFUSE_PRIORITY_REALTIME)
       return invalid_argument(std::string(fn) + ": unknown priority " + std::to_string(bits));
-    options->request.priority = static_cast<runtime::Priority>(bits);
+    o.priority = static_cast<runtime::Priority>(bits);
     return ok_status();
   });
 }
 
 nfuse_status* nfuse_run_options_set_deadline(nfuse_run_options* options, double ms, int drop_if_late) {
   constexpr const char* fn = "nfuse_run_options_set_deadline";
-  return guard(fn, [&]() -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
+  return api::set(fn, options, [&](runtime::RequestOptions& o) -> Status {
     if (!std::isfinite(ms) || ms < 0)
       return invalid_argument(std::string(fn) + ": the deadline must be a finite number of ms >= 0 (0: none), not " +
                               std::to_string(ms));
-    options->request.deadline_ms = ms;
-    options->request.drop_if_late = drop_if_late != 0;
+    o.deadline_ms = ms;
+    o.drop_if_late = drop_if_late != 0;
     return ok_status();
   });
 }
 
 nfuse_status* nfuse_run_options_set_performance_mode(nfuse_run_options* options, nfuse_performance_mode mode) {
   constexpr const char* fn = "nfuse_run_options_set_performance_mode";
-  return guard(fn, [&]() -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
+  return api::set(fn, options, [&](runtime::RequestOptions& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(api::check_mode(fn, mode));
-    options->request.mode = api::to_mode(mode);
+    o.mode = api::to_mode(mode);
     return ok_status();
   });
 }
 
 nfuse_status* nfuse_run_options_add_wait_fence(nfuse_run_options* options, const nfuse_fence* fence) {
   constexpr const char* fn = "nfuse_run_options_add_wait_fence";
-  return guard(fn, [&]() -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
+  return api::set(fn, options, [&](runtime::RequestOptions& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "fence", fence));
-    options->request.wait_for.push_back(fence->fence);
+    o.wait_for.push_back(fence->fence);
     return ok_status();
   });
 }
 
 nfuse_status* nfuse_run_options_clear_wait_fences(nfuse_run_options* options) {
-  constexpr const char* fn = "nfuse_run_options_clear_wait_fences";
-  return guard(fn, [&]() -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
-    options->request.wait_for.clear();
+  return api::set("nfuse_run_options_clear_wait_fences", options, [&](runtime::RequestOptions& o) -> Status {
+    o.wait_for.clear();
     return ok_status();
   });
 }
 
 nfuse_status* nfuse_run_options_set_label(nfuse_run_options* options, const char* label) {
   constexpr const char* fn = "nfuse_run_options_set_label";
-  return guard(fn, [&]() -> Status {
-    NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "options", options));
+  return api::set(fn, options, [&](runtime::RequestOptions& o) -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "label", label));
-    options->request.label = label;
+    o.label = label;
     return ok_status();
   });
 }
@@ -287,7 +270,7 @@ nfuse_status* nfuse_session_submit(nfuse_session* session, const char* const* in
     runtime::NamedTensors named;
     NFUSE_RETURN_IF_ERROR_PLAIN(api::named_inputs(fn, named, input_names, inputs, input_count));
     std::lock_guard<std::mutex> lock(session->mutex);
-    runtime::RequestOptions o = run_options ? run_options->request : runtime::RequestOptions();
+    runtime::RequestOptions o = run_options ? run_options->options : runtime::RequestOptions();
     o.profile = run_options && run_options->profiling ? &session->profile : nullptr;
     if (done)
       o.on_done = [done, user_data](const runtime::Request& r) { done(user_data, api::to_c_code(r.status().code())); };

@@ -11,9 +11,10 @@
 namespace nfuse::api {
 namespace {
 
-Status check_backend(const char* fn, nfuse_backend backend) {
-  if (!nfuse_backend_name(backend))
-    return invalid_argument(std::string(fn) + ": unknown backend " + std::to_string(static_cast<int>(backend)));
+Status check_backend(const char* fn, const nfuse_backend& backend) {
+  const long long bits = enum_bits(backend);
+  if (bits < NFUSE_BACKEND_AUTO || bits > NFUSE_BACKEND_FUSION)
+    return invalid_argument(std::string(fn) + ": unknown backend " + std::to_string(bits));
   return ok_status();
 }
 
@@ -100,10 +101,16 @@ nfuse_status* session_text(const char* fn, nfuse_session* session, const char** 
   });
 }
 
-Result<const nfuse_io_info*> io_at(const char* fn, const nfuse_session* s, nfuse_io_kind kind, size_t index) {
+Status check_io_kind(const char* fn, const nfuse_io_kind& kind) {
+  const long long bits = enum_bits(kind);
+  if (bits != NFUSE_IO_INPUT && bits != NFUSE_IO_OUTPUT)
+    return invalid_argument(std::string(fn) + ": unknown io kind " + std::to_string(bits));
+  return ok_status();
+}
+
+Result<const nfuse_io_info*> io_at(const char* fn, const nfuse_session* s, const nfuse_io_kind& kind, size_t index) {
   NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", s));
-  if (kind != NFUSE_IO_INPUT && kind != NFUSE_IO_OUTPUT)
-    return invalid_argument(std::string(fn) + ": unknown io kind " + std::to_string(static_cast<int>(kind)));
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_io_kind(fn, kind));
   const auto& list = kind == NFUSE_IO_INPUT ? s->inputs : s->outputs;
   if (index >= list.size())
     return invalid_argument(std::string(fn) + ": " + (kind == NFUSE_IO_INPUT ? "input" : "output") + " index " +
@@ -414,8 +421,7 @@ nfuse_status* nfuse_session_io_count(const nfuse_session* session, nfuse_io_kind
   return guard(fn, [&]() -> Status {
     NFUSE_RETURN_IF_ERROR_PLAIN(check_handle(fn, "session", session));
     NFUSE_RETURN_IF_ERROR_PLAIN(check_out(fn, "out", out));
-    if (kind != NFUSE_IO_INPUT && kind != NFUSE_IO_OUTPUT)
-      return invalid_argument(std::string(fn) + ": unknown io kind " + std::to_string(static_cast<int>(kind)));
+    NFUSE_RETURN_IF_ERROR_PLAIN(api::check_io_kind(fn, kind));
     *out = (kind == NFUSE_IO_INPUT ? session->inputs : session->outputs).size();
     return ok_status();
   });

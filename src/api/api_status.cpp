@@ -76,9 +76,10 @@ nfuse_dtype to_c(ir::DType dtype) {
   return NFUSE_DTYPE_UNDEFINED;
 }
 
-ir::DType from_c(nfuse_dtype dtype) {
+ir::DType from_c(const nfuse_dtype& dtype) {
+  const long long bits = enum_bits(dtype);
   for (const DTypePair& p : kDTypes)
-    if (p.c == dtype) return p.ir;
+    if (p.c == bits) return p.ir;
   return ir::DType::kUndefined;
 }
 
@@ -97,7 +98,7 @@ void nfuse_status_release(nfuse_status* status) {
 }
 
 const char* nfuse_status_code_name(nfuse_status_code code) {
-  switch (code) {
+  switch (api::enum_bits(code)) {
     case NFUSE_OK: return "ok";
     case NFUSE_INVALID_MODEL: return "invalid model";
     case NFUSE_UNSUPPORTED: return "unsupported";
@@ -131,12 +132,11 @@ const char* nfuse_dtype_name(nfuse_dtype dtype) {
 }
 
 const char* nfuse_backend_name(nfuse_backend backend) {
-  switch (backend) {
+  switch (api::enum_bits(backend)) {
     case NFUSE_BACKEND_AUTO: return "auto";
     case NFUSE_BACKEND_REF: return "ref";
     case NFUSE_BACKEND_CPU: return "cpu";
     case NFUSE_BACKEND_FUSION: return "fusion";
-    case NFUSE_BACKEND_ENUM_MAX: break;
   }
   return nullptr;
 }

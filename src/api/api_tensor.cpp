@@ -6,11 +6,11 @@
 
 namespace nfuse::api {
 
-Result<std::vector<int64_t>> checked_dims(const char* fn, nfuse_dtype dtype, const int64_t* dims, size_t rank,
+Result<std::vector<int64_t>> checked_dims(const char* fn, const nfuse_dtype& dtype, const int64_t* dims, size_t rank,
                                           size_t* bytes_out) {
   const ir::DType t = from_c(dtype);
   if (t == ir::DType::kUndefined)
-    return invalid_argument(std::string(fn) + ": unknown dtype " + std::to_string(static_cast<int>(dtype)));
+    return invalid_argument(std::string(fn) + ": unknown dtype " + std::to_string(enum_bits(dtype)));
   if (rank > 0 && !dims) return invalid_argument(std::string(fn) + ": dims is NULL for rank " + std::to_string(rank));
   constexpr size_t kMaxRank = 64;
   if (rank > kMaxRank) return invalid_argument(std::string(fn) + ": rank " + std::to_string(rank) + " exceeds 64");

@@ -293,6 +293,37 @@ TEST(CApiModel, CorruptTruncatedAndMissingModels) {
   nfuse_runtime_release(rt);
 }
 
+// A C caller may pass any int for an enum: negative values are refused (or answered "unknown"),
+// and the library never loads them as enums (UBSan in make test's sanitizer build checks that).
+TEST_F(CApi, NegativeEnumValuesAreRefused) {
+  EXPECT_EQ(nfuse_backend_name(static_cast<nfuse_backend>(-1)), nullptr);
+  EXPECT_EQ(nfuse_dtype_size(static_cast<nfuse_dtype>(-1)), 0u);
+  EXPECT_STREQ(nfuse_dtype_name(static_cast<nfuse_dtype>(-1)), "undefined");
+  EXPECT_STREQ(nfuse_status_code_name(static_cast<nfuse_status_code>(-1)), "unknown");
+  size_t n = 0;
+  EXPECT_NFUSE_CODE(nfuse_session_io_count(session_, static_cast<nfuse_io_kind>(-1), &n), NFUSE_INVALID_ARGUMENT,
+                    "unknown io kind -1");
+  const char* name = nullptr;
+  EXPECT_NFUSE_CODE(nfuse_session_io_name(session_, static_cast<nfuse_io_kind>(-2), 0, &name), NFUSE_INVALID_ARGUMENT,
+                    "unknown io kind -2");
+  nfuse_session_options* o = nullptr;
+  EXPECT_NFUSE_OK(nfuse_session_options_create(&o));
+  EXPECT_NFUSE_CODE(nfuse_session_options_set_backend(o, static_cast<nfuse_backend>(-1)), NFUSE_INVALID_ARGUMENT,
+                    "unknown backend -1");
+  const nfuse_backend order[] = {NFUSE_BACKEND_CPU, static_cast<nfuse_backend>(-4)};
+  EXPECT_NFUSE_CODE(nfuse_session_options_set_preferred(o, order, 2), NFUSE_INVALID_ARGUMENT, "unknown backend -4");
+  EXPECT_NFUSE_CODE(nfuse_session_options_add_pin(o, "relu", static_cast<nfuse_backend>(-1)), NFUSE_INVALID_ARGUMENT,
+                    "unknown backend -1");
+  nfuse_session_options_release(o);
+  EXPECT_NFUSE_CODE(nfuse_runtime_set_log_sink(rt_, static_cast<nfuse_log_level>(-1), nullptr, nullptr),
+                    NFUSE_INVALID_ARGUMENT, "unknown log level -1");
+  EXPECT_NFUSE_CODE(nfuse_runtime_set_context_compat(rt_, static_cast<nfuse_compat_mode>(-1)), NFUSE_INVALID_ARGUMENT,
+                    "unknown mode -1");
+  const int64_t dims[] = {2};
+  nfuse_tensor* t = nullptr;
+  EXPECT_NFUSE_CODE(nfuse_tensor_create(static_cast<nfuse_dtype>(-1), dims, 1, &t), NFUSE_INVALID_ARGUMENT, "dtype");
+}
+
 TEST_F(CApi, OptionsRefuseUnknownEnumsAndValues) {
   nfuse_session_options* o = nullptr;
   EXPECT_NFUSE_OK(nfuse_session_options_create(&o));

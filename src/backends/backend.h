@@ -190,6 +190,8 @@ class CompiledPartition {
     (void)unit;
     return run(ctx);
   }
+  // What a unit runs, for traces: a node, a fused group, a piece of one.
+  virtual std::string unit_label(size_t unit) const { return "unit " + std::to_string(unit); }
   // Labels of the nodes this partition runs on reference kernels instead of its own optimized
   // ones, in execution order; reports show them so no speed is claimed that was not delivered.
   virtual std::vector<std::string> reference_nodes() const { return {}; }

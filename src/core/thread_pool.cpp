@@ -1,5 +1,7 @@
 #include "core/thread_pool.h"
 
+#include <algorithm>
+
 #include <pthread.h>
 #include <sched.h>
 
@@ -62,8 +64,10 @@ void ThreadPool::park() { park_epoch_.fetch_add(1, std::memory_order_relaxed); }
 void ThreadPool::drain(Section& s, size_t worker) {
   const double start = s.spans ? now_us() : 0.0;
   bool ran = false;
-  for (size_t t = s.next.fetch_add(1, std::memory_order_relaxed); t < s.count;
-       t = s.next.fetch_add(1, std::memory_order_relaxed)) {
+  for (;;) {
+    if (s.must < s.count && s.next.load(std::memory_order_relaxed) >= s.must && yield_requested()) break;
+    const size_t t = s.next.fetch_add(1, std::memory_order_relaxed);
+    if (t >= s.count) break;
     s.fn(t, worker);
     ran = true;
   }
@@ -119,22 +123,27 @@ void ThreadPool::worker_main(size_t index) {
   }
 }
 
-void ThreadPool::parallel_for(size_t count, TaskFn fn) {
-  if (count == 0) return;
+void ThreadPool::parallel_for(size_t count, TaskFn fn) { parallel_for_from(0, count, count, fn); }
+
+size_t ThreadPool::parallel_for_from(size_t begin, size_t must, size_t count, TaskFn fn) {
+  if (begin >= count) return count;
+  must = std::min(std::max(must, begin), count);
   WorkerSpanRecorder* recorder = t_recorder;
   const size_t active = active_.load(std::memory_order_relaxed);
-  if (workers_.empty() || count == 1 || active == 1) {
+  if (workers_.empty() || count - begin == 1 || active == 1) {
     const double start = recorder ? now_us() : 0.0;
-    for (size_t t = 0; t < count; ++t) fn(t, 0);
-    if (recorder) recorder->spans.push_back(WorkerSpan{0, start, now_us(), recorder->tag});
-    return;
+    size_t t = begin;
+    for (; t < count && (t < must || !yield_requested()); ++t) fn(t, 0);
+    if (recorder && t > begin) recorder->spans.push_back(WorkerSpan{0, start, now_us(), recorder->tag});
+    return t;
   }
   std::lock_guard<std::mutex> one_caller(section_mutex_);
   std::vector<WorkerSpan> spans(recorder ? threads_ : 0, WorkerSpan{0, 0.0, -1.0, nullptr});
   // No worker is inside the section (the last caller waited them out), so it can be rewritten.
   section_.fn = fn;
   section_.count = count;
-  section_.next.store(0, std::memory_order_relaxed);
+  section_.must = must;
+  section_.next.store(begin, std::memory_order_relaxed);
   section_.spans = recorder ? spans.data() : nullptr;
   const uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
   state_.store(generation << 32, std::memory_order_seq_cst);  // open, nobody inside
@@ -160,6 +169,8 @@ void ThreadPool::parallel_for(size_t count, TaskFn fn) {
     w.tag = recorder->tag;
     recorder->spans.push_back(w);
   }
+  // Every task handed out has run (the workers inside finished theirs); claims past count ran nothing.
+  return std::min(section_.next.load(std::memory_order_acquire), count);
 }
 
 }  // namespace nfuse

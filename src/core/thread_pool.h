@@ -61,6 +61,16 @@ class ThreadPool {
     parallel_for(count, TaskFn(ref));
   }
 
+  // Yielding, for the runtime's scheduler (runtime/executor.h): while a yield is requested, a
+  // request is waiting for these workers, and a parallel_for_from stops early.
+  void request_yield() { yield_.store(true, std::memory_order_relaxed); }
+  void clear_yield() { yield_.store(false, std::memory_order_relaxed); }
+  bool yield_requested() const { return yield_.load(std::memory_order_relaxed); }
+  // As parallel_for over tasks [begin, count) (fn sees those indices), except that once the
+  // tasks before `must` are handed out, later ones are handed out only while no yield is
+  // requested. Returns the first task that did not run (count when all did); all before it ran.
+  size_t parallel_for_from(size_t begin, size_t must, size_t count, TaskFn fn);
+
   // Performance modes (runtime/performance_mode.h): sections use at most `workers` of the
   // threads (1: the caller alone), and after a section a worker spins for the next one for
   // `spin_us` microseconds before it sleeps (0: it sleeps at once).
@@ -83,6 +93,7 @@ class ThreadPool {
   struct Section {
     TaskFn fn;
     size_t count = 0;
+    size_t must = 0;              // tasks from here on only while no yield is requested (count: all)
     WorkerSpan* spans = nullptr;  // one per worker while profiling, else null
     alignas(64) std::atomic<size_t> next{0};
   };
@@ -105,6 +116,7 @@ class ThreadPool {
   alignas(64) std::atomic<uint64_t> park_epoch_{0};
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> yield_{false};
   std::mutex sleep_mutex_;
   std::condition_variable sleep_cv_;
   std::atomic<size_t> active_{1};

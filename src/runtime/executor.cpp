@@ -127,11 +127,18 @@ Result<RequestPtr> Executor::enqueue(Session& session, std::mutex* session_mutex
     queues_[&session].push_back(r);
     ++queued_;
     record_queue_depth();
+    // A unit in flight of another session's request that does not outrank this one stops at its
+    // next piece boundary (ThreadPool::request_yield) instead of running its op to the end.
+    if (!pending && running_ && running_->session_ != &session && r->options_.priority >= running_->options_.priority)
+      workers_->request_yield();
   }
-  // A caller's (or another request's) fence settling may make this request ready.
+  // A caller's (or another request's) fence settling may make this request ready, and then the
+  // unit in flight yields as above (whatever it outranks: choose() decides what runs next).
   std::weak_ptr<Wake> weak = wake_;
+  std::weak_ptr<ThreadPool> weak_workers = workers_;
   for (const FencePtr& f : r->options_.wait_for)
-    f->on_settled([weak] {
+    f->on_settled([weak, weak_workers] {
+      if (auto p = weak_workers.lock()) p->request_yield();
       if (auto w = weak.lock()) {
         {
           std::lock_guard<std::mutex> lock(w->mutex);
@@ -318,6 +325,8 @@ Executor::TraceUnit Executor::run_piece(const RequestPtr& r, std::optional<Statu
                                r->options_.profile, &r->cursor_);
   }
   bool done = false;
+  std::string what;  // the unit's op, for the trace only
+  if (status.ok() && tracing_) what = session.next_unit_label(r->cursor_);
   if (status.ok()) {
     Result<bool> step = session.next_unit(r->cursor_);
     if (step.ok())
@@ -346,7 +355,8 @@ Executor::TraceUnit Executor::run_piece(const RequestPtr& r, std::optional<Statu
   r->times_.longest_unit_ms = std::max(r->times_.longest_unit_ms, piece);
   ++r->times_.units;
   r->waiting_since_ms_ = t1;
-  TraceUnit unit{r->id_, "", steady_us(wall0), std::chrono::duration<double, std::micro>(wall1 - wall0).count()};
+  TraceUnit unit{r->id_, "", std::move(what), steady_us(wall0),
+                 std::chrono::duration<double, std::micro>(wall1 - wall0).count()};
   if (tracing_) unit.name = r->label_ + " unit " + std::to_string(r->times_.units);
   if (!status.ok()) {
     *outcome = status.with_context("request " + std::to_string(r->id_) + " ('" + r->label_ + "')");
@@ -405,6 +415,7 @@ Executor::Dispatch Executor::try_dispatch() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (dispatching_) return Dispatch::kBusy;
+    workers_->clear_yield();  // whoever asked is among those choose() weighs now
     next = choose(now_ms(), &settled, &wake_at);
     if (next) {
       running_ = next;
@@ -415,7 +426,7 @@ Executor::Dispatch Executor::try_dispatch() {
   }
   std::optional<Settled> own;  // the running request, when this piece settles it
   if (next) {
-    TraceUnit unit{next->id_, "", 0.0, 0.0};
+    TraceUnit unit{next->id_, "", "", 0.0, 0.0};
     std::optional<Status> outcome;
     try {
       unit = run_piece(next, &outcome);

@@ -152,7 +152,8 @@ class Executor : public std::enable_shared_from_this<Executor> {
 
   struct TraceUnit {
     uint64_t request;
-    std::string name;  // backend and unit
+    std::string name;  // the request's label and unit number
+    std::string op;    // what the unit ran (Session::next_unit_label)
     double start_us, dur_us;
   };
   struct TraceRequest {

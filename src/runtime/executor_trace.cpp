@@ -45,7 +45,7 @@ nlohmann::json Executor::trace_json(const std::string& process_name) const {
                       {"cat", "unit"},
                       {"ts", ts(u.start_us)},
                       {"dur", u.dur_us},
-                      {"args", {{"request", u.request}}}});
+                      {"args", {{"request", u.request}, {"op", u.op}}}});
 
   // Lanes: per label, the end of the last request placed on each.
   std::vector<const TraceRequest*> requests;

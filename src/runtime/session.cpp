@@ -279,6 +279,13 @@ Result<bool> Session::next_unit(RunCursor& cursor) {
   return cursor.done();
 }
 
+std::string Session::next_unit_label(const RunCursor& cursor) const {
+  const auto* p = static_cast<const Prepared*>(cursor.prepared_);
+  if (!p || cursor.done()) return "";
+  const compile::Step& step = p->plan->steps[cursor.step_];
+  return step.partition.backend + ": " + step.compiled->unit_label(cursor.unit_);
+}
+
 Result<std::vector<ir::Tensor>> Session::finish_run(RunCursor& cursor) {
   if (!cursor.active()) return invalid_argument("no run was started on this cursor");
   if (!cursor.done()) return invalid_argument("the run has units left to run");

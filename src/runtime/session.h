@@ -125,6 +125,8 @@ class Session {
   Status start_run(const NamedTensors& inputs, const std::vector<ir::Tensor*>* bound_outputs, RunCopies* copies,
                    backends::RunProfile* profile, RunCursor* cursor);
   Result<bool> next_unit(RunCursor& cursor);
+  // What the cursor's next unit runs ("cpu: Conv 'x' piece 2/4"), for traces; "" when none.
+  std::string next_unit_label(const RunCursor& cursor) const;
   Result<std::vector<ir::Tensor>> finish_run(RunCursor& cursor);
   void cancel_run(RunCursor& cursor);
 

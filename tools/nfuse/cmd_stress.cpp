@@ -79,7 +79,7 @@ struct Client {
   std::shared_ptr<Request> latest;
   std::vector<double> latency_ms, queue_wait_ms;
   size_t requests = 0, releases = 0, deadline_misses = 0, failed = 0, lost = 0, fence_violations = 0;
-  double longest_unit_ms = 0.0, busy_s = 0.0;
+  double longest_unit_ms = 0.0;
   std::string first_error;
 
   std::shared_ptr<Request> latest_request() {
@@ -93,7 +93,6 @@ struct RenderRecord {
 };
 
 struct PhaseResult {
-  std::string name;
   nlohmann::json device;  // /sys temperatures and clocks at the phase's end
   double seconds = 0.0, cpu_seconds = 0.0;
   std::vector<std::unique_ptr<Client>> clients;
@@ -180,7 +179,6 @@ void run_client(Client& c, Client* depends_on, bool use_priority, Clock::time_po
       const nlohmann::json j = nlohmann::json::parse(*stats);
       c.queue_wait_ms.push_back(j.value("queue_wait_ms", 0.0));
       c.longest_unit_ms = std::max(c.longest_unit_ms, j.value("longest_unit_ms", 0.0));
-      c.busy_s += j.value("busy_ms", 0.0) / 1e3;
     } else {
       ++c.lost;  // settled requests always have stats: a request whose record vanished is lost
     }
@@ -241,10 +239,9 @@ void run_render(const StressRender& r, Client* source, Clock::time_point start, 
   }
 }
 
-Result<PhaseResult> run_phase(const StressConfig& config, PhaseKind kind, const std::string& name,
-                              const std::vector<size_t>& which, double seconds, const std::string& trace_path) {
+Result<PhaseResult> run_phase(const StressConfig& config, PhaseKind kind, const std::vector<size_t>& which,
+                              double seconds, const std::string& trace_path) {
   PhaseResult result;
-  result.name = name;
   std::vector<Runtime> runtimes;
   auto make_runtime = [&]() -> Status {
     auto rt = Runtime::create();
@@ -424,14 +421,14 @@ int cmd_stress(const StressArgs& args) {
 
   std::map<std::string, Solo> solo;
   for (size_t i = 0; i < config.contexts.size(); ++i) {
-    auto p = run_phase(config, PhaseKind::kSolo, "solo " + config.contexts[i].name, {i}, solo_s, "");
+    auto p = run_phase(config, PhaseKind::kSolo, {i}, solo_s, "");
     if (!p.ok()) return report_api(p.status());
     const Client& c = *p->clients.front();
     solo[c.config->name] = {percentile(c.latency_ms, 99), static_cast<double>(c.requests) / p->seconds};
   }
   std::vector<size_t> all(config.contexts.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  auto scheduled = run_phase(config, PhaseKind::kScheduled, "scheduled", all, config.duration_s, args.trace);
+  auto scheduled = run_phase(config, PhaseKind::kScheduled, all, config.duration_s, args.trace);
   if (!scheduled.ok()) return report_api(scheduled.status());
   nlohmann::json report = phase_json(*scheduled, solo);
   report["threads"] = config.threads;
@@ -439,7 +436,7 @@ int cmd_stress(const StressArgs& args) {
   report["duration_s"] = config.duration_s;
   report["solo_s"] = solo_s;
   if (config.baseline) {
-    auto baseline = run_phase(config, PhaseKind::kBaseline, "baseline", all, config.duration_s, "");
+    auto baseline = run_phase(config, PhaseKind::kBaseline, all, config.duration_s, "");
     if (!baseline.ok()) return report_api(baseline.status());
     report["baseline"] = phase_json(*baseline, solo);
   }

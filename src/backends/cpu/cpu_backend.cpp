@@ -3,7 +3,10 @@
 // every node it has no optimised kernel for runs on its reference kernel, and the compiled
 // partition records which, so reports can say so.
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "backends/backend.h"
@@ -42,6 +45,12 @@ const ir::Tensor* constant_f32(const ir::Value* v) {
 
 bool is_f32(const ir::Value* v) { return v && v->type.dtype == ir::DType::kF32; }
 
+size_t pieces_for_work(double macs, size_t threads) {
+  const double per_piece = kPieceMacsPerThread * static_cast<double>(std::max<size_t>(threads, 1));
+  if (!(macs > per_piece)) return 1;
+  return static_cast<size_t>(std::min(std::ceil(macs / per_piece), static_cast<double>(kMaxPieces)));
+}
+
 namespace {
 
 // Runs a node on its reference kernel, by the same path as the ref backend. With a subgraph
@@ -77,14 +86,18 @@ struct Step {
   // planner put them in the arena (null until bound).
   size_t planned_scratch = 0, planned_shared = 0;
   float* bound = nullptr;
+  size_t pieces = 1;    // CpuOp::pieces with the plan's shapes: the scheduler's units of this op
+  size_t progress = 0;  // RunContext::progress between its pieces
 };
 
 class CpuPartition final : public CompiledPartition {
  public:
   CpuPartition(std::vector<Step> steps, std::shared_ptr<ThreadPool> pool)
       : steps_(std::move(steps)), pool_(std::move(pool)) {
-    for (const Step& s : steps_)
-      if (s.reference) reference_nodes_.push_back(s.node->label());
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      if (steps_[i].reference) reference_nodes_.push_back(steps_[i].node->label());
+      for (size_t piece = 0; piece < steps_[i].pieces; ++piece) units_.push_back({i, piece});
+    }
   }
 
   std::vector<std::string> reference_nodes() const override { return reference_nodes_; }
@@ -109,42 +122,58 @@ class CpuPartition final : public CompiledPartition {
   }
 
   Status run(ExecContext& ctx) override { return run_units(ctx); }
-  size_t units() const override { return steps_.size(); }
+  size_t units() const override { return units_.size(); }
+  std::string unit_label(size_t unit) const override {
+    if (unit >= units_.size()) return "";
+    const Step& s = steps_[units_[unit].step];
+    std::string label = s.node->label();
+    if (s.pieces > 1) label += " piece " + std::to_string(units_[unit].piece + 1) + "/" + std::to_string(s.pieces);
+    return label;
+  }
   Status run_unit(ExecContext& ctx, size_t unit) override {
-    OpTensors& t = tensors_;
-    std::vector<ir::Tensor>& unnamed = unnamed_;
-    {
-      Step& s = steps_[unit];
-      ScopedNodeTimer timer(ctx.profile, s.node, "cpu", s.reference);
-      t.inputs.clear();
-      t.implicit_inputs.clear();
-      t.outputs.clear();
-      for (int slot : s.input_slots) t.inputs.push_back(slot < 0 ? nullptr : &ctx.slot(slot));
-      for (int slot : s.implicit_slots) t.implicit_inputs.push_back(&ctx.slot(slot));
-      unnamed.assign(s.output_slots.size(), ir::Tensor());
-      for (size_t i = 0; i < s.output_slots.size(); ++i)
-        t.outputs.push_back(s.output_slots[i] < 0 ? &unnamed[i] : &ctx.slot(s.output_slots[i]));
-      if (!s.all_preallocated) NFUSE_RETURN_IF_ERROR_PLAIN(allocate_outputs(s, t));
-      const size_t need = s.op->scratch_floats(t, pool_->threads());
-      const size_t shared = s.op->shared_floats(t);
-      const bool in_arena = s.bound && need <= s.planned_scratch && shared <= s.planned_shared;
-      if (in_arena) {
-        bound_view_.borrow(s.bound, s.planned_scratch);  // the workers' buffers, then the shared ones
-      } else {
-        // Not planned (shapes known only now) or not bound: memory of the partition's own.
-        if (!scratch_.reserve(pool_->threads(), need))  // a no-op once large enough
-          return out_of_memory(s.node->label() + ": " + std::to_string(need) + " floats of scratch per worker");
-        if (shared > shared_.size() && !shared_.resize(shared))
-          return out_of_memory(s.node->label() + ": " + std::to_string(shared) + " floats of temporaries");
-      }
-      RunContext rc{*pool_, in_arena ? bound_view_ : scratch_, ctx.profile};
-      rc.shared = in_arena ? s.bound + s.planned_scratch * pool_->threads() : shared_.data();
-      NFUSE_RETURN_IF_ERROR_PLAIN(s.op->run(t, rc));
-    }
-    return ok_status();
+    const Unit u = units_[unit];
+    Step& s = steps_[u.step];
+    ScopedNodeTimer timer(ctx.profile, s.node, "cpu", s.reference);
+    // A later piece runs with the operands, outputs and scratch its first piece set up: between
+    // them only other sessions' partitions run, and nothing of this one changes.
+    if (u.piece == 0) NFUSE_RETURN_IF_ERROR_PLAIN(begin_step(ctx, s));
+    rc_->piece = u.piece;
+    rc_->pieces = s.pieces;
+    rc_->progress = &s.progress;
+    return s.op->run(tensors_, *rc_);
   }
 
  private:
+  // Binds the step's operands and outputs and chooses its scratch (rc_).
+  Status begin_step(ExecContext& ctx, Step& s) {
+    OpTensors& t = tensors_;
+    std::vector<ir::Tensor>& unnamed = unnamed_;
+    t.inputs.clear();
+    t.implicit_inputs.clear();
+    t.outputs.clear();
+    for (int slot : s.input_slots) t.inputs.push_back(slot < 0 ? nullptr : &ctx.slot(slot));
+    for (int slot : s.implicit_slots) t.implicit_inputs.push_back(&ctx.slot(slot));
+    unnamed.assign(s.output_slots.size(), ir::Tensor());
+    for (size_t i = 0; i < s.output_slots.size(); ++i)
+      t.outputs.push_back(s.output_slots[i] < 0 ? &unnamed[i] : &ctx.slot(s.output_slots[i]));
+    if (!s.all_preallocated) NFUSE_RETURN_IF_ERROR_PLAIN(allocate_outputs(s, t));
+    const size_t need = s.op->scratch_floats(t, pool_->threads());
+    const size_t shared = s.op->shared_floats(t);
+    const bool in_arena = s.bound && need <= s.planned_scratch && shared <= s.planned_shared;
+    if (in_arena) {
+      bound_view_.borrow(s.bound, s.planned_scratch);  // the workers' buffers, then the shared ones
+    } else {
+      // Not planned (shapes known only now) or not bound: memory of the partition's own.
+      if (!scratch_.reserve(pool_->threads(), need))  // a no-op once large enough
+        return out_of_memory(s.node->label() + ": " + std::to_string(need) + " floats of scratch per worker");
+      if (shared > shared_.size() && !shared_.resize(shared))
+        return out_of_memory(s.node->label() + ": " + std::to_string(shared) + " floats of temporaries");
+    }
+    rc_.emplace(RunContext{*pool_, in_arena ? bound_view_ : scratch_, ctx.profile});
+    rc_->shared = in_arena ? s.bound + s.planned_scratch * pool_->threads() : shared_.data();
+    return ok_status();
+  }
+
   static Status allocate_outputs(const Step& s, OpTensors& t) {
     std::vector<ir::TensorType> types;
     NFUSE_RETURN_IF_ERROR_PLAIN(ir::infer_node(*s.node, t.inputs, &types, nullptr, {}, t.implicit_inputs));
@@ -160,12 +189,17 @@ class CpuPartition final : public CompiledPartition {
     return ok_status();
   }
 
+  struct Unit {
+    size_t step, piece;
+  };
   std::vector<Step> steps_;
+  std::vector<Unit> units_;  // every step's pieces in order
   std::shared_ptr<ThreadPool> pool_;
   Scratch scratch_;                  // own memory for steps the arena does not hold
   AlignedFloats shared_;             // CpuOp::shared_floats, the same, grown to the largest op's
   Scratch bound_view_;               // the running step's span of the arena
   OpTensors tensors_;                // the running step's operands, reused so a run allocates nothing here
+  std::optional<RunContext> rc_;     // the running step's pool and scratch (RunContext holds references)
   std::vector<ir::Tensor> unnamed_;  // outputs nobody reads
   std::vector<std::string> reference_nodes_;
 };
@@ -304,6 +338,19 @@ bool static_shapes(const ir::Node& node, const PlanView& plan, OpTensors* t, std
   return true;
 }
 
+// The same for the node's outputs (after static_shapes, into the same storage).
+bool static_output_shapes(const ir::Node& node, const PlanView& plan, OpTensors* t, std::vector<ir::Tensor>* storage) {
+  for (const ir::Value* v : node.outputs) {
+    if (!v) return false;
+    const ir::TensorType& type = plan.type(v);
+    auto dims = type.shape.static_dims();
+    if (!dims) return false;
+    storage->push_back(ir::Tensor::borrow(type.dtype, *dims, nullptr));
+    t->outputs.push_back(&storage->back());
+  }
+  return true;
+}
+
 class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
@@ -355,10 +402,13 @@ class CpuBackend final : public Backend {
       }
       if (kernel_allocates) s.all_preallocated = true;  // the reference kernel sizes them itself
       OpTensors shapes;
-      std::vector<ir::Tensor> storage;
+      std::vector<ir::Tensor> storage;  // never reallocated: `shapes` points into it
+      storage.reserve(node->inputs.size() + node->implicit_inputs.size() + node->outputs.size());
       if (!s.reference && static_shapes(*node, ctx.type_of, &shapes, &storage)) {
         s.planned_scratch = round_to_lines(s.op->scratch_floats(shapes, threads));
         s.planned_shared = round_to_lines(s.op->shared_floats(shapes));
+        if (static_output_shapes(*node, ctx.type_of, &shapes, &storage))
+          s.pieces = std::clamp<size_t>(s.op->pieces(shapes, threads), 1, kMaxPieces);
       }
       steps.push_back(std::move(s));
     }

@@ -37,6 +37,16 @@ Result<const Conv2dGeometry*> Conv2dGeometryCache::get(const ir::Attributes& att
   return &geo_;
 }
 
+size_t conv_pieces(const ir::Attributes& attrs, const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims,
+                   size_t threads, double mac_fraction) {
+  auto g = ops::resolve_conv(attrs, x_dims, w_dims);
+  if (!g.ok()) return 1;
+  double macs = static_cast<double>(g->batch) * mac_fraction;
+  for (int64_t d : w_dims) macs *= static_cast<double>(d);  // out channels x weights per output channel
+  for (int64_t d : g->out) macs *= static_cast<double>(d);
+  return pieces_for_work(macs, threads);
+}
+
 Result<Epilogue> read_epilogue(const ir::Node& node) {
   Epilogue e;
   if (!ops::has_fused_epilogue(node)) return e;
@@ -153,6 +163,9 @@ class GemmConv final : public CpuOp {
   }
 
   size_t scratch_floats(const OpTensors&, size_t) const override { return kc_ * strip_panels_ * cfg_.nr; }
+  size_t pieces(const OpTensors& t, size_t threads) const override {
+    return conv_pieces(node_.attrs, t.inputs[0]->dims(), w_dims_, threads);
+  }
 
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
@@ -169,7 +182,7 @@ class GemmConv final : public CpuOp {
       run_tile(*g, xg, y + out_off, r ? r + out_off : nullptr, k.group, p, k.p0, k.np, k.m0, k.m1,
                rc.scratch.get(worker));
     };
-    rc.pool.run(tasks.count(), task);
+    rc.run_tasks(tasks.count(), task);
     return ok_status();
   }
 

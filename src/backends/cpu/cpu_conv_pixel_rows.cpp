@@ -45,12 +45,19 @@ class PixelRowsConv final : public CpuOp {
     return (in_place(*g) ? 0 : cols_floats(p)) + p * co_;
   }
 
+  // In pieces (one image only): the first also packs the im2col matrix, the last also
+  // transposes the product; rc.shared keeps both between them.
+  size_t pieces(const OpTensors& t, size_t threads) const override {
+    return t.inputs[0]->dim(0) == 1 ? conv_pieces(node_.attrs, t.inputs[0]->dims(), w_dims_, threads) : 1;
+  }
+
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     const size_t p = g->ho * g->wo;
     float* const cols = rc.shared;
     float* const product = rc.shared + (in_place(*g) ? 0 : cols_floats(p));
     const size_t threads = rc.pool.threads();
+    const bool first_piece = rc.piece == 0, last_piece = rc.piece + 1 >= rc.pieces;
     const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
     for (size_t n = 0; n < g->n; ++n) {
       const float* x = t.inputs[0]->data<float>() + n * g->c * g->h * g->w;
@@ -58,7 +65,7 @@ class PixelRowsConv final : public CpuOp {
       const float* rn = r ? r + n * co_ * p : nullptr;
       // im2col: K x P, one plain matrix (nr = P makes pack_im2col write a single panel); a 1x1
       // stride-1 unpadded conv's input already is that matrix.
-      if (!in_place(*g)) {
+      if (!in_place(*g) && first_piece) {
         const size_t kstep = std::max<size_t>(1, (k_ + threads * 4 - 1) / (threads * 4));
         rc.pool.run((k_ + kstep - 1) / kstep, [&](size_t i, size_t) {
           const size_t k0 = i * kstep, kc = std::min(kstep, k_ - k0);
@@ -72,9 +79,10 @@ class PixelRowsConv final : public CpuOp {
       args.c = product, args.c_stride = co_;
       args.bias = bias_.empty() ? nullptr : bias_.data();
       const kernels::F32GemmTasks tasks = kernels::f32_gemm_tasks(cfg_, p, co_, k_, threads);
-      rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
+      rc.run_tasks(tasks.count(), [&](size_t i, size_t worker) {
         kernels::f32_gemm_task(cfg_, args, tasks, i, rc.scratch.get(worker));
       });
+      if (!last_piece) continue;
       // [P x Co] -> NCHW, with residual and activation.
       const size_t cstep = std::max<size_t>(1, (co_ + threads * 4 - 1) / (threads * 4));
       rc.pool.run((co_ + cstep - 1) / cstep, [&](size_t i, size_t) {

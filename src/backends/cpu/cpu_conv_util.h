@@ -23,6 +23,12 @@ struct Conv2dGeometry {
   size_t pad_top = 0, pad_left = 0;
 };
 
+// The pieces (CpuOp::pieces) of a convolution with these input and weight dims: by its
+// multiply-adds (n * out channels * output pixels * weights per output channel), times
+// `mac_fraction` for algorithms that do fewer (Winograd). 1 when the geometry does not resolve.
+size_t conv_pieces(const ir::Attributes& attrs, const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims,
+                   size_t threads, double mac_fraction = 1.0);
+
 // Resolves once per distinct input dims.
 class Conv2dGeometryCache {
  public:

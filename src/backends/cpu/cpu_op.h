@@ -21,6 +21,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends/backend.h"
@@ -38,7 +39,47 @@ struct RunContext {
   RunProfile* profile = nullptr;  // the run's profile (ExecContext::profile), for control-flow bodies
   // One buffer of CpuOp::shared_floats() for the running op (64-byte aligned).
   float* shared = nullptr;
+  // The piece of the op this run does (CpuOp::pieces): piece `piece` of `pieces`, and the
+  // first task of run_tasks' loop not yet run, kept by the partition from piece to piece.
+  size_t piece = 0, pieces = 1;
+  size_t* progress = nullptr;
+
+  // The threads of every piece: what an op whose tasks cost nothing to make finer (rows of a
+  // direct convolution) plans its tasks for. Ops whose tasks pay per task (a packed strip
+  // reused across all output channels, a Winograd block) plan for pool.threads().
+  size_t task_slots() const { return pool.threads() * pieces; }
+  // Runs the op's loop of `count` independent tasks, or this piece's part of it: piece p runs on
+  // from where the previous one stopped, to at least its share's end (p + 1 shares of count /
+  // pieces, in multiples of the thread count where count allows), and past it while no yield
+  // is requested (ThreadPool::request_yield: a request waiting), so an op runs as one section
+  // when nothing waits and stops within a piece's share when something does. The last piece
+  // finishes the loop; a piece with nothing left returns at once.
+  template <typename F>
+  void run_tasks(size_t count, F&& f) {
+    std::remove_reference_t<F>& ref = f;
+    if (pieces <= 1 || !progress) return pool.parallel_for(count, TaskFn(ref));
+    if (piece == 0) *progress = 0;
+    if (*progress >= count) return;
+    const size_t must = piece + 1 >= pieces ? count : piece_boundary(count, piece + 1);
+    *progress = pool.parallel_for_from(*progress, must, count, TaskFn(ref));
+  }
+
+ private:
+  size_t piece_boundary(size_t count, size_t i) const {
+    const size_t threads = pool.threads();
+    if (count % threads != 0 || count / threads < pieces) return count * i / pieces;
+    return count / threads * i / pieces * threads;
+  }
 };
+
+// A piece of an op is the scheduler's unit (runtime/executor.h pre-empts between units), so a
+// long op splits into pieces of about this many multiply-adds per thread (~0.5 ms on a core of
+// 2026): the wait of a request that arrives while another session's op runs is bounded by a
+// piece, not by the largest layer. Pieces cost nothing while nothing waits (run_tasks).
+constexpr double kPieceMacsPerThread = 16e6;
+constexpr size_t kMaxPieces = 16;
+// The pieces for an op of `macs` multiply-adds (or their equivalent in work) on `threads`.
+size_t pieces_for_work(double macs, size_t threads);
 
 // The tensors of one node for one run (input pointers may be null for omitted inputs).
 struct OpTensors {
@@ -68,6 +109,18 @@ class CpuOp {
   // Runs the node; outputs are already allocated with their inferred shapes. Fails only on
   // data-dependent errors.
   virtual Status run(const OpTensors& t, RunContext& rc) = 0;
+  // How many consecutive runs (pieces, RunContext::piece) the partition makes of this op, asked
+  // at compile time with the plan's static shapes (`t.inputs` and `t.outputs`: shapes without
+  // data, except constants) on `threads` workers. 1 (the default) for ops whose run is not a single loop of independent
+  // tasks through RunContext::run_tasks. An op answering more runs each piece's share of that
+  // loop (its task count may depend only on the shapes and the RunContext); what it
+  // does besides (packing before, a pass after) it does in the first or last piece, keeping what
+  // pieces hand on in its outputs or RunContext::shared, which nothing else touches in between.
+  virtual size_t pieces(const OpTensors& t, size_t threads) const {
+    (void)t;
+    (void)threads;
+    return 1;
+  }
 };
 
 // The activation part of a fused epilogue, split into what the GEMM clamps (Relu, Clip) and

@@ -38,11 +38,19 @@ class ResizeOp final : public CpuOp {
     return y.rank() == 4 ? 2 * static_cast<size_t>(y.dim(3)) : 0;
   }
 
+  // By output elements: a linear one reads four inputs and weighs them, which costs about as
+  // much as a few dozen multiply-adds of a convolution (memory, not arithmetic, bounds it).
+  size_t pieces(const OpTensors& t, size_t threads) const override {
+    const double elements = static_cast<double>(t.outputs[0]->numel());
+    return pieces_for_work(elements * (mode_.linear ? kLinearWork : kNearestWork), threads);
+  }
+
   Status run(const OpTensors& t, RunContext& rc) override {
     const ir::Tensor& x = *t.inputs[0];
     ir::Tensor& y = *t.outputs[0];
     double sh = 0, sw = 0;
-    if (!fast_path(t, &sh, &sw)) return fallback_->run(t, rc);
+    // Off the fast path (decided by the same inputs in every piece), the first piece runs it all.
+    if (!fast_path(t, &sh, &sw)) return rc.piece == 0 ? fallback_->run(t, rc) : ok_status();
     if (geo_.in_dims != x.dims() || geo_.out_dims != y.dims() || geo_.scale_h != sh || geo_.scale_w != sw) {
       geo_.in_dims = x.dims();
       geo_.out_dims = y.dims();
@@ -70,13 +78,15 @@ class ResizeOp final : public CpuOp {
         run_nearest_plane(g, src, iw, dst, oh, ow);
       }
     };
-    rc.pool.run(planes, task);
+    rc.run_tasks(planes, task);
     return ok_status();
   }
 
   void set_scratch_width(size_t ow) { scratch_width_ = ow; }
 
  private:
+  static constexpr double kLinearWork = 16, kNearestWork = 4;  // multiply-adds per output element
+
   // True when the run-time inputs scale only H and W; the per-axis scales as the reference
   // measures them.
   bool fast_path(const OpTensors& t, double* sh, double* sw) {

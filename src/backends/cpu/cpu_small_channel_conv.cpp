@@ -91,16 +91,20 @@ class SmallChannelConvOp final : public CpuOp {
   }
   void set_static_wo(size_t wo) { static_wo_ = wo; }
 
+  size_t pieces(const OpTensors& t, size_t threads) const override {
+    return conv_pieces(node_.attrs, t.inputs[0]->dims(), w_dims_, threads);
+  }
+
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     const SmallChannelConv::Plane plane{g->h, g->w, g->ho, g->wo, g->kh, g->kw, g->sh, g->sw, g->pad_top, g->pad_left};
     const float* x = t.inputs[0]->data<float>();
     float* y = t.outputs[0]->data<float>();
-    // Tasks of whole rows, about four per thread per image.
-    const size_t threads = rc.pool.threads();
+    // Tasks of whole rows, about four per thread per image (in each piece).
+    const size_t threads = rc.task_slots();
     const size_t step = std::max<size_t>(1, g->ho / (4 * threads));
     const size_t per_image = (g->ho + step - 1) / step;
-    rc.pool.run(g->n * per_image, [&](size_t i, size_t worker) {
+    rc.run_tasks(g->n * per_image, [&](size_t i, size_t worker) {
       const size_t n = i / per_image, y0 = (i % per_image) * step, y1 = std::min(g->ho, y0 + step);
       const ConstPlaneRows xr{x + n * g->c * g->h * g->w, g->h * g->w, g->w, 0};
       const PlaneRows yr{y + n * g->m * g->ho * g->wo, g->ho * g->wo, g->wo, 0};

@@ -187,6 +187,10 @@ class WinogradConv final : public CpuOp {
     return wino_.scratch_floats(wino_.max_block_tiles(), wo);
   }
 
+  size_t pieces(const OpTensors& t, size_t threads) const override {
+    return conv_pieces(node_.attrs, t.inputs[0]->dims(), w_dims_, threads, kWinogradMacFraction);
+  }
+
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     const Winograd43::Plane plane{g->h, g->w, g->ho, g->wo, g->pad_top, g->pad_left};
@@ -214,7 +218,7 @@ class WinogradConv final : public CpuOp {
       const ConstPlaneRows rv{r ? r + out_off : nullptr, g->ho * g->wo, g->wo, 0};
       wino_.run(plane, xv, yv, r ? &rv : nullptr, j0, j1, 0, g->ho, rc.scratch.get(worker));
     };
-    rc.pool.run(g->n * blocks, task);
+    rc.run_tasks(g->n * blocks, task);
     return ok_status();
   }
 

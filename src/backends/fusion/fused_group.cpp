@@ -31,6 +31,27 @@ int64_t external_bytes(const StripLayer& l, size_t e, size_t rows) {
   return 0;
 }
 
+// Multiply-adds of one run of the group: a convolution's weights per output channel for each
+// output element, one per element for the rest.
+double group_macs(const std::vector<const ir::Node*>& nodes, const PlanView& type_of) {
+  double macs = 0;
+  for (const ir::Node* n : nodes) {
+    auto out = type_of(n->output(0)).shape.static_dims();
+    if (!out) continue;
+    double work = 1;
+    for (int64_t d : *out) work *= static_cast<double>(d);
+    if (n->op_type == "Conv" && n->input(1)) {
+      if (auto w = type_of(n->input(1)).shape.static_dims(); w && !w->empty() && (*w)[0] > 0) {
+        double per_channel = 1;
+        for (size_t i = 1; i < w->size(); ++i) per_channel *= static_cast<double>((*w)[i]);
+        work *= per_channel;
+      }
+    }
+    macs += work;
+  }
+  return macs;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, const CompileContext& ctx) {
@@ -167,6 +188,14 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
   }
 
   g->workers_.assign(threads, g->make_state());
+  // Pieces: at most one per strip of the shortest band, and only with a band per worker at most
+  // (a band's line buffers then live in the scratch of its index between pieces).
+  if (g->bands_.size() <= threads) {
+    size_t shortest = std::numeric_limits<size_t>::max();
+    for (const Band& b : g->bands_) shortest = std::min(shortest, b.y1 - b.y0);
+    const size_t strips = (shortest + g->tile_rows_ - 1) / g->tile_rows_;
+    g->pieces_ = std::min(strips, cpu::pieces_for_work(group_macs(nodes, ctx.type_of), threads));
+  }
   GroupTraffic& t = g->traffic_;
   t.fused_bytes = fused;
   for (size_t i = 0; i < g->layers_.size(); ++i) {
@@ -209,7 +238,7 @@ void FusedGroup::plan_tiles(size_t tile_rows, size_t threads, int64_t* fused) {
   *fused = 0;
   for (const Band& band : bands_) {
     for (Buffer& b : unbounded.buffers) b.valid = false;
-    run_band(band, nullptr, unbounded, nullptr, &max_need, fused);
+    run_band(band, band.y0, band.y1, nullptr, unbounded, nullptr, &max_need, fused, Yield{});
   }
   size_t offset = 0;
   capacity_.clear();
@@ -259,8 +288,9 @@ FusedGroup::BandState FusedGroup::make_state() const {
   return st;
 }
 
-void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, float* layer_scratch,
-                          std::vector<RowRange>* max_need, int64_t* arena_bytes) const {
+size_t FusedGroup::run_band(const Band& band, size_t ya, size_t yb, ExecContext* ctx, BandState& state,
+                            float* layer_scratch, std::vector<RowRange>* max_need, int64_t* arena_bytes,
+                            const Yield& yield) const {
   const size_t stages = stages_.size();
   std::vector<Buffer>& buffers = state.buffers;
   std::vector<RowRange>& needs = state.needs;
@@ -278,8 +308,9 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
       state.resize_src[k] = arena_view(*ctx, ext_slots_[resized_[k].layer][resized_[k].ext], band.image,
                                        resized_[k].op.source, StripLayer::Operand::kFull);
   }
-  for (size_t y0 = band.y0; y0 < band.y1; y0 += tile_rows_) {
-    const size_t y1 = std::min(band.y1, y0 + tile_rows_);
+  for (size_t y0 = ya; y0 < yb; y0 += tile_rows_) {
+    if (yield.pool && y0 >= yield.from && yield.pool->yield_requested()) return y0;
+    const size_t y1 = std::min(yb, y0 + tile_rows_);
     needs[stages - 1] = {y0, y1};
     for (size_t s = stages - 1; s > 0; --s) {
       const StripLayer& main = *layers_[stages_[s].layers.front()];
@@ -364,6 +395,7 @@ void FusedGroup::run_band(const Band& band, ExecContext* ctx, BandState& state, 
       }
     }
   }
+  return yb;
 }
 
 Status FusedGroup::run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch, size_t first, size_t end) {
@@ -378,18 +410,59 @@ Status FusedGroup::run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch, siz
                           std::to_string(pool.threads()));
   auto task = [&](size_t index, size_t worker) {
     float* mem = scratch.get(worker);
-    BandState& state = workers_[worker];
-    size_t offset = 0;
-    for (size_t s = 0; s + 1 < stages_.size(); ++s) {
-      const StripLayer& l = *layers_[stages_[s].layers.front()];
-      state.buffers[s] = Buffer{mem + offset, capacity_[s], 0, 0, false};
-      offset += round_up(l.out.c * capacity_[s] * l.out.w * l.out.elem, 64) / sizeof(float);
-    }
-    state.scratch = mem;
-    run_band(bands_[first + index], &ctx, state, mem + buffer_floats_, nullptr, nullptr);
+    reset_state(workers_[worker], mem);
+    const Band& band = bands_[first + index];
+    run_band(band, band.y0, band.y1, &ctx, workers_[worker], mem + buffer_floats_, nullptr, nullptr, Yield{});
   };
   pool.run(end - first, task);
   return ok_status();
+}
+
+Status FusedGroup::run_piece(ExecContext& ctx, ThreadPool& pool, Scratch& scratch, size_t piece) {
+  if (piece >= pieces_ || bands_.size() > workers_.size())
+    return internal_error("piece " + std::to_string(piece) + " of " + std::to_string(pieces_) + " with " +
+                          std::to_string(bands_.size()) + " bands");
+  if (pieces_ == 1) return run(ctx, pool, scratch, 0, bands_.size());
+  if (piece == 0 && !output_preallocated_)
+    NFUSE_RETURN_IF_ERROR_PLAIN(ir::reuse_or_allocate(&ctx.slot(output_slot_), output_dtype_, output_dims_));
+  if (workers_.size() < pool.threads())
+    return internal_error("fused group compiled for " + std::to_string(workers_.size()) + " threads, run on " +
+                          std::to_string(pool.threads()));
+  // Band b keeps its line buffers in scratch b, its state in workers_[b] and the rows it has
+  // done in progress_[b] from piece to piece, whichever worker runs it: a strip continues where
+  // the previous piece left its rows. A piece runs to at least its share of every band and on
+  // while no yield is requested, so a group nobody waits for runs in its first piece.
+  if (piece == 0) {
+    progress_.resize(bands_.size());
+    for (size_t b = 0; b < bands_.size(); ++b) {
+      reset_state(workers_[b], scratch.get(b));
+      progress_[b] = bands_[b].y0;
+    }
+  }
+  bool left = false;
+  for (size_t b = 0; b < bands_.size(); ++b) left = left || progress_[b] < bands_[b].y1;
+  if (!left) return ok_status();
+  auto task = [&](size_t b, size_t) {
+    const Band& band = bands_[b];
+    if (progress_[b] >= band.y1) return;
+    const size_t strips = (band.y1 - band.y0 + tile_rows_ - 1) / tile_rows_;
+    const size_t must =
+        piece + 1 >= pieces_ ? band.y1 : std::min(band.y1, band.y0 + strips * (piece + 1) / pieces_ * tile_rows_);
+    progress_[b] = run_band(band, progress_[b], band.y1, &ctx, workers_[b], scratch.get(b) + buffer_floats_, nullptr,
+                            nullptr, Yield{&pool, must});
+  };
+  pool.run(bands_.size(), task);
+  return ok_status();
+}
+
+void FusedGroup::reset_state(BandState& state, float* mem) const {
+  size_t offset = 0;
+  for (size_t s = 0; s + 1 < stages_.size(); ++s) {
+    const StripLayer& l = *layers_[stages_[s].layers.front()];
+    state.buffers[s] = Buffer{mem + offset, capacity_[s], 0, 0, false};
+    offset += round_up(l.out.c * capacity_[s] * l.out.w * l.out.elem, 64) / sizeof(float);
+  }
+  state.scratch = mem;
 }
 
 }  // namespace nfuse::backends::fusion

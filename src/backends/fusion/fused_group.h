@@ -39,6 +39,12 @@ class FusedGroup {
   // parallel: a scheduler's unit of work. The group's output is allocated by the first band.
   Status run(ExecContext& ctx, ThreadPool& pool, Scratch& scratch, size_t first, size_t end);
   size_t band_count() const { return bands_.size(); }
+  // A scheduler's units of a group with no more bands than workers: piece p of pieces() runs the
+  // p-th share of every band's strips (cpu::pieces_for_work of the group's multiply-adds, at
+  // most a strip each), so a request arriving meanwhile waits for a piece, not for the group.
+  // Pieces run in order, 0 first; no halo row is computed twice.
+  size_t pieces() const { return pieces_; }
+  Status run_piece(ExecContext& ctx, ThreadPool& pool, Scratch& scratch, size_t piece);
   // Floats of scratch one worker needs (line buffers + the layers' own).
   size_t scratch_floats() const { return scratch_floats_; }
   const GroupTraffic& traffic() const { return traffic_; }
@@ -83,9 +89,19 @@ class FusedGroup {
     size_t offset = 0, rows = 0;
   };
   BandState make_state() const;
-  // Runs (or, without `ctx`, only counts the arena bytes of) one band of output rows.
-  void run_band(const Band& band, ExecContext* ctx, BandState& state, float* layer_scratch,
-                std::vector<RowRange>* max_need, int64_t* arena_bytes) const;
+  // Points a band state's line buffers into `mem` (one worker's scratch), all empty.
+  void reset_state(BandState& state, float* mem) const;
+  // Where run_band may stop early: at a strip starting at or past `from` while `pool` has a
+  // yield requested (no pool: never).
+  struct Yield {
+    const ThreadPool* pool = nullptr;
+    size_t from = 0;
+  };
+  // Runs (or, without `ctx`, only counts the arena bytes of) output rows [ya, yb) of a band,
+  // continuing from what `state` holds (ya: the band's start or where the last call stopped).
+  // Returns the row it stopped at: yb, or earlier when it yielded.
+  size_t run_band(const Band& band, size_t ya, size_t yb, ExecContext* ctx, BandState& state, float* layer_scratch,
+                  std::vector<RowRange>* max_need, int64_t* arena_bytes, const Yield& yield) const;
   RowView arena_view(ExecContext& ctx, int slot, size_t image, const PlaneShape& shape, StripLayer::Operand kind) const;
 
   std::vector<const ir::Node*> nodes_, operands_;
@@ -100,12 +116,13 @@ class FusedGroup {
   std::vector<std::vector<int>> ext_stage_;
   std::vector<ResizedExt> resized_;
   std::vector<std::vector<int>> ext_resized_;  // per layer and external: index into resized_, or -1
-  size_t batch_ = 1, tile_rows_ = 1;
+  size_t batch_ = 1, tile_rows_ = 1, pieces_ = 1;
+  std::vector<size_t> progress_;  // run_piece: per band, the first output row not yet computed
   std::vector<Band> bands_;
   std::vector<Stage> stages_;
   std::vector<std::unique_ptr<StripLayer>> folded_;  // the affines posts point to
   std::vector<size_t> capacity_;  // line-buffer rows per stage (all but the last)
-  std::vector<BandState> workers_;  // one per pool worker, buffers pointing into its scratch
+  std::vector<BandState> workers_;  // one per pool worker (per band in pieces), buffers pointing into its scratch
   size_t buffer_floats_ = 0, layer_scratch_floats_ = 0, scratch_floats_ = 0;
   GroupTraffic traffic_;
 };

@@ -26,14 +26,18 @@ class FusionPartition final : public CompiledPartition {
   FusionPartition(std::vector<std::unique_ptr<FusedGroup>> groups, std::vector<int> steps,
                   std::shared_ptr<ThreadPool> pool)
       : groups_(std::move(groups)), steps_(std::move(steps)), bound_(groups_.size(), nullptr), pool_(std::move(pool)) {
-    // A scheduler's units: each group's bands in up to kUnitsPerGroup runs of at least two bands
-    // per worker (so that splitting costs little balance), which bounds how long another
-    // session's request waits for this one at roughly a quarter of its largest group.
-    constexpr size_t kUnitsPerGroup = 4;
+    // A scheduler's units, which bound how long another session's request waits for this one:
+    // a group of a band per worker in its pieces (FusedGroup::pieces); one of more bands (a
+    // batch) in up to kMaxPieces runs of at least two bands per worker, so that splitting costs
+    // little balance.
     for (size_t g = 0; g < groups_.size(); ++g) {
       const size_t bands = groups_[g]->band_count();
-      const size_t parts = std::clamp<size_t>(bands / (2 * pool_->threads()), 1, kUnitsPerGroup);
-      for (size_t p = 0; p < parts; ++p) units_.push_back({g, bands * p / parts, bands * (p + 1) / parts});
+      if (groups_[g]->pieces() > 1) {
+        for (size_t p = 0; p < groups_[g]->pieces(); ++p) units_.push_back({g, 0, bands, p});
+        continue;
+      }
+      const size_t parts = std::clamp<size_t>(bands / (2 * pool_->threads()), 1, cpu::kMaxPieces);
+      for (size_t p = 0; p < parts; ++p) units_.push_back({g, bands * p / parts, bands * (p + 1) / parts, kWhole});
     }
     traffic_.known = true;
     for (const auto& g : groups_) {
@@ -59,24 +63,36 @@ class FusionPartition final : public CompiledPartition {
 
   Status run(ExecContext& ctx) override { return run_units(ctx); }
   size_t units() const override { return units_.size(); }
+  std::string unit_label(size_t unit) const override {
+    if (unit >= units_.size()) return "";
+    const Unit& u = units_[unit];
+    std::string label = "group " + groups_[u.group]->traffic().label;
+    if (u.piece != kWhole)
+      label += " piece " + std::to_string(u.piece + 1) + "/" + std::to_string(groups_[u.group]->pieces());
+    else if (u.first != 0 || u.end != groups_[u.group]->band_count())
+      label += " bands " + std::to_string(u.first) + ".." + std::to_string(u.end);
+    return label;
+  }
   Status run_unit(ExecContext& ctx, size_t unit) override {
     const Unit& u = units_[unit];
     FusedGroup& g = *groups_[u.group];
     // A group's members run interleaved, so the profile books the group's time on its last
     // member and zero on the others (members show as fused, not as free).
-    if (ctx.profile && u.first == 0) {
+    if (ctx.profile && u.first == 0 && (u.piece == kWhole || u.piece == 0)) {
       for (const ir::Node* n : g.operands()) ctx.profile->nodes.push_back(NodeTiming{n, "fusion", false, 0.0});
       for (size_t i = 0; i + 1 < g.nodes().size(); ++i)
         ctx.profile->nodes.push_back(NodeTiming{g.nodes()[i], "fusion", false, 0.0});
     }
     ScopedNodeTimer timer(ctx.profile, g.nodes().back(), "fusion", false);
+    Scratch* scratch = &scratch_;
     if (bound_[u.group]) {
       view_.borrow(bound_[u.group], per_worker(u.group));
-      return g.run(ctx, *pool_, view_, u.first, u.end);
-    }
-    if (!scratch_.reserve(pool_->threads(), g.scratch_floats()))  // a no-op once large enough
+      scratch = &view_;
+    } else if (!scratch_.reserve(pool_->threads(), g.scratch_floats())) {  // a no-op once large enough
       return out_of_memory(g.nodes().back()->label() + ": fusion line buffers");
-    return g.run(ctx, *pool_, scratch_, u.first, u.end);
+    }
+    if (u.piece != kWhole) return g.run_piece(ctx, *pool_, *scratch, u.piece);
+    return g.run(ctx, *pool_, *scratch, u.first, u.end);
   }
 
   PartitionTraffic traffic() const override { return traffic_; }
@@ -86,8 +102,10 @@ class FusionPartition final : public CompiledPartition {
   size_t per_worker(size_t group) const { return round_to_lines(groups_[group]->scratch_floats()); }
 
   std::vector<std::unique_ptr<FusedGroup>> groups_;
+  static constexpr size_t kWhole = static_cast<size_t>(-1);
   struct Unit {
     size_t group, first, end;  // bands [first, end) of groups_[group]
+    size_t piece;              // FusedGroup::run_piece's piece of every band, or kWhole bands
   };
   std::vector<Unit> units_;
   std::vector<int> steps_;

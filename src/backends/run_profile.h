@@ -31,7 +31,8 @@ struct SpanTiming {
 };
 
 struct RunProfile {
-  // Appended in execution order, one entry per node per run; runs accumulate until clear().
+  // Appended in execution order, one entry per node per unit it ran in (several for a long op's
+  // pieces and a fused group's units, which readers sum); runs accumulate until clear().
   std::vector<NodeTiming> nodes;
   std::vector<SpanTiming> partitions, run_spans;
   // What each intra-op worker was busy with (tag: the ir::Node being timed), recorded while a

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,7 @@ namespace {
 struct Row {
   std::string key;
   std::string backend;
-  size_t nodes = 0;  // distinct nodes (for op types) per run
+  size_t nodes = 0;  // distinct nodes (for op types)
   bool reference = false;
   double us = 0.0;  // summed over all runs
 };
@@ -23,17 +24,21 @@ std::vector<Row> sorted(std::vector<Row> rows) {
 
 std::vector<Row> by_op_type(const backends::RunProfile& p) {
   std::map<std::string, Row> rows;
+  // A node may be timed more than once per run (the pieces of a long op, the units of a fused
+  // group): its op type counts it once.
+  std::map<std::string, std::set<const ir::Node*>> distinct;
   for (const backends::NodeTiming& t : p.nodes) {
-    Row& r = rows[t.node->op_type + (t.reference ? " (ref kernel)" : "")];
+    const std::string key = t.node->op_type + (t.reference ? " (ref kernel)" : "");
+    Row& r = rows[key];
     r.key = t.node->op_type;
     r.backend = t.backend;
     r.reference = t.reference;
     r.us += t.us;
-    ++r.nodes;
+    distinct[key].insert(t.node);
   }
   std::vector<Row> out;
   for (auto& [k, r] : rows) {
-    r.nodes = p.runs ? r.nodes / p.runs : r.nodes;
+    r.nodes = distinct[k].size();
     out.push_back(r);
   }
   return sorted(std::move(out));

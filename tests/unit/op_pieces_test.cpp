@@ -14,8 +14,11 @@
 #include <string>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_op.h"
+#include "core/aligned_storage.h"
 #include "core/thread_pool.h"
 #include "cpu_test_util.h"
+#include "runtime/profile_summary.h"
 #include "runtime/session.h"
 #include "support/tolerances_kernels.h"
 
@@ -145,9 +148,16 @@ void check_interleaved(const Make& make, const std::string& backend, const std::
         ASSERT_TRUE(ref.ok()) << at << ": ref: " << ref.status().to_string();
         expect_close((*outs)[0], *ref, tol_scale, at + ", session " + std::to_string(i));
         // Again, through run(): the same session's pieces back to back, from their start.
-        auto again = sessions[i]->run(feeds[i]);
+        backends::RunProfile profile;
+        auto again = sessions[i]->run(feeds[i], &profile);
         ASSERT_TRUE(again.ok()) << at << ": " << again.status().to_string();
         expect_close((*again)[0], *ref, tol_scale, at + ", session " + std::to_string(i) + ", second run");
+        // The profile times a node once per unit, and the summary still counts each node once.
+        size_t counted = 0;
+        const nlohmann::json summary = runtime::profile_summary_json(profile);
+        for (const auto& type : summary["op_types"]) counted += type["nodes"].get<size_t>();
+        EXPECT_EQ(counted, sessions[i]->graph().nodes().size()) << at;
+        EXPECT_GT(profile.nodes.size(), counted) << at << ": pieces not timed";
       }
     }
 }
@@ -236,12 +246,47 @@ TEST(OpPieces, ParallelForFromStopsOnlyPastMustWhileYieldIsRequested) {
     const size_t stop = pool.parallel_for_from(3, 20, 64, TaskFn(count_run));
     pool.clear_yield();
     EXPECT_GE(stop, 20u);
-    EXPECT_LE(stop, 64u);
+    EXPECT_LE(stop, 20u + static_cast<size_t>(threads) - 1) << "each thread claims at most one task past `must`";
     for (size_t t = 0; t < 64; ++t) ASSERT_EQ(runs[t].load(), t >= 3 && t < stop ? 1 : 0) << "task " << t;
     // Resuming from there finishes the rest.
     EXPECT_EQ(pool.parallel_for_from(stop, stop, 64, TaskFn(count_run)), 64u);
     for (size_t t = 0; t < 64; ++t) ASSERT_EQ(runs[t].load(), t >= 3 ? 1 : 0) << "task " << t;
     EXPECT_EQ(pool.parallel_for_from(64, 64, 64, TaskFn(count_run)), 64u);  // nothing left
+  }
+}
+
+// RunContext::run_tasks over pieces: with nobody waiting the first piece runs the whole loop and
+// the others find nothing left; with a yield requested each piece stops at its share's end
+// (exactly, on one thread; a claim per extra thread past it). Every task runs once either way.
+TEST(OpPieces, RunTasksRunsOnPastItsShareUnlessAYieldIsRequested) {
+  for (int threads : {1, 2}) {
+    for (bool yield : {false, true}) {
+      ThreadPool pool(threads);
+      Scratch scratch;
+      backends::cpu::RunContext rc{pool, scratch};
+      size_t progress = 0;
+      rc.progress = &progress;
+      rc.pieces = 4;
+      constexpr size_t kCount = 40;
+      std::vector<std::atomic<int>> runs(kCount);
+      auto task = [&](size_t t, size_t) { runs[t].fetch_add(1); };
+      const std::string at = std::to_string(threads) + " threads" + (yield ? ", yielding" : "");
+      for (size_t piece = 0; piece < rc.pieces; ++piece) {
+        rc.piece = piece;
+        if (yield) pool.request_yield();
+        rc.run_tasks(kCount, task);
+        pool.clear_yield();
+        const size_t share_end = kCount * (piece + 1) / rc.pieces;
+        if (!yield) {
+          EXPECT_EQ(progress, kCount) << at << ", piece " << piece;
+        } else {
+          EXPECT_GE(progress, share_end) << at << ", piece " << piece;
+          EXPECT_LE(progress, std::min(kCount, share_end + static_cast<size_t>(threads) - 1))
+              << at << ", piece " << piece;
+        }
+      }
+      for (size_t t = 0; t < kCount; ++t) ASSERT_EQ(runs[t].load(), 1) << at << ", task " << t;
+    }
   }
 }
 

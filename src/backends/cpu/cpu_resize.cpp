@@ -42,7 +42,9 @@ class ResizeOp final : public CpuOp {
   // much as a few dozen multiply-adds of a convolution (memory, not arithmetic, bounds it).
   size_t pieces(const OpTensors& t, size_t threads) const override {
     const double elements = static_cast<double>(t.outputs[0]->numel());
-    return pieces_for_work(elements * (mode_.linear ? kLinearWork : kNearestWork), threads);
+    const size_t planes = static_cast<size_t>(std::max<int64_t>(1, t.outputs[0]->dim(0) * t.outputs[0]->dim(1)));
+    // A task is a plane: no more pieces than planes (a piece of 3 planes is then a third).
+    return std::min(planes, pieces_for_work(elements * (mode_.linear ? kLinearWork : kNearestWork), threads));
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {

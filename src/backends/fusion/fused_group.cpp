@@ -422,7 +422,10 @@ Status FusedGroup::run_piece(ExecContext& ctx, ThreadPool& pool, Scratch& scratc
   if (piece >= pieces_ || bands_.size() > workers_.size())
     return internal_error("piece " + std::to_string(piece) + " of " + std::to_string(pieces_) + " with " +
                           std::to_string(bands_.size()) + " bands");
-  if (pieces_ == 1) return run(ctx, pool, scratch, 0, bands_.size());
+  // Whole in the first piece when not split, or when the pool has fewer workers than the plan
+  // assumed (threads it could not start): the scratch then holds fewer buffers than bands.
+  if (pieces_ == 1 || bands_.size() > pool.threads())
+    return piece == 0 ? run(ctx, pool, scratch, 0, bands_.size()) : ok_status();
   if (piece == 0 && !output_preallocated_)
     NFUSE_RETURN_IF_ERROR_PLAIN(ir::reuse_or_allocate(&ctx.slot(output_slot_), output_dtype_, output_dims_));
   if (workers_.size() < pool.threads())

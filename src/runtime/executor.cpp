@@ -48,6 +48,7 @@ Executor::Executor(std::shared_ptr<ThreadPool> workers, Options options)
       mode_(options_.mode),
       wake_(std::make_shared<Wake>()) {
   if (!workers_) workers_ = std::make_shared<ThreadPool>(1);
+  wake_->workers = workers_;
   if (!options_.manual) dispatcher_ = std::thread([this] { dispatcher_loop(); });
 }
 
@@ -135,11 +136,10 @@ Result<RequestPtr> Executor::enqueue(Session& session, std::mutex* session_mutex
   // A caller's (or another request's) fence settling may make this request ready, and then the
   // unit in flight yields as above (whatever it outranks: choose() decides what runs next).
   std::weak_ptr<Wake> weak = wake_;
-  std::weak_ptr<ThreadPool> weak_workers = workers_;
   for (const FencePtr& f : r->options_.wait_for)
-    f->on_settled([weak, weak_workers] {
-      if (auto p = weak_workers.lock()) p->request_yield();
+    f->on_settled([weak] {
       if (auto w = weak.lock()) {
+        if (auto p = w->workers.lock()) p->request_yield();
         {
           std::lock_guard<std::mutex> lock(w->mutex);
           ++w->generation;

@@ -211,6 +211,9 @@ class Executor : public std::enable_shared_from_this<Executor> {
     std::condition_variable cv;
     uint64_t generation = 0;
     bool stop = false;
+    // The executor's workers, for fence callbacks to ask the unit in flight to yield (they may
+    // outlive the executor, so they hold only a weak reference to this struct).
+    std::weak_ptr<ThreadPool> workers;
   };
   std::shared_ptr<Wake> wake_;
   std::thread dispatcher_;

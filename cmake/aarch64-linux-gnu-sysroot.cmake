@@ -1,6 +1,6 @@
 # Cross toolchain for the full arm64 build (Debian g++-aarch64-linux-gnu) against a sysroot made
 # by scripts/arm64-sysroot.sh out of Debian's arm64 -dev packages (ONNX, protobuf, cpuinfo,
-# pthreadpool, stb, nlohmann-json, CLI11, GoogleTest):
+# stb, nlohmann-json, CLI11, GoogleTest, FlatBuffers):
 #   scripts/arm64-sysroot.sh /path/to/sysroot
 #   cmake -S . -B build-arm64-full -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu-sysroot.cmake \
 #     -DNFUSE_ARM64_SYSROOT=/path/to/sysroot        (or: export NFUSE_ARM64_SYSROOT=/path/to/sysroot)
@@ -11,8 +11,8 @@
 # cross gcc otherwise searches last. The linker resolves the libraries' own dependencies (libz of
 # libprotobuf) in the sysroot's lib dirs by itself.
 #
-# Executables are linked dynamically: Debian ships libonnx, libonnx_proto, libcpuinfo and
-# libpthreadpool as shared libraries only (only protobuf, zlib, stb and gtest come as .a too).
+# Executables are linked dynamically: Debian ships libonnx, libonnx_proto and libcpuinfo as
+# shared libraries only (only protobuf, zlib, stb and gtest come as .a too).
 # They run under qemu-aarch64 with the toolchain's loader and libc (-L /usr/aarch64-linux-gnu)
 # and the sysroot's libraries on the guest's LD_LIBRARY_PATH; CMAKE_CROSSCOMPILING_EMULATOR
 # does this for ctest and gtest_discover_tests. By hand:
@@ -51,7 +51,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
 # With --sysroot the linker looks for the sysroot libraries' own dependencies under the sysroot
-# only; those on the toolchain's libc (libpthread.so.0 of libpthreadpool) are in its lib dir.
+# only; those on the toolchain's libc (the libpthread.so.0 that libprotobuf links) are in its lib dir.
 foreach(kind EXE SHARED MODULE)
   set(CMAKE_${kind}_LINKER_FLAGS_INIT "-Wl,-rpath-link,/usr/aarch64-linux-gnu/lib")
 endforeach()

@@ -36,7 +36,7 @@ add_custom_command(OUTPUT ${NFUSE_STATIC_LIB}
 add_custom_target(nfuse_static ALL DEPENDS ${NFUSE_STATIC_LIB})
 
 # What a static link needs besides libnfuse.a (nfuse.pc Libs.private, the CMake package).
-set(NFUSE_STATIC_DEPS "-lonnx -lonnx_proto -lprotobuf -lpthreadpool -lstb -lstdc++ -lm -lpthread")
+set(NFUSE_STATIC_DEPS "-lonnx -lonnx_proto -lprotobuf -lstb -lstdc++ -lm -lpthread")
 if(TARGET nfuse::cpuinfo)
   string(APPEND NFUSE_STATIC_DEPS " -lcpuinfo")
 endif()

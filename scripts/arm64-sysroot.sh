@@ -18,7 +18,7 @@ sysroot=$(realpath -m -- "$1")
 cache=$(realpath -m -- "${NFUSE_ARM64_DEB_CACHE:-$sysroot/../arm64-debs}")
 
 # The packages the full build needs; their dependency closure comes with them.
-roots=(libonnx-dev libprotobuf-dev libcpuinfo-dev libpthreadpool-dev libstb-dev
+roots=(libonnx-dev libprotobuf-dev libcpuinfo-dev libstb-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libflatbuffers-dev)
 # Provided by the cross toolchain (libc6-dev-arm64-cross, libstdc++-12-dev-arm64-cross, ...) or
 # not needed for building against the roots: neither taken nor followed.

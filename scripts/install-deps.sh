@@ -10,7 +10,7 @@ packages=(
   afl++
   # libraries
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
-  libcpuinfo-dev libpthreadpool-dev libstb-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcpuinfo-dev libstb-dev libgtest-dev libgmock-dev libbenchmark-dev
   # context binaries (src/compile/context/context.fbs): headers and the schema compiler
   libflatbuffers-dev flatbuffers-compiler
   # arm64 (NEON) kernels: cross compiler and user-mode emulation for their tests

@@ -414,6 +414,23 @@ TEST_P(F32GemmTest, TaskGrid) {
   }
 }
 
+// Few rows against a large B (a 7x7 map as pixel rows: 49 x 512, K = 4608) split N only, so that
+// B is read once in all, not once per row tile; many rows split M only (B shared). Either way
+// the tasks are enough for the threads.
+TEST_P(F32GemmTest, TaskSplitReadsTheLargeOperandOnce) {
+  const F32GemmConfig& c = cfg();
+  for (size_t threads : {2, 4}) {
+    SCOPED_TRACE(testing::Message() << "threads=" << threads);
+    const size_t few_rows = c.mr * 4 + 1;  // 5 row tiles, fewer than 4 tasks per thread
+    const F32GemmTasks narrow = f32_gemm_tasks(c, few_rows, 512, 4608, threads);
+    EXPECT_EQ(narrow.m_count, 1u);
+    EXPECT_GE(narrow.count(), threads);
+    const F32GemmTasks tall = f32_gemm_tasks(c, c.mr * threads * 8, 2 * c.nr, 576, threads);
+    EXPECT_EQ(tall.n_count, 1u);
+    EXPECT_GE(tall.count(), threads);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, F32GemmTest, ::testing::ValuesIn(available_configs()),
                          [](const ::testing::TestParamInfo<const F32GemmConfig*>& info) {
                            return std::string(info.param->name);

@@ -2,7 +2,9 @@
 // depthwise kernels) against the ref backend over
 // tile-derived and awkward shapes: channel counts around the GEMM tiles, odd non-square planes,
 // strides, pads, dilation, groups, kernel sizes 1..7, bias, fused activations and residuals.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "cpu_test_util.h"
 #include "backends/cpu/cpu_conv_util.h"
@@ -355,6 +357,41 @@ TEST(CpuConv, DepthwiseTasksAndBorders) {
   check({1, 5, 12, 19, 5, 3, 2, 1, 1, 5, true, "Relu", true}, rng);
   check({1, 4, 9, 35, 4, 3, 1, 3, 1, 4}, rng);
   check({1, 2, 90, 101, 2, 5, 2, 2, 1, 2, true, "HardSwish"}, rng, 3);
+}
+
+// The W * X task plan covers every pixel and output row once, and on few strips spreads the work
+// so that the threads finish nearly together when each takes the next task (196 pixels in
+// 64-pixel strips would be 64, 64, 64 and 4: one of two threads idle for a third of the op).
+TEST(CpuConvTasks, FewStripsSpreadEvenlyOverTheThreads) {
+  const size_t nr = 32, mr = 12;
+  for (size_t threads : {2, 3, 4}) {
+    for (size_t p : {49, 196, 200, 784, 1000}) {
+      for (size_t outer : {1, 2}) {
+        SCOPED_TRACE(testing::Message() << "threads " << threads << " pixels " << p << " images " << outer);
+        const size_t rows = 512, panels = (rows + mr - 1) / mr;
+        const backends::cpu::WxTasks t = backends::cpu::plan_wx_tasks(outer, p, 2 * nr, nr, panels, mr, rows, threads);
+        std::vector<size_t> covered(outer * p * rows, 0);
+        std::vector<size_t> load(threads, 0);
+        for (size_t i = 0; i < t.count(); ++i) {
+          const backends::cpu::WxTasks::Task k = t.task(i, 1, p, rows);
+          ASSERT_LE(k.np, 2 * nr);
+          for (size_t q = k.p0; q < k.p0 + k.np; ++q)
+            for (size_t m = k.m0; m < k.m1; ++m) ++covered[(k.image * p + q) * rows + m];
+          *std::min_element(load.begin(), load.end()) += k.np * (k.m1 - k.m0);
+        }
+        EXPECT_EQ(std::count(covered.begin(), covered.end(), 1u), static_cast<long>(covered.size()));
+        // Few strips are planned to within 2% of an even share, give or take a panel of rows of
+        // one strip; many strips are left as they are, each a small part of the op.
+        const size_t even = (outer * p * rows + threads - 1) / threads;
+        const size_t most = *std::max_element(load.begin(), load.end());
+        if (outer * ((p + 2 * nr - 1) / (2 * nr)) < 4 * threads) {
+          EXPECT_LE(most * 100, even * 102 + 100 * mr * std::min(p, 2 * nr));
+        } else {
+          EXPECT_LE(most, even + 2 * nr * rows);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

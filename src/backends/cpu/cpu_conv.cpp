@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <numeric>
+#include <vector>
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_dwconv.h"
@@ -79,26 +79,42 @@ WxTasks plan_wx_tasks(size_t outer_units, size_t p, size_t max_strip, size_t nr,
   WxTasks t;
   t.strip = std::min(max_strip, (p + nr - 1) / nr * nr);
   t.strips = (p + t.strip - 1) / t.strip;
-  // Few strips: make their count (times images and groups) a multiple of the thread count, with
-  // strips of whole panels, so the threads finish together (7 strips on 2 threads idle one
-  // for a seventh of the op).
-  if (threads > 1 && outer_units * t.strips < 4 * threads && (outer_units * t.strips) % threads != 0) {
-    const size_t want = (outer_units * t.strips + threads - 1) / threads * threads;
-    const size_t per_image = (want + outer_units - 1) / outer_units;
-    const size_t s2 = ((p + per_image - 1) / per_image + nr - 1) / nr * nr;
-    if (s2 >= nr && (p + s2 - 1) / s2 == per_image) {
-      t.strip = s2;
-      t.strips = per_image;
+  t.mstep = panels * mr;
+  // Few strips: the strip width (whole panels, at most max_strip) and the split of the output
+  // channels with which the threads, each taking the next task, finish most nearly together. A
+  // task count that divides evenly is not enough: the last strip holds what is left (196
+  // pixels as 64, 64, 64 and 4 leave one of two threads idle for a third of the op). A plan
+  // must finish 2% sooner than one tried before it to replace it, and more chunks are tried
+  // first: a thread that keeps to its own chunk of the output channels reads only that part of
+  // the weights (faster on MobileNet's 14x14 pointwise layers, bench/RESULTS.md), at the cost of
+  // packing its strip once more per chunk. Then wider strips, which read the weights fewer times.
+  if (threads > 1 && outer_units * t.strips < 4 * threads) {
+    auto finish = [&](size_t strip, size_t mstep) {  // pixels x rows of the thread that ends last
+      const size_t strips = (p + strip - 1) / strip, chunks = (rows + mstep - 1) / mstep;
+      std::vector<size_t> load(threads, 0);
+      for (size_t o = 0; o < outer_units; ++o)
+        for (size_t s = 0; s < strips; ++s)
+          for (size_t c = 0; c < chunks; ++c)
+            *std::min_element(load.begin(), load.end()) +=
+                (std::min(p, (s + 1) * strip) - s * strip) * (std::min(rows, (c + 1) * mstep) - c * mstep);
+      return *std::max_element(load.begin(), load.end());
+    };
+    const size_t widest = t.strip;
+    size_t best = finish(t.strip, t.mstep);
+    for (size_t mchunks = std::min(panels, threads); mchunks >= 1; --mchunks) {
+      const size_t mstep = (panels + mchunks - 1) / mchunks * mr;
+      for (size_t strip = widest; strip >= nr; strip -= nr) {
+        const size_t f = finish(strip, mstep);
+        if (f * 50 < best * 49) {
+          best = f;
+          t.strip = strip;
+          t.strips = (p + strip - 1) / strip;
+          t.mstep = mstep;
+        }
+      }
     }
   }
   t.outer = outer_units * t.strips;
-  // Split output channels too when pixels alone do not give every thread a few tasks. Every M
-  // chunk packs its strip of B again, so split only as much as an even load needs: the task
-  // count becomes a multiple of the thread count.
-  size_t mchunks = 1;
-  if (threads > 1 && t.outer % threads != 0 && t.outer < 4 * threads)
-    mchunks = std::min(panels, threads / std::gcd(t.outer, threads));
-  t.mstep = (panels + mchunks - 1) / mchunks * mr;
   t.mchunks = (rows + t.mstep - 1) / t.mstep;
   return t;
 }

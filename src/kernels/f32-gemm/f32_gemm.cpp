@@ -78,7 +78,7 @@ void f32_gemm(const F32GemmConfig& cfg, const F32GemmArgs& args, size_t m0, size
 }
 
 F32GemmTasks f32_gemm_tasks(const F32GemmConfig& cfg, size_t m, size_t n, size_t k, size_t threads) {
-  return gemm_tasks(cfg.mr, cfg.nr, m, n, k, threads);
+  return gemm_tasks(cfg.mr, cfg.nr, m, n, k, threads, GemmSplit::kFewestReads);
 }
 
 void f32_gemm_task(const F32GemmConfig& cfg, const F32GemmArgs& args, const F32GemmTasks& tasks, size_t index,

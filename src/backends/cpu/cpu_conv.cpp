@@ -84,10 +84,12 @@ WxTasks plan_wx_tasks(size_t outer_units, size_t p, size_t max_strip, size_t nr,
   // channels with which the threads, each taking the next task, finish most nearly together. A
   // task count that divides evenly is not enough: the last strip holds what is left (196
   // pixels as 64, 64, 64 and 4 leave one of two threads idle for a third of the op). A plan
-  // must finish 2% sooner than one tried before it to replace it, and more chunks are tried
-  // first: a thread that keeps to its own chunk of the output channels reads only that part of
-  // the weights (faster on MobileNet's 14x14 pointwise layers, bench/RESULTS.md), at the cost of
-  // packing its strip once more per chunk. Then wider strips, which read the weights fewer times.
+  // must finish 2% sooner than one tried before it to replace it. Chunks of the output
+  // channels let a thread keep to its part of the weights, but every chunk reads (or packs) its
+  // strip of the input again: with more channels than pixels the weights are the larger read
+  // and more chunks are tried first (MobileNet's 14x14 pointwise layers), otherwise fewer (its
+  // 28x28 projections, which more chunks made slower on 2 threads than on 1; bench/RESULTS.md).
+  // Then wider strips, which read the weights fewer times.
   if (threads > 1 && outer_units * t.strips < 4 * threads) {
     auto finish = [&](size_t strip, size_t mstep) {  // pixels x rows of the thread that ends last
       const size_t strips = (p + strip - 1) / strip, chunks = (rows + mstep - 1) / mstep;
@@ -101,7 +103,9 @@ WxTasks plan_wx_tasks(size_t outer_units, size_t p, size_t max_strip, size_t nr,
     };
     const size_t widest = t.strip;
     size_t best = finish(t.strip, t.mstep);
-    for (size_t mchunks = std::min(panels, threads); mchunks >= 1; --mchunks) {
+    const size_t most_chunks = std::min(panels, threads);
+    for (size_t i = 0; i < most_chunks; ++i) {
+      const size_t mchunks = rows > p ? most_chunks - i : i + 1;
       const size_t mstep = (panels + mchunks - 1) / mchunks * mr;
       for (size_t strip = widest; strip >= nr; strip -= nr) {
         const size_t f = finish(strip, mstep);

@@ -32,8 +32,9 @@ GemmTasks gemm_tasks(size_t mr, size_t nr, size_t m, size_t n, size_t k, size_t 
   // Fewer row tiles than tasks: M ranges of a tile or two would each stream all of their
   // columns of B for a dozen rows (a 7x7 map's pixels against megabytes of weights), which is
   // memory-bound however many threads share it. Every M range reads B's columns and every N
-  // range packs A's rows, so of the splits with the most tasks up to the target, the one that
-  // reads the fewest elements (ties: fewer M ranges).
+  // range packs A's rows, so of the splits whose task count falls least short of the target
+  // (counts above it count as reaching it), the one that reads the fewest elements (ties: fewer
+  // M ranges).
   const size_t tiles = m_tiles * n_tiles;
   const size_t want = target < tiles ? target : tiles;
   GemmTasks best;

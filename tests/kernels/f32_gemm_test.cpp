@@ -5,6 +5,7 @@
 // Guard values after and between output rows catch writes outside C.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +17,7 @@
 
 #include "kernels/cpu_features.h"
 #include "kernels/f32-gemm/f32_gemm.h"
+#include "kernels/gemm_tasks.h"
 #include "support/tolerances_kernels.h"
 
 namespace nfuse::kernels {
@@ -435,6 +437,37 @@ INSTANTIATE_TEST_SUITE_P(Configs, F32GemmTest, ::testing::ValuesIn(available_con
                          [](const ::testing::TestParamInfo<const F32GemmConfig*>& info) {
                            return std::string(info.param->name);
                          });
+
+// kRowsFirst (the int8 and int16 families' split) is the rule they were tuned with: M first,
+// a row tile per M range when there are fewer row tiles than tasks, N split for the rest.
+TEST(GemmTasks, RowsFirstKeepsTheRowTilePerRangeRule) {
+  auto div_up = [](size_t x, size_t y) { return (x + y - 1) / y; };
+  for (size_t mr : {1, 4, 12}) {
+    for (size_t nr : {8, 16, 32}) {
+      for (size_t m : {0, 1, 7, 49, 100, 196, 3136}) {
+        for (size_t n : {0, 1, 64, 512, 1000}) {
+          for (size_t k : {0, 9, 4608}) {
+            for (size_t threads : {1, 2, 3, 8}) {
+              SCOPED_TRACE(testing::Message() << "mr " << mr << " nr " << nr << " m " << m << " n " << n << " k " << k
+                                              << " threads " << threads);
+              const size_t m_tiles = div_up(m > 0 ? m : 1, mr), n_tiles = div_up(n > 0 ? n : 1, nr);
+              const size_t max_tasks = m * n * (k > 0 ? k : 1) / (size_t{1} << 16) + 1;
+              const size_t target = std::min(threads > 1 ? threads * 4 : 1, max_tasks);
+              const size_t m_count = std::min(target, m_tiles);
+              const size_t n_count = std::min(div_up(target, m_count), n_tiles);
+              const GemmTasks t = gemm_tasks(mr, nr, m, n, k, threads, GemmSplit::kRowsFirst);
+              EXPECT_EQ(t.m_step, div_up(m_tiles, m_count) * mr);
+              EXPECT_EQ(t.n_step, div_up(n_tiles, n_count) * nr);
+              EXPECT_EQ(t.m_count, div_up(m > 0 ? m : 1, t.m_step));
+              EXPECT_EQ(t.n_count, div_up(n > 0 ? n : 1, t.n_step));
+              if (HasFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace nfuse::kernels

@@ -362,32 +362,62 @@ TEST(CpuConv, DepthwiseTasksAndBorders) {
 // The W * X task plan covers every pixel and output row once, and on few strips spreads the work
 // so that the threads finish nearly together when each takes the next task (196 pixels in
 // 64-pixel strips would be 64, 64, 64 and 4: one of two threads idle for a third of the op).
+// Runs plan_wx_tasks' tasks in index order, each to the least loaded thread (the pool hands
+// them out in that order): checks that every (image, pixel, row) is covered once by non-empty
+// tasks no wider than max_strip, and returns the load of the thread that ends last.
+size_t check_wx_plan(size_t outer, size_t p, size_t max_strip, size_t nr, size_t mr, size_t rows, size_t threads) {
+  const size_t panels = (rows + mr - 1) / mr;
+  const backends::cpu::WxTasks t = backends::cpu::plan_wx_tasks(outer, p, max_strip, nr, panels, mr, rows, threads);
+  std::vector<size_t> covered(outer * p * rows, 0);
+  std::vector<size_t> load(threads, 0);
+  for (size_t i = 0; i < t.count(); ++i) {
+    const backends::cpu::WxTasks::Task k = t.task(i, 1, p, rows);
+    EXPECT_GT(k.np, 0u);
+    EXPECT_LT(k.m0, k.m1);
+    EXPECT_LE(k.np, max_strip);
+    EXPECT_EQ(k.p0 % nr, 0u);
+    for (size_t q = k.p0; q < k.p0 + k.np && q < p; ++q)
+      for (size_t m = k.m0; m < k.m1 && m < rows; ++m) ++covered[(k.image * p + q) * rows + m];
+    *std::min_element(load.begin(), load.end()) += k.np * (k.m1 - k.m0);
+  }
+  EXPECT_EQ(std::count(covered.begin(), covered.end(), 1u), static_cast<long>(covered.size()));
+  return *std::max_element(load.begin(), load.end());
+}
+
 TEST(CpuConvTasks, FewStripsSpreadEvenlyOverTheThreads) {
-  const size_t nr = 32, mr = 12;
+  const size_t nr = 32, mr = 12, rows = 512;
   for (size_t threads : {2, 3, 4}) {
     for (size_t p : {49, 196, 200, 784, 1000}) {
       for (size_t outer : {1, 2}) {
         SCOPED_TRACE(testing::Message() << "threads " << threads << " pixels " << p << " images " << outer);
-        const size_t rows = 512, panels = (rows + mr - 1) / mr;
-        const backends::cpu::WxTasks t = backends::cpu::plan_wx_tasks(outer, p, 2 * nr, nr, panels, mr, rows, threads);
-        std::vector<size_t> covered(outer * p * rows, 0);
-        std::vector<size_t> load(threads, 0);
-        for (size_t i = 0; i < t.count(); ++i) {
-          const backends::cpu::WxTasks::Task k = t.task(i, 1, p, rows);
-          ASSERT_LE(k.np, 2 * nr);
-          for (size_t q = k.p0; q < k.p0 + k.np; ++q)
-            for (size_t m = k.m0; m < k.m1; ++m) ++covered[(k.image * p + q) * rows + m];
-          *std::min_element(load.begin(), load.end()) += k.np * (k.m1 - k.m0);
-        }
-        EXPECT_EQ(std::count(covered.begin(), covered.end(), 1u), static_cast<long>(covered.size()));
+        const size_t most = check_wx_plan(outer, p, 2 * nr, nr, mr, rows, threads);
         // Few strips are planned to within 2% of an even share, give or take a panel of rows of
         // one strip; many strips are left as they are, each a small part of the op.
         const size_t even = (outer * p * rows + threads - 1) / threads;
-        const size_t most = *std::max_element(load.begin(), load.end());
         if (outer * ((p + 2 * nr - 1) / (2 * nr)) < 4 * threads) {
           EXPECT_LE(most * 100, even * 102 + 100 * mr * std::min(p, 2 * nr));
         } else {
           EXPECT_LE(most, even + 2 * nr * rows);
+        }
+      }
+    }
+  }
+}
+
+// Edge shapes: fewer pixels than a panel, fewer channels than a panel of rows, one-panel strips,
+// more threads than tasks can be made, three images.
+TEST(CpuConvTasks, EdgeShapesAreCoveredOnceByNonEmptyTasks) {
+  const size_t nr = 32, mr = 12;
+  for (size_t threads : {1, 2, 3, 16}) {
+    for (size_t p : {1, 5, 32, 33, 49, 196}) {
+      for (size_t rows : {1, 8, 12, 13, 512}) {
+        for (size_t max_strip : {nr, 2 * nr, 8 * nr}) {
+          for (size_t outer : {1, 3}) {
+            SCOPED_TRACE(testing::Message() << "threads " << threads << " pixels " << p << " rows " << rows
+                                            << " max_strip " << max_strip << " images " << outer);
+            check_wx_plan(outer, p, max_strip, nr, mr, rows, threads);
+            if (HasFailure()) return;
+          }
         }
       }
     }

@@ -10,6 +10,7 @@
 // Depthwise convolutions go to cpu_dwconv.cpp; convolutions over one row (lifted Conv1d) with 16
 // or more input channels to cpu_conv_row_taps.cpp, which needs no im2col.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <vector>
@@ -83,17 +84,18 @@ WxTasks plan_wx_tasks(size_t outer_units, size_t p, size_t max_strip, size_t nr,
   // Few strips: the strip width (whole panels, at most max_strip) and the split of the output
   // channels with which the threads, each taking the next task, finish most nearly together. A
   // task count that divides evenly is not enough: the last strip holds what is left (196
-  // pixels as 64, 64, 64 and 4 leave one of two threads idle for a third of the op). A plan
-  // must finish 2% sooner than one tried before it to replace it. Chunks of the output
-  // channels let a thread keep to its part of the weights, but every chunk reads (or packs) its
-  // strip of the input again: with more channels than pixels the weights are the larger read
-  // and more chunks are tried first (MobileNet's 14x14 pointwise layers), otherwise fewer (its
-  // 28x28 projections, which more chunks made slower on 2 threads than on 1; bench/RESULTS.md).
-  // Then wider strips, which read the weights fewer times.
+  // pixels as 64, 64, 64 and 4 leave one of two threads idle for a third of the op). A candidate
+  // must finish 2% sooner than the best so far to replace it, because each extra strip reads
+  // the weights again and each extra chunk reads (or packs) its strip of the input again. With
+  // more channels than pixels the weights are the larger read, so more chunks are tried first (a
+  // thread then keeps to its part of the weights: MobileNet's 14x14 pointwise layers); otherwise
+  // fewer (its 28x28 projections ran slower on 2 threads than on 1 with two chunks;
+  // bench/RESULTS.md). Within a chunk count, the widest strips first.
   if (threads > 1 && outer_units * t.strips < 4 * threads) {
+    std::vector<size_t> load(threads);
     auto finish = [&](size_t strip, size_t mstep) {  // pixels x rows of the thread that ends last
       const size_t strips = (p + strip - 1) / strip, chunks = (rows + mstep - 1) / mstep;
-      std::vector<size_t> load(threads, 0);
+      std::fill(load.begin(), load.end(), 0);
       for (size_t o = 0; o < outer_units; ++o)
         for (size_t s = 0; s < strips; ++s)
           for (size_t c = 0; c < chunks; ++c)
@@ -101,13 +103,21 @@ WxTasks plan_wx_tasks(size_t outer_units, size_t p, size_t max_strip, size_t nr,
                 (std::min(p, (s + 1) * strip) - s * strip) * (std::min(rows, (c + 1) * mstep) - c * mstep);
       return *std::max_element(load.begin(), load.end());
     };
-    const size_t widest = t.strip;
-    size_t best = finish(t.strip, t.mstep);
+    // Within 2% of an even share nothing can replace the plan.
+    const size_t even = (outer_units * p * rows + threads - 1) / threads;
+    const size_t widest = t.strip, fewest = t.strips;
+    const size_t most_strips = std::max(fewest, (4 * threads + outer_units - 1) / outer_units);
     const size_t most_chunks = std::min(panels, threads);
-    for (size_t i = 0; i < most_chunks; ++i) {
+    size_t best = finish(t.strip, t.mstep);
+    for (size_t i = 0; i < most_chunks && best * 50 > even * 51; ++i) {
       const size_t mchunks = rows > p ? most_chunks - i : i + 1;
       const size_t mstep = (panels + mchunks - 1) / mchunks * mr;
-      for (size_t strip = widest; strip >= nr; strip -= nr) {
+      // One width per strip count (the narrowest whole-panel width giving it), widest first.
+      size_t previous = 0;
+      for (size_t count = fewest; count <= most_strips && best * 50 > even * 51; ++count) {
+        const size_t strip = ((p + count - 1) / count + nr - 1) / nr * nr;
+        if (strip > widest || strip == previous) continue;
+        previous = strip;
         const size_t f = finish(strip, mstep);
         if (f * 50 < best * 49) {
           best = f;
@@ -121,6 +131,17 @@ WxTasks plan_wx_tasks(size_t outer_units, size_t p, size_t max_strip, size_t nr,
   t.outer = outer_units * t.strips;
   t.mchunks = (rows + t.mstep - 1) / t.mstep;
   return t;
+}
+
+const WxTasks& WxTasksCache::get(size_t outer_units, size_t p, size_t max_strip, size_t nr, size_t panels, size_t mr,
+                                 size_t rows, size_t threads) {
+  const std::array<size_t, 8> key{outer_units, p, max_strip, nr, panels, mr, rows, threads};
+  if (!valid_ || key != key_) {
+    plan_ = plan_wx_tasks(outer_units, p, max_strip, nr, panels, mr, rows, threads);
+    key_ = key;
+    valid_ = true;
+  }
+  return plan_;
 }
 
 namespace {
@@ -190,8 +211,8 @@ class GemmConv final : public CpuOp {
   Status run(const OpTensors& t, RunContext& rc) override {
     NFUSE_ASSIGN_OR_RETURN(const Conv2dGeometry* g, geo_.get(node_.attrs, t.inputs[0]->dims(), w_dims_));
     const size_t p = g->ho * g->wo;
-    const WxTasks tasks =
-        plan_wx_tasks(g->n * group_, p, strip_panels_ * cfg_.nr, cfg_.nr, panels_, cfg_.mr, mg_, rc.pool.threads());
+    const WxTasks& tasks =
+        plan_.get(g->n * group_, p, strip_panels_ * cfg_.nr, cfg_.nr, panels_, cfg_.mr, mg_, rc.pool.threads());
     const float* x = t.inputs[0]->data<float>();
     float* y = t.outputs[0]->data<float>();
     const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
@@ -254,6 +275,7 @@ class GemmConv final : public CpuOp {
   std::vector<float> bias_;
   PackedFloats packed_;
   Conv2dGeometryCache geo_;
+  WxTasksCache plan_;
 };
 
 }  // namespace

@@ -117,8 +117,7 @@ class RowTapsConv final : public CpuOp {
       return internal_error(node_.label() + ": the row-taps conv needs a 1-row input and a 1-row kernel");
     }
     const size_t p = g->wo;
-    const WxTasks tasks =
-        plan_wx_tasks(g->n * group_, p, max_strip_, cfg_.nr, panels_, cfg_.mr, mg_, rc.pool.threads());
+    const WxTasks& tasks = plan_.get(g->n * group_, p, max_strip_, cfg_.nr, panels_, cfg_.mr, mg_, rc.pool.threads());
     const float* x = t.inputs[0]->data<float>();
     float* y = t.outputs[0]->data<float>();
     const float* r = epilogue_.residual ? t.implicit_inputs[0]->data<float>() : nullptr;
@@ -192,6 +191,7 @@ class RowTapsConv final : public CpuOp {
   std::vector<float> bias_;
   PackedFloats packed_;
   Conv2dGeometryCache geo_;
+  WxTasksCache plan_;
 };
 
 }  // namespace

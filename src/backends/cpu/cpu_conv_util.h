@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -144,8 +145,24 @@ struct WxTasks {
 // with the output's row stride `p` (the caller sets row_bias and residual per tile).
 kernels::F32GemmEpilogue wx_epilogue(const Activation& act, size_t p);
 
+// The tasks of a W * X convolution over `outer_units` images x groups of `p` output pixels and
+// `rows` output channels (`panels` weight panels of `mr`): strips of whole nr-wide panels, at most
+// `max_strip` pixels (a multiple of nr), times chunks of the channels, for `threads` workers.
 WxTasks plan_wx_tasks(size_t outer_units, size_t p, size_t max_strip, size_t nr, size_t panels, size_t mr, size_t rows,
                       size_t threads);
+
+// The last plan_wx_tasks plan of one op, kept while its arguments stay the same: planning a
+// few strips simulates the threads' finishing times, which costs more than it should per run.
+class WxTasksCache {
+ public:
+  const WxTasks& get(size_t outer_units, size_t p, size_t max_strip, size_t nr, size_t panels, size_t mr, size_t rows,
+                     size_t threads);
+
+ private:
+  bool valid_ = false;
+  std::array<size_t, 8> key_{};
+  WxTasks plan_;
+};
 
 // Convolutions over a single row (kh = 1 on a 1-row input: every Conv1d, once lift_1d_to_2d has
 // made it 2-D) with enough input channels per group, as a GEMM that reads its B in place from a

@@ -175,9 +175,9 @@ void f32_gemm(const F32GemmConfig& cfg, const F32GemmArgs& args, size_t m0, size
 
 using F32GemmTasks = GemmTasks;  // kernels/gemm_tasks.h
 
-// Splits an m x n output (inner dimension k) into tasks for `threads` workers: up to 4 per
-// worker to balance the load, none smaller than ~64K multiply-adds; M is split before N so that
-// tasks share packed B and pack disjoint rows of A. One task when threads <= 1.
+// Splits an m x n output (inner dimension k) into tasks for `threads` workers: gemm_tasks with
+// GemmSplit::kFewestReads (M ranges while there is a row tile per task, else the split that
+// re-reads the fewest elements of A and B). One task when threads <= 1.
 F32GemmTasks f32_gemm_tasks(const F32GemmConfig& cfg, size_t m, size_t n, size_t k, size_t threads);
 
 // Runs task `index` (< tasks.count()) of `tasks`; see f32_gemm for `workspace`.

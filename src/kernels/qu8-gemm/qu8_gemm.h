@@ -207,7 +207,8 @@ void qu8_gemm(const Qu8GemmConfig& cfg, const Qu8GemmArgs& args, size_t m0, size
 
 using Qu8GemmTasks = GemmTasks;  // kernels/gemm_tasks.h
 
-// As f32_gemm_tasks: up to 4 tasks per worker, none under ~64K multiply-adds, M split first.
+// gemm_tasks with GemmSplit::kRowsFirst: up to 4 tasks per worker, none under ~64K
+// multiply-adds, M split first, a row tile per M range when there are fewer.
 Qu8GemmTasks qu8_gemm_tasks(const Qu8GemmConfig& cfg, size_t m, size_t n, size_t k, size_t threads);
 
 // Runs task `index` (< tasks.count()) of `tasks`.

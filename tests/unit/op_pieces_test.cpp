@@ -6,12 +6,14 @@
 // threads. Also ThreadPool::parallel_for_from's contract.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_op.h"
@@ -244,6 +246,34 @@ TEST(OpPieces, FusedGroup) {
                      cpu_test::random_tensor({c}, rng)};
       },
       "fusion", "expand/dw/project block 16->96->16 at 203x150", kChainTol);
+}
+
+// Small items (depthwise planes, lookup planes) go to the pool in groups: each item runs once,
+// a group holds at least the minimum work unless that would leave fewer than 4 tasks a thread,
+// and 960 int8 planes of 7x7 become 8 tasks on 2 threads, not 960.
+TEST(OpPieces, RunItemsRunsEveryItemOnceInGroups) {
+  EXPECT_EQ(backends::cpu::items_per_task(960, 49, 2, backends::cpu::kMinTaskOutputs), 120u);
+  for (size_t threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (size_t items : {0, 1, 7, 960, 1001}) {
+      for (size_t work : {0, 1, 49, 100000}) {
+        SCOPED_TRACE(testing::Message() << "threads " << threads << " items " << items << " work " << work);
+        const size_t per = backends::cpu::items_per_task(items, work, threads, backends::cpu::kMinTaskOutputs);
+        EXPECT_GE(per, 1u);
+        EXPECT_LE(per, std::max<size_t>(1, items / (4 * threads)));
+        const size_t for_work = backends::cpu::kMinTaskOutputs / std::max<size_t>(work, 1);
+        if (items / (4 * threads) >= for_work) {
+          EXPECT_EQ(per, std::max<size_t>(1, for_work));  // plenty of items: groups of the minimum work
+        }
+        std::vector<std::atomic<int>> seen(items);
+        backends::cpu::run_items(pool, items, per, [&](size_t i, size_t worker) {
+          EXPECT_LT(worker, threads);
+          seen[i].fetch_add(1);
+        });
+        for (size_t i = 0; i < items; ++i) EXPECT_EQ(seen[i].load(), 1) << "item " << i;
+      }
+    }
+  }
 }
 
 TEST(OpPieces, ParallelForFromStopsOnlyPastMustWhileYieldIsRequested) {

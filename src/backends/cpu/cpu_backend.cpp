@@ -51,6 +51,12 @@ size_t pieces_for_work(double macs, size_t threads) {
   return static_cast<size_t>(std::min(std::ceil(macs / per_piece), static_cast<double>(kMaxPieces)));
 }
 
+size_t items_per_task(size_t items, size_t item_work, size_t threads, size_t min_work) {
+  const size_t for_work = min_work / std::max<size_t>(item_work, 1);
+  const size_t for_threads = items / (4 * std::max<size_t>(threads, 1));
+  return std::max<size_t>(1, std::min(for_work, for_threads));
+}
+
 namespace {
 
 // Runs a node on its reference kernel, by the same path as the ref backend. With a subgraph

@@ -27,7 +27,6 @@
 namespace nfuse::backends::cpu {
 namespace {
 
-constexpr size_t kMinOutputsPerTask = 8192;  // below this a task is mostly dispatch overhead
 constexpr size_t kCopyMaxFloats = 8192;      // padded planes up to this size (32 KiB, L1) are copied
 
 struct PaddedPlane {
@@ -118,7 +117,7 @@ class DwConv final : public DwConvOp {
     const size_t planes = g->n * g->c, threads = rc.pool.threads();
     size_t group = 1, strips = 1;
     if (planes >= 4 * threads || copy) {
-      group = std::max<size_t>(1, std::min(kMinOutputsPerTask / std::max<size_t>(out_plane, 1), planes / (4 * threads)));
+      group = items_per_task(planes, out_plane, threads, kMinTaskOutputs);
     } else if (threads > 1) {
       strips = std::min(g->ho, (4 * threads + planes - 1) / planes);
     }

@@ -16,6 +16,7 @@
 // layout for the stride-2 KxK convolutions belongs there.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <limits>
@@ -80,6 +81,24 @@ constexpr double kPieceMacsPerThread = 16e6;
 constexpr size_t kMaxPieces = 16;
 // The pieces for an op of `macs` multiply-adds (or their equivalent in work) on `threads`.
 size_t pieces_for_work(double macs, size_t threads);
+
+// How many of `items` small items (`item_work` outputs each) one task of the pool takes: enough
+// for `min_work` outputs, since every task is a fetch from a counter all the threads share and a
+// tiny one costs more in that line's trips between cores than it computes (int8 depthwise
+// planes of 7x7, one per task, ran slower on 2 threads than on 1; bench/RESULTS.md), yet few
+// enough that each thread gets about 4 tasks.
+size_t items_per_task(size_t items, size_t item_work, size_t threads, size_t min_work);
+constexpr size_t kMinTaskOutputs = 8192;  // min_work for items such as depthwise planes
+
+// Runs fn(item, worker) for every item in [0, items), `per_task` consecutive items a task.
+template <class Fn>
+void run_items(ThreadPool& pool, size_t items, size_t per_task, Fn&& fn) {
+  const size_t step = per_task > 0 ? per_task : 1;
+  pool.run((items + step - 1) / step, [&](size_t task, size_t worker) {
+    const size_t end = std::min(items, (task + 1) * step);
+    for (size_t i = task * step; i < end; ++i) fn(i, worker);
+  });
+}
 
 // The tensors of one node for one run (input pointers may be null for omitted inputs).
 struct OpTensors {

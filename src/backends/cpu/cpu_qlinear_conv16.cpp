@@ -243,20 +243,22 @@ class QLinearDwConv16 final : public CpuOp {
     padded.w = wp;
     padded.pad_left = 0;
     const auto pad = static_cast<uint16_t>(p_.x_zp);
-    rc.pool.run(g->n * g->m, [&](size_t i, size_t worker) {
-      const size_t n = i / g->m, m = i % g->m, c = m / per_group;
-      const uint16_t* src = x + (n * g->c + c) * g->h * g->w;
-      uint16_t* buf = reinterpret_cast<uint16_t*>(rc.scratch.get(worker));
-      for (size_t r = 0; r < g->h; ++r) {
-        uint16_t* dst = buf + r * wp;
-        std::fill(dst, dst + g->pad_left, pad);
-        std::memcpy(dst + g->pad_left, src + r * g->w, g->w * sizeof(uint16_t));
-        std::fill(dst + g->pad_left + g->w, dst + wp, pad);
-      }
-      const PlaneRowsOf<const uint16_t> xr{buf, 0, wp, 0};
-      const PlaneRowsOf<uint16_t> yr{y + i * g->ho * g->wo, 0, g->wo, 0};
-      qlinear_dwconv16_rows(padded, p_, bias_.data(), m, xr, yr, 0, g->ho);
-    });
+    const size_t planes = g->n * g->m;
+    run_items(rc.pool, planes, items_per_task(planes, g->ho * g->wo, rc.pool.threads(), kMinTaskOutputs),
+              [&](size_t i, size_t worker) {
+                const size_t n = i / g->m, m = i % g->m, c = m / per_group;
+                const uint16_t* src = x + (n * g->c + c) * g->h * g->w;
+                uint16_t* buf = reinterpret_cast<uint16_t*>(rc.scratch.get(worker));
+                for (size_t r = 0; r < g->h; ++r) {
+                  uint16_t* dst = buf + r * wp;
+                  std::fill(dst, dst + g->pad_left, pad);
+                  std::memcpy(dst + g->pad_left, src + r * g->w, g->w * sizeof(uint16_t));
+                  std::fill(dst + g->pad_left + g->w, dst + wp, pad);
+                }
+                const PlaneRowsOf<const uint16_t> xr{buf, 0, wp, 0};
+                const PlaneRowsOf<uint16_t> yr{y + i * g->ho * g->wo, 0, g->wo, 0};
+                qlinear_dwconv16_rows(padded, p_, bias_.data(), m, xr, yr, 0, g->ho);
+              });
     return ok_status();
   }
 

@@ -74,6 +74,7 @@ class QLinearDwConv final : public CpuOp {
     const void* x = t.inputs[0]->raw();
     void* y = t.outputs[0]->raw();
     const size_t planes = g->n * co_;
+    const size_t per_task = items_per_task(planes, g->ho * g->wo, rc.pool.threads(), kMinTaskOutputs);
     if (taps_ <= kMaxF32Taps) {
       if (g != last_) {
         fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), g->kh, g->kw, g->sh, g->sw, g->dh, g->dw);
@@ -87,7 +88,7 @@ class QLinearDwConv final : public CpuOp {
         if (buffer_ready_.size() < rc.pool.threads()) buffer_ready_.resize(rc.pool.threads());
         std::fill(buffer_ready_.begin(), buffer_ready_.end(), 0);
         const DirectLayout dl = direct_layout(*g);
-        rc.pool.run(planes, [&](size_t i, size_t worker) {
+        run_items(rc.pool, planes, per_task, [&](size_t i, size_t worker) {
           auto* buf = reinterpret_cast<uint8_t*>(rc.scratch.get(worker));
           if (!buffer_ready_[worker]) std::fill(buf, buf + dl.bytes(), static_cast<uint8_t>(x_zp_u8()));
           buffer_ready_[worker] = 1;
@@ -95,12 +96,12 @@ class QLinearDwConv final : public CpuOp {
         });
         return ok_status();
       }
-      rc.pool.run(planes, [&](size_t i, size_t worker) {
+      run_items(rc.pool, planes, per_task, [&](size_t i, size_t worker) {
         plane_f32(*g, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), i, rc.scratch.get(worker));
       });
       return ok_status();
     }
-    rc.pool.run(planes, [&](size_t i, size_t) {
+    run_items(rc.pool, planes, per_task, [&](size_t i, size_t) {
       if (x_signed_) {
         y_signed_ ? plane<int8_t, int8_t>(*g, x, y, i) : plane<int8_t, uint8_t>(*g, x, y, i);
       } else {

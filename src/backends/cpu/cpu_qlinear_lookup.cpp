@@ -72,7 +72,7 @@ class QLinearLookupOp final : public CpuOp {
     if (static_cast<size_t>(x.numel()) < kParallelMinBytes || rc.pool.threads() <= 1) {
       for (size_t p = 0; p < planes; ++p) plane(p, 0);
     } else {
-      rc.pool.run(planes, plane);
+      run_items(rc.pool, planes, items_per_task(planes, inner, rc.pool.threads(), kMinTaskOutputs), plane);
     }
     return ok_status();
   }

@@ -130,11 +130,12 @@ class CpuOp {
   virtual Status run(const OpTensors& t, RunContext& rc) = 0;
   // How many consecutive runs (pieces, RunContext::piece) the partition makes of this op, asked
   // at compile time with the plan's static shapes (`t.inputs` and `t.outputs`: shapes without
-  // data, except constants) on `threads` workers. 1 (the default) for ops whose run is not a single loop of independent
-  // tasks through RunContext::run_tasks. An op answering more runs each piece's share of that
-  // loop (its task count may depend only on the shapes and the RunContext); what it
-  // does besides (packing before, a pass after) it does in the first or last piece, keeping what
-  // pieces hand on in its outputs or RunContext::shared, which nothing else touches in between.
+  // data, except constants) on `threads` workers. 1 (the default) for ops whose run is not a
+  // single loop of independent tasks through RunContext::run_tasks. An op answering more runs
+  // each piece's share of that loop (its task count may depend only on the shapes and the
+  // RunContext); what it does besides (packing before, a pass after) it does in the first or
+  // last piece, keeping what pieces hand on in its outputs or RunContext::shared, which nothing
+  // else touches in between.
   virtual size_t pieces(const OpTensors& t, size_t threads) const {
     (void)t;
     (void)threads;

@@ -1,6 +1,7 @@
 #include "runtime/context_model.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "backends/backend.h"
 #include "compile/context/context_reader.h"
@@ -36,6 +37,71 @@ void drop_checked_tensors(const MappedFile& file, const uint8_t* data, const con
   }
 }
 
+// The sections `which` (ascending indices) mapped in, as few calls as runs of them adjacent in
+// the file allow (the sections left out are the large canonical weights).
+void populate_sections(const MappedFile& file, const uint8_t* data, const context::ContextInfo& info,
+                       const std::vector<uint32_t>& which) {
+  std::vector<bool> wanted(info.sections.size(), false);
+  for (uint32_t i : which) wanted[i] = true;
+  std::vector<size_t> by_offset;
+  for (size_t i = 0; i < info.sections.size(); ++i)
+    if (info.sections[i].size) by_offset.push_back(i);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [&info](size_t a, size_t b) { return info.sections[a].offset < info.sections[b].offset; });
+  for (size_t i = 0; i < by_offset.size();) {
+    if (!wanted[by_offset[i]]) {
+      ++i;
+      continue;
+    }
+    const uint64_t begin = info.sections[by_offset[i]].offset;
+    uint64_t end = begin;
+    for (; i < by_offset.size() && wanted[by_offset[i]]; ++i)
+      end = info.sections[by_offset[i]].offset + info.sections[by_offset[i]].size;
+    file.populate(data + begin, static_cast<size_t>(end - begin));
+  }
+}
+
+// Canonical weights that only packing reads, checked when something else may read them: a plan
+// whose ops did not all take their packed twins from the binary (another CPU's kernel variant,
+// another signature, a shape-specialized graph), or a copy into another binary.
+class DeferredCheck final : public DeferredWeights {
+ public:
+  DeferredCheck(const uint8_t* data, std::shared_ptr<const void> keepalive, const context::ContextInfo& info,
+                std::vector<uint32_t> sections)
+      : data_(data), keepalive_(std::move(keepalive)), sections_(std::move(sections)) {
+    info_.sections = info.sections;
+    info_.signatures = info.signatures;
+    for (const context::ContextInfo::Packed& p : info.packs)
+      if (p.source >= 0) twins_.push_back(p.key);
+  }
+
+  Status before_plan(const std::map<std::string, std::vector<int64_t>>& dims) const override {
+    for (const context::ShapeSignature& s : info_.signatures)
+      if (s == dims) return ok_status();
+    return check();
+  }
+
+  Status after_plan(const compile::Plan& plan, const backends::PackStore::Usage& used) const override {
+    bool all_twins = !plan.specialized_graph && used.packed == 0;
+    for (size_t i = 0; all_twins && i < twins_.size(); ++i) all_twins = used.served.count(twins_[i]) != 0;
+    return all_twins ? ok_status() : check();
+  }
+
+  Status check() const override {
+    std::call_once(once_, [this] { status_ = context::verify_sections(info_, data_, sections_); });
+    return status_;
+  }
+
+ private:
+  const uint8_t* data_;
+  std::shared_ptr<const void> keepalive_;
+  context::ContextInfo info_;  // the section table and signatures
+  std::vector<uint32_t> sections_;
+  std::vector<std::string> twins_;  // keys of the packs made from them
+  mutable std::once_flag once_;
+  mutable Status status_;
+};
+
 }  // namespace
 
 Result<std::shared_ptr<const ContextModel>> ContextModel::open(const uint8_t* data, size_t size,
@@ -47,13 +113,27 @@ Result<std::shared_ptr<const ContextModel>> ContextModel::open(const uint8_t* da
   NFUSE_RETURN_IF_ERROR_PLAIN(context::load_status(verdict, options.compat));
   if (!options.expected_source_sha256.empty())
     NFUSE_RETURN_IF_ERROR_PLAIN(context::source_status(info, options.expected_source_sha256, "the given model"));
+  std::shared_ptr<const DeferredWeights> deferred;
   if (options.verify_sections) {
-    // A mapped file is mapped in one call before it is read (not a fault per few pages).
-    if (file) file->populate(data, size);
-    NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data));
+    // Checked now: every section but the canonical weights that only packing reads (the packed
+    // twins are what sessions read; a plan that would read those weights checks them first).
+    const std::vector<uint32_t> later = context::pack_sources(info);
+    std::vector<uint32_t> now;
+    for (uint32_t i = 0, j = 0; i < info.sections.size(); ++i) {
+      if (j < later.size() && later[j] == i) {
+        ++j;
+        continue;
+      }
+      now.push_back(i);
+    }
+    // Mapped in one call per run of sections before they are read (not a fault per few pages).
+    if (file) populate_sections(*file, data, info, now);
+    NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data, now));
     if (file) drop_checked_tensors(*file, data, info);
+    if (!later.empty()) deferred = std::make_shared<DeferredCheck>(data, keepalive, info, later);
   }
   auto model = std::shared_ptr<ContextModel>(new ContextModel());
+  model->deferred_ = std::move(deferred);
   model->keepalive_ = std::move(keepalive);
   model->data_ = data;
   model->info_ = std::move(info);
@@ -83,7 +163,11 @@ Result<std::shared_ptr<const ContextModel>> ContextModel::open_buffer(const void
   return open(static_cast<const uint8_t*>(data), size, std::move(keepalive), options);
 }
 
-Result<std::unique_ptr<ir::Graph>> ContextModel::graph() const { return context::read_graph(info_, data_, keepalive_); }
+Result<std::unique_ptr<ir::Graph>> ContextModel::graph() const {
+  // Its constants are read as they are (no packed twins): every section checked first.
+  if (deferred_) NFUSE_RETURN_IF_ERROR_PLAIN(deferred_->check());
+  return context::read_graph(info_, data_, keepalive_);
+}
 
 Result<std::unique_ptr<ir::Graph>> ContextModel::graph(SessionOptions* options) const {
   auto placements = std::make_shared<std::vector<compile::StoredPlacement>>();
@@ -104,7 +188,8 @@ SessionOptions ContextModel::session_options(SessionOptions base) const {
   base.outputs.clear();  // the saved graph keeps only the outputs it was compiled for
   base.optimize = true;
   base.graph_optimized = true;
-  base.packs = packs_;
+  base.packs = std::make_shared<backends::PackStore>(packs_);
+  base.deferred = deferred_;
   return base;
 }
 
@@ -117,6 +202,8 @@ bool is_context_file(const std::string& path) {
 Status save_context(const Session& session, const std::string& source_name, const std::string& source_sha256,
                     const std::string& path) {
   const SessionOptions& so = session.options();
+  // A binary's session copies every constant into the new one: none unchecked.
+  if (so.deferred) NFUSE_RETURN_IF_ERROR_PLAIN(so.deferred->check());
   context::ContextInfo info;
   context::record_device(&info);
   info.source_name = source_name;
@@ -137,7 +224,7 @@ Status save_context(const Session& session, const std::string& source_name, cons
   std::vector<context::PackedBlob> packs;
   if (so.packs) {
     for (const backends::PackStore::Entry& e : so.packs->entries())
-      packs.push_back({e.key, e.packed.data(), e.packed.size()});
+      packs.push_back({e.key, e.weight, e.packed.data(), e.packed.size()});
     info.pack_ms = so.packs->packed_ms();
   }
   std::vector<compile::StoredPlacement> placements;

@@ -20,8 +20,10 @@ namespace nfuse::runtime {
 
 struct ContextLoadOptions {
   context::CompatMode compat = context::CompatMode::kPermissive;
-  // Check every section's checksum at load (a flipped bit in a weight becomes kCorruptBinary,
-  // not a wrong answer). Off only for binaries whose integrity the caller has already checked.
+  // Check every section's checksum before it is read (a flipped bit in a weight becomes
+  // kCorruptBinary, not a wrong answer): at load, except the canonical weights whose packed twins
+  // sessions read instead, which are checked before anything else reads them. Off only for
+  // binaries whose integrity the caller has already checked.
   bool verify_sections = true;
   // When set, the binary must have been compiled from a model with this SHA-256 (kModelMismatch).
   std::string expected_source_sha256;
@@ -47,7 +49,9 @@ class ContextModel {
   SessionOptions session_options(SessionOptions base) const;
   // A new copy of the graph with the session options for it: session_options(base) plus the
   // placements the binary stores for this copy's nodes (a plan of a stored signature and thread
-  // count is not partitioned again).
+  // count is not partitioned again). Its weights may include canonical copies not yet checked:
+  // hand it to Session::create with these options (their `deferred` checks them before anything
+  // reads them), or use graph() for any other purpose.
   Result<std::unique_ptr<ir::Graph>> graph(SessionOptions* options) const;
 
  private:
@@ -60,8 +64,12 @@ class ContextModel {
   const uint8_t* data_ = nullptr;
   context::ContextInfo info_;
   context::Verdict verdict_;
-  // The binary's prepacked weights, read in place; shared by every session of this binary.
+  // The binary's prepacked weights, read in place; shared by every session of this binary
+  // (each through a view of its own).
   std::shared_ptr<backends::PackStore> packs_;
+  // The canonical weights of those packs, checked when something may read them; null when all
+  // were checked at load.
+  std::shared_ptr<const DeferredWeights> deferred_;
 };
 
 // True when the file at `path` starts with the context binary magic (false when unreadable).

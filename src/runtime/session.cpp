@@ -119,9 +119,17 @@ Result<std::unique_ptr<compile::Plan>> Session::specialized_plan(
 Result<Session::Prepared*> Session::prepared_for(const std::map<std::string, std::vector<int64_t>>& input_dims) {
   auto it = cache_.find(input_dims);
   if (it != cache_.end()) return &it->second;
+  if (options_.deferred) {
+    NFUSE_RETURN_IF_ERROR_PLAIN(options_.deferred->before_plan(input_dims));
+    if (options_.packs) options_.packs->take_usage();  // what this plan takes starts here
+  }
   NFUSE_ASSIGN_OR_RETURN(std::unique_ptr<compile::Plan> plan, specialized_plan(input_dims));
   if (!plan) {
     NFUSE_ASSIGN_OR_RETURN(plan, compile::build_plan(*graph_, input_dims, plan_options()));
+  }
+  if (options_.deferred) {
+    NFUSE_RETURN_IF_ERROR_PLAIN(options_.packs ? options_.deferred->after_plan(*plan, options_.packs->take_usage())
+                                               : options_.deferred->check());
   }
   Prepared p;
   const size_t arena_bytes = plan->memory.arena_bytes;

@@ -20,6 +20,22 @@ namespace nfuse::runtime {
 
 class CompiledSubgraphs;
 
+// The canonical weights a context binary does not check at load because only packing reads them
+// and the binary brings their packed twins (ContextModel): a session that may read them
+// otherwise asks for the check first. Every call checks at most once per binary.
+class DeferredWeights {
+ public:
+  virtual ~DeferredWeights() = default;
+  // Before a plan for `dims` is built: checks them unless the binary was compiled for `dims`.
+  virtual Status before_plan(const std::map<std::string, std::vector<int64_t>>& dims) const = 0;
+  // After `plan` is built: checks them unless it is a plan of the graph itself (not a
+  // shape-specialized copy) whose ops took every packed twin from the binary and packed nothing
+  // themselves (`used`: what the plan took from the session's view of the binary's store).
+  virtual Status after_plan(const compile::Plan& plan, const backends::PackStore::Usage& used) const = 0;
+  // Checks them now (before they are copied elsewhere, e.g. into another binary).
+  virtual Status check() const = 0;
+};
+
 struct SessionOptions {
   std::string backend = "ref";
   int threads = 1;
@@ -44,6 +60,8 @@ struct SessionOptions {
   std::shared_ptr<backends::PackStore> packs;
   // Placements a context binary stores for this graph (ContextModel::graph(SessionOptions*)).
   std::shared_ptr<const std::vector<compile::StoredPlacement>> placements;
+  // A context binary's weights checked on demand (above); null for every other model.
+  std::shared_ptr<const DeferredWeights> deferred;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, ir::Tensor>>;

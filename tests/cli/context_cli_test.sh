@@ -3,7 +3,8 @@
 # MobileNetV2: the binary checks valid (header only and --full, against its source model), runs
 # with the same outputs as the ONNX model on the same backend, reports its own backend, and bad
 # binaries (truncated, another source model, a flipped weight byte, a newer format) fail with their
-# typed errors and a non-zero exit code. `bench --bind` copies nothing on the cpu backend. A
+# typed errors and a non-zero exit code (a flip in a canonical weight that nothing reads: only
+# `check --full`). `bench --bind` copies nothing on the cpu backend. A
 # binary with two shape signatures uses its stored placement for both.
 # Usage: context_cli_test.sh NFUSE MODELS_DIR
 set -euo pipefail
@@ -58,10 +59,30 @@ size=$(stat -c %s "$tmp/m.nfc")
 head -c $((size / 2)) "$tmp/m.nfc" > "$tmp/cut.nfc"
 expect_error "$tmp/cut.nfc" "corrupt binary"
 grep -q "truncated" "$tmp/bad.txt" || fail "truncation must be named: $(cat "$tmp/bad.txt")"
+# A flipped byte in a section checked at load (the first packed weights) stops the load; one in a
+# canonical weight that a packed twin replaces (checked when read) leaves the answer unchanged,
+# and the full check finds it.
+"$NFUSE" check "$tmp/m.nfc" --json > "$tmp/sections.json"
+read -r at_load when_read < <("$PY" - "$tmp/sections.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["section_table"]
+packed = next(s for s in t if s["kind"] == "packed weights" and s["bytes"] > 0)
+canonical = next(s for s in t if s["checked"] == "when read" and s["bytes"] > 0)
+print(packed["offset"] + packed["bytes"] // 2, canonical["offset"] + canonical["bytes"] // 2)
+PY
+)
 cp "$tmp/m.nfc" "$tmp/flip.nfc"
-printf '\xff' | dd of="$tmp/flip.nfc" bs=1 seek=$((size / 3)) conv=notrunc status=none
+printf '\xff' | dd of="$tmp/flip.nfc" bs=1 seek="$at_load" conv=notrunc status=none
 if "$NFUSE" run "$tmp/flip.nfc" > "$tmp/flip.txt" 2>&1; then fail "run accepted a flipped byte"; fi
 grep -q "corrupt binary: .*checksum mismatch" "$tmp/flip.txt" || fail "flipped byte: $(cat "$tmp/flip.txt")"
+cp "$tmp/m.nfc" "$tmp/flip2.nfc"
+printf '\xff' | dd of="$tmp/flip2.nfc" bs=1 seek="$when_read" conv=notrunc status=none
+"$NFUSE" run "$tmp/flip2.nfc" --output-dir "$tmp/flip2" > "$tmp/flip2.txt" 2>&1 || fail "run of an unread flip: $(cat "$tmp/flip2.txt")"
+for f in "$tmp"/onnx/*.npy; do
+  cmp -s "$f" "$tmp/flip2/$(basename "$f")" || fail "a flip in a canonical weight that is not read changed $(basename "$f")"
+done
+if "$NFUSE" check "$tmp/flip2.nfc" --full > "$tmp/flip2_check.txt" 2>&1; then fail "check --full accepted a flipped byte"; fi
+grep -q "checksum mismatch" "$tmp/flip2_check.txt" || fail "check --full: $(cat "$tmp/flip2_check.txt")"
 cp "$tmp/m.nfc" "$tmp/v9.nfc"
 printf '\x09' | dd of="$tmp/v9.nfc" bs=1 seek=8 conv=notrunc status=none
 expect_error "$tmp/v9.nfc" "version mismatch"

@@ -144,6 +144,15 @@ class ContextBinary : public ::testing::Test {
     EXPECT_TRUE(out.ok()) << out.status().to_string();
     return out.ok() ? (*out)[0] : ir::Tensor();
   }
+  // As a session of the binary reads it (ContextModel::graph(SessionOptions*)): the canonical
+  // weights of packed twins are checked only if something reads them.
+  static Result<ir::Tensor> run_session(const runtime::ContextModel& binary) {
+    runtime::SessionOptions so;
+    NFUSE_ASSIGN_OR_RETURN(auto graph, binary.graph(&so));
+    NFUSE_ASSIGN_OR_RETURN(auto session, runtime::Session::create(std::move(graph), so));
+    NFUSE_ASSIGN_OR_RETURN(auto out, session->run({{"x", input()}}));
+    return out[0];
+  }
   bool same_as_expected(const ir::Tensor& t) const {
     return t.bytes() == expected_.bytes() && std::memcmp(t.raw(), expected_.raw(), t.bytes()) == 0;
   }
@@ -415,6 +424,56 @@ TEST_F(ContextBinary, PackedForKernelsThisCpuLacksRepacksUnderPermissiveAndIsRef
     EXPECT_NEAR(out.data<float>()[i], expected_.data<float>()[i], 1e-4f) << i;
   EXPECT_GT((*binary)->packs().packed(), 0u) << "the scalar kernels' layout must be packed from the canonical weights";
   EXPECT_EQ(load(good_, context::CompatMode::kStrict).code(), StatusCode::kIncompatibleDevice);
+}
+
+TEST_F(ContextBinary, CanonicalWeightsOfPackedTwinsAreCheckedWhenSomethingReadsThem) {
+  // The MatMul's weight has one reader, which packs it: its section is the pack's source.
+  const std::vector<uint32_t> sources = context::pack_sources(info_);
+  ASSERT_EQ(sources.size(), 1u);
+  const context::Section& w = info_.sections[sources[0]];
+  ASSERT_EQ(w.size, static_cast<uint64_t>(kWidth * kWidth * sizeof(float)));
+  std::string garbled = bytes_;  // every byte of the canonical weight changed
+  for (uint64_t i = w.offset; i < w.offset + w.size; ++i)
+    garbled[static_cast<size_t>(i)] = static_cast<char>(garbled[static_cast<size_t>(i)] ^ 0xFF);
+  const std::string p = write("garbled.nfc", garbled);
+  const std::string label = "section " + std::to_string(sources[0]);
+  {
+    // A session reads the packed twin only: it loads, and its answer is the compiling session's.
+    auto binary = runtime::ContextModel::open_file(p, {});
+    ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+    Result<ir::Tensor> out = run_session(**binary);
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    EXPECT_TRUE(same_as_expected(*out));
+    // A graph handed out with its constants as they are is checked whole.
+    Status whole = (*binary)->graph().status();
+    EXPECT_EQ(whole.code(), StatusCode::kCorruptBinary) << whole.to_string();
+    EXPECT_NE(whole.message().find(label + " (tensor"), std::string::npos) << whole.message();
+  }
+  {
+    // Packing again (the kernels of a CPU without the compiling one's ISA) reads the canonical
+    // weight: the plan is refused, naming the section, before anything runs.
+    kernels::ScopedIsaOverride lower(kernels::Isa::kScalar);
+    auto binary = runtime::ContextModel::open_file(p, {});
+    ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+    Result<ir::Tensor> out = run_session(**binary);
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), StatusCode::kCorruptBinary) << out.status().to_string();
+    EXPECT_NE(out.status().message().find(label), std::string::npos) << out.status().message();
+    EXPECT_NE(out.status().message().find("checksum mismatch"), std::string::npos) << out.status().message();
+  }
+  // The full check reads every section.
+  EXPECT_EQ(context::verify_sections(info_, reinterpret_cast<const uint8_t*>(garbled.data())).code(),
+            StatusCode::kCorruptBinary);
+  // Every other section is checked at load.
+  for (size_t i = 0; i < info_.sections.size(); ++i) {
+    const context::Section& s = info_.sections[i];
+    if (s.size == 0 || i == sources[0]) continue;
+    std::string flipped = bytes_;
+    flipped[static_cast<size_t>(s.offset + s.size / 2)] ^= 0x10;
+    auto binary = runtime::ContextModel::open_file(write("flip.nfc", flipped), {});
+    ASSERT_FALSE(binary.ok()) << "section " << i;
+    EXPECT_EQ(binary.status().code(), StatusCode::kCorruptBinary) << binary.status().to_string();
+  }
 }
 
 TEST_F(ContextBinary, WrongModelHashIsModelMismatch) {

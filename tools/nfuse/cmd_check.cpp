@@ -1,6 +1,7 @@
 // `nfuse check`: a context binary judged against this device and build from its header alone
 // (valid / suboptimal / invalid, every reason), in well under a millisecond; --full also maps the
 // file and checks every section and the graph.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -71,6 +72,19 @@ int cmd_check(const CheckArgs& args) {
       j["signatures"] = sigs;
       j["sections"] = header.sections.size();
       j["file_bytes"] = header.file_size;
+      // Where each section's checksum is checked when a session loads the binary: at load, or
+      // (the canonical weights that packed twins replace) only before something reads them.
+      const std::vector<uint32_t> later = context::pack_sources(header);
+      nlohmann::json table = nlohmann::json::array();
+      for (size_t i = 0; i < header.sections.size(); ++i) {
+        const context::Section& s = header.sections[i];
+        const bool deferred = std::binary_search(later.begin(), later.end(), static_cast<uint32_t>(i));
+        table.push_back({{"kind", context::section_kind_name(s.kind)},
+                         {"offset", s.offset},
+                         {"bytes", s.size},
+                         {"checked", deferred ? "when read" : "at load"}});
+      }
+      j["section_table"] = table;
     }
     std::printf("%s\n", j.dump(2).c_str());
     return fails ? 1 : 0;
@@ -88,6 +102,12 @@ int cmd_check(const CheckArgs& args) {
       std::printf("%s%s", i == 0 ? ", shapes " : "; ", signature_text(header.signatures[i]).c_str());
     std::printf("\n  %zu sections, %llu bytes\n", header.sections.size(),
                 static_cast<unsigned long long>(header.file_size));
+    uint64_t later_bytes = 0;
+    const std::vector<uint32_t> later = context::pack_sources(header);
+    for (uint32_t i : later) later_bytes += header.sections[i].size;
+    if (!later.empty())
+      std::printf("  %zu canonical weights (%llu bytes) that packed twins replace: checked when read, not at load\n",
+                  later.size(), static_cast<unsigned long long>(later_bytes));
   }
   for (const std::string& r : verdict.reasons) std::printf("  reason: %s\n", r.c_str());
   if (!verdict.error.ok()) std::printf("  error: %s\n", verdict.error.to_string().c_str());

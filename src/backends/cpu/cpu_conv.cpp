@@ -191,16 +191,17 @@ class GemmConv final : public CpuOp {
 
   bool pack(const ir::Tensor& w, const CompileContext& ctx) {
     auto key = [&] { return pack_key("f32.conv.pack_a", *node_.input(1), {cfg_.mr, group_, mg_, kg_, panels_}); };
-    return pack_weights(ctx.packs.get(), key, group_ * panels_ * cfg_.mr * kg_, &packed_, [&](float* dst) {
-      const float* src = w.data<float>();
-      for (size_t gi = 0; gi < group_; ++gi) {
-        for (size_t p = 0; p < panels_; ++p) {
-          const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
-          kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, src + (gi * mg_ + p * cfg_.mr) * kg_, kg_, 1,
-                                   dst + (gi * panels_ + p) * cfg_.mr * kg_);
-        }
-      }
-    });
+    return pack_weights(ctx.packs.get(), *node_.input(1), key, group_ * panels_ * cfg_.mr * kg_, &packed_,
+                        [&](float* dst) {
+                          const float* src = w.data<float>();
+                          for (size_t gi = 0; gi < group_; ++gi) {
+                            for (size_t p = 0; p < panels_; ++p) {
+                              const size_t rows = std::min(cfg_.mr, mg_ - p * cfg_.mr);
+                              kernels::f32_gemm_pack_a(cfg_.mr, rows, kg_, src + (gi * mg_ + p * cfg_.mr) * kg_, kg_, 1,
+                                                       dst + (gi * panels_ + p) * cfg_.mr * kg_);
+                            }
+                          }
+                        });
   }
 
   size_t scratch_floats(const OpTensors&, size_t) const override { return kc_ * strip_panels_ * cfg_.nr; }

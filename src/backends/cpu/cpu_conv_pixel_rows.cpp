@@ -29,7 +29,7 @@ class PixelRowsConv final : public CpuOp {
   // Weights [Co][K] are the GEMM's B (K x Co): packed once into NR-wide panels.
   bool pack(const ir::Tensor& w, PackStore* packs) {
     auto key = [&] { return pack_key("f32.conv.pack_b", *node_.input(1), {cfg_.nr, k_, co_}); };
-    return pack_weights(packs, key, kernels::f32_gemm_packed_b_size(k_, co_, cfg_.nr), &packed_,
+    return pack_weights(packs, *node_.input(1), key, kernels::f32_gemm_packed_b_size(k_, co_, cfg_.nr), &packed_,
                         [&](float* dst) { kernels::f32_gemm_pack_b(cfg_, k_, co_, w.data<float>(), 1, k_, dst); });
   }
 

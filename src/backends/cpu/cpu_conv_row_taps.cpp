@@ -92,7 +92,7 @@ class RowTapsConv final : public CpuOp {
   // A panels with K tap-major: column t * Ci + ci holds w[co][ci][0][t].
   bool pack(const ir::Tensor& w, PackStore* packs) {
     auto key = [&] { return pack_key("f32.conv.row_taps", *node_.input(1), {cfg_.mr, group_, mg_, kg_, cin_, taps_}); };
-    return pack_weights(packs, key, group_ * panels_ * cfg_.mr * kg_, &packed_, [&](float* dst) {
+    return pack_weights(packs, *node_.input(1), key, group_ * panels_ * cfg_.mr * kg_, &packed_, [&](float* dst) {
       std::vector<float> reordered(mg_ * kg_);
       const float* src = w.data<float>();
       for (size_t gi = 0; gi < group_; ++gi) {

@@ -35,7 +35,7 @@ class PackedGemm final : public CpuOp {
     uint32_t alpha_bits;
     std::memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
     auto key = [&] { return pack_key("f32.gemm.pack_b", weight, {cfg_.nr, k_, n_, k_stride, n_stride, alpha_bits}); };
-    return pack_weights(packs, key, floats, &packed_, [&](float* dst) {
+    return pack_weights(packs, weight, key, floats, &packed_, [&](float* dst) {
       kernels::f32_gemm_pack_b(cfg_, k_, n_, b, k_stride, n_stride, dst);
       if (alpha != 1.0f)
         for (size_t i = 0; i < floats; ++i) dst[i] *= alpha;

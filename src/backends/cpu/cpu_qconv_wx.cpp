@@ -22,17 +22,21 @@ QConvWx::QConvWx(const kernels::Qu8WxConfig& cfg, size_t co, size_t k, size_t gr
 }
 
 bool QConvWx::pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed,
-                   PackStore* packs, const std::function<std::string()>& key) {
+                   PackStore* packs, const ir::Value* weight, const std::function<std::string()>& key) {
   const size_t cg = co_ / group_;
   panel_bytes_ = kernels::qu8_wxgemm_packed_w_size(cfg_, cg, k_);
   const size_t floats = (panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float);
-  return pack_weights(key ? packs : nullptr, key, floats, &packed_, [&](float* dst) {
+  auto fill = [&](float* dst) {
     for (size_t g = 0; g < group_; ++g) {
       kernels::qu8_wxgemm_pack_w(cfg_, cg, k_, w + g * cg * k_, bias ? bias + g * cg : nullptr,
                                  multiplier ? multiplier + g * cg : nullptr, x_zp, x_signed,
                                  reinterpret_cast<uint8_t*>(dst) + g * panel_bytes_);
     }
-  });
+  };
+  if (packs && weight && key) return pack_weights(packs, *weight, key, floats, &packed_, fill);
+  if (!packed_.resize(floats)) return false;
+  fill(packed_.data());
+  return true;
 }
 
 void QConvWx::set_row_params(const int32_t* bias_prime, const float* multiplier) {

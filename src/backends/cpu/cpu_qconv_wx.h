@@ -35,9 +35,11 @@ class QConvWx {
 
   // Packs the s8 weights [Co][K] per group with bias (int32 [Co] or nullptr), multipliers (f32
   // [Co] or nullptr) and x's zero point; false when memory runs out. Through `packs` under
-  // `key` when both are given (QLinearConv: a context binary's bytes are read in place).
+  // `key` when all three are given (QLinearConv's graph value `weight`: a context binary's bytes
+  // are read in place).
   bool pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed,
-            PackStore* packs = nullptr, const std::function<std::string()>& key = {});
+            PackStore* packs = nullptr, const ir::Value* weight = nullptr,
+            const std::function<std::string()>& key = {});
   // Rewrites every row's bias' and multiplier ([Co] each) in the packed weights (packed without
   // a store: never a read-only binary's).
   void set_row_params(const int32_t* bias_prime, const float* multiplier);

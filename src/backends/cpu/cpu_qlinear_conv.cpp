@@ -79,7 +79,7 @@ class QLinearConv final : public CpuOp {
         return pack_key(family.c_str(), *node_.input(3),
                         {co_, k_, group, static_cast<uint64_t>(x_zp_), x_signed_ ? 1u : 0u, baked});
       };
-      return wx_->pack(w.data<int8_t>(), bias, mult.data(), x_zp_, x_signed_, packs, key);
+      return wx_->pack(w.data<int8_t>(), bias, mult.data(), x_zp_, x_signed_, packs, node_.input(3), key);
     }
     panel_bytes_ = kernels::qu8_gemm_packed_b_size(cfg_, k_, cg);
     const size_t floats = (panel_bytes_ * group + sizeof(float) - 1) / sizeof(float);
@@ -88,7 +88,7 @@ class QLinearConv final : public CpuOp {
       return pack_key(family.c_str(), *node_.input(3),
                       {co_, k_, group, static_cast<uint64_t>(x_zp_), x_signed_ ? 1u : 0u, baked});
     };
-    return pack_weights(packs, key, floats, &packed_, [&](float* dst) {
+    return pack_weights(packs, *node_.input(3), key, floats, &packed_, [&](float* dst) {
       // K in (ky, kx, c) order, the order of the NHWC im2col rows (for 1x1 the same as ONNX's).
       const size_t cin_g = static_cast<size_t>(w_dims_[1]);
       std::vector<int8_t> wr(static_cast<size_t>(w.numel()));
@@ -197,7 +197,7 @@ std::unique_ptr<CpuOp> make_qlinear_dwconv(const ir::Node& node, const ir::Tenso
 Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const CompileContext& ctx) {
   if (!node.input(0)) return std::unique_ptr<CpuOp>();
   QConvParams q;
-  if (!read_qconv_params(node, node.input(0)->type.dtype, &q).empty()) return std::unique_ptr<CpuOp>();
+  if (!read_qconv_params(node, node.input(0)->type.dtype, &q, false).empty()) return std::unique_ptr<CpuOp>();
   const ir::Tensor& w = *node.input(3)->constant;
   if (w.dim(1) == 1 && q.group > 1) {  // depthwise: the direct kernel (cpu_qlinear_dwconv.cpp)
     return make_qlinear_dwconv(node, w, q.bias.data(), std::move(q.mult), q.x_signed, q.x_zp, q.y_signed, q.y_zp);

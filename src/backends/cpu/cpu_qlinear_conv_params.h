@@ -27,7 +27,9 @@ struct QConvParams {
 
 // "" and *q filled when QLinearConv `node` (its input of dtype `x_dtype`) has what the integer
 // kernels need; else why not, starting with the partition report's category ("dtype: ...",
-// "unsupported op: ...").
-std::string read_qconv_params(const ir::Node& node, ir::DType x_dtype, QConvParams* q);
+// "unsupported op: ..."). q->w stays empty unless `with_weights` (callers that pack from the
+// weight tensor itself, or only ask whether the node is supported, leave its bytes unread: a
+// context binary's canonical copy that a packed twin replaces).
+std::string read_qconv_params(const ir::Node& node, ir::DType x_dtype, QConvParams* q, bool with_weights = true);
 
 }  // namespace nfuse::backends::cpu

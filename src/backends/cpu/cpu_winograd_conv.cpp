@@ -51,7 +51,13 @@ bool Winograd43::init(const ir::Tensor& w, const ir::Tensor* bias, Activation ac
     }
   };
   auto key = [&] { return pack_key("f32.wino43.pack_a", *weight, {cfg_->mr, co_, ci_, panels_}); };
-  return pack_weights(weight ? packs : nullptr, key, kWino43Points * panels_ * cfg_->mr * ci_, &packed_, fill);
+  const size_t floats = kWino43Points * panels_ * cfg_->mr * ci_;
+  if (!weight) {  // not a graph value (a test's tensor): nothing to key it by
+    if (!packed_.resize(floats)) return false;
+    fill(packed_.data());
+    return true;
+  }
+  return pack_weights(packs, *weight, key, floats, &packed_, fill);
 }
 
 // About one L2 of transformed inputs and products per block, at least one panel of tiles.

@@ -42,7 +42,7 @@ class StripGemmConv final : public WindowedLayer {
 
   bool pack(const ir::Tensor& w, PackStore* packs, const ir::Value& weight) {
     auto key = [&] { return pack_key("f32.conv.pack_a", weight, {cfg_.mr, group_, mg_, kg_, panels_}); };
-    return pack_weights(packs, key, group_ * panels_ * cfg_.mr * kg_, &packed_, [&](float* dst) {
+    return pack_weights(packs, weight, key, group_ * panels_ * cfg_.mr * kg_, &packed_, [&](float* dst) {
       const float* src = w.data<float>();
       for (size_t gi = 0; gi < group_; ++gi)
         for (size_t p = 0; p < panels_; ++p) {

@@ -143,7 +143,7 @@ Rejection int8_rejection(const ir::Node& node, const PlanView& type_of) {
     return qadd_params(node, type_of, &p);
   }
   QConvParams q;
-  if (Rejection why = qconv_params(node, type_of, &q); !why.empty()) return why;
+  if (Rejection why = qconv_params(node, type_of, &q, false); !why.empty()) return why;
   auto g = ops::resolve_conv(node.attrs, *type_of(x).shape.static_dims(), node.input(3)->constant->dims());
   if (!g.ok()) return reject(SupportReason::kUnsupportedOp, "QLinearConv geometry does not resolve");
   const bool depthwise = g->group > 1 && g->group == g->in_channels && g->group == g->out_channels;

@@ -98,7 +98,7 @@ inline constexpr int64_t kMaxExactF32Taps = 514;
 
 using cpu::QConvParams;
 // "" and *q filled when QLinearConv `node` has the constants the integer members need; else why.
-Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q);
+Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q, bool with_weights = true);
 // "" and *p filled for a com.microsoft QLinearAdd of two same-shape operands; else why.
 Rejection qadd_params(const ir::Node& node, const PlanView& type_of, kernels::Q8VbinaryParams* p);
 Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const PlanView& type_of);

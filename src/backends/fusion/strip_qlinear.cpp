@@ -337,9 +337,9 @@ bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
 
 }  // namespace
 
-Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q) {
+Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q, bool with_weights) {
   if (!node.input(0)) return reject(SupportReason::kUnsupportedOp, "QLinearConv without an input");
-  std::string why = cpu::read_qconv_params(node, type_of(node.input(0)).dtype, q);
+  std::string why = cpu::read_qconv_params(node, type_of(node.input(0)).dtype, q, with_weights);
   return why.empty() ? Rejection{} : reject(SupportReason::kUnsupportedOp, std::move(why));
 }
 

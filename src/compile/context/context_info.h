@@ -51,6 +51,9 @@ struct ContextInfo {
     std::string key;  // backends::pack_key
     uint64_t floats = 0;
     uint32_t section = 0;
+    // The tensor section of the canonical weight it was packed from, when nothing but packing
+    // reads that section (its checksum is checked when it is read); -1 otherwise.
+    int32_t source = -1;
   };
   std::vector<Packed> packs;
   double pack_ms = 0.0;
@@ -59,6 +62,7 @@ struct ContextInfo {
 // A prepacked buffer for the writer (the backends' PackStore entries).
 struct PackedBlob {
   std::string key;
+  std::string weight;  // the top-level graph value packed (PackStore::Entry::weight)
   const float* data = nullptr;
   size_t floats = 0;
 };

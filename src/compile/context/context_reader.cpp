@@ -42,7 +42,9 @@ std::vector<std::string> strs(const fbs::Vector<fbs::Offset<fbs::String>>* v) {
   return out;
 }
 
-const char* kind_name(Section::Kind k) {
+}  // namespace
+
+const char* section_kind_name(Section::Kind k) {
   switch (k) {
     case Section::Kind::kGraph: return "graph";
     case Section::Kind::kTensor: return "tensor";
@@ -51,9 +53,11 @@ const char* kind_name(Section::Kind k) {
   return "unknown";
 }
 
+namespace {
+
 std::string section_label(const ContextInfo& info, size_t i) {
   const Section& s = info.sections[i];
-  return "section " + std::to_string(i) + " (" + kind_name(s.kind) + ", " + std::to_string(s.size) +
+  return "section " + std::to_string(i) + " (" + section_kind_name(s.kind) + ", " + std::to_string(s.size) +
          " bytes at offset " + std::to_string(s.offset) + ")";
 }
 
@@ -153,6 +157,11 @@ Result<ContextInfo> decode_header(const Prefix& prefix, const uint8_t* header) {
           p.floats * sizeof(float) != info.sections[p.section].size)
         return corrupt_binary("header: packed weights '" + p.key + "' do not match their section " +
                               std::to_string(pk->section()));
+      p.source = pk->source();
+      if (p.source != -1 && (p.source < 1 || static_cast<size_t>(p.source) >= info.sections.size() ||
+                             info.sections[static_cast<size_t>(p.source)].kind != Section::Kind::kTensor))
+        return corrupt_binary("header: packed weights '" + p.key + "' name section " + std::to_string(p.source) +
+                              " as their source, which is not a tensor section");
       info.packs.push_back(std::move(p));
     }
   info.pack_ms = h->pack_ms();
@@ -497,17 +506,32 @@ Result<ContextInfo> read_header_file(const std::string& path) {
 }
 
 Status verify_sections(const ContextInfo& info, const uint8_t* file) {
+  std::vector<uint32_t> all(info.sections.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
+  return verify_sections(info, file, all);
+}
+
+std::vector<uint32_t> pack_sources(const ContextInfo& info) {
+  std::vector<uint32_t> out;
+  for (const ContextInfo::Packed& p : info.packs)
+    if (p.source >= 0) out.push_back(static_cast<uint32_t>(p.source));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Status verify_sections(const ContextInfo& info, const uint8_t* file, const std::vector<uint32_t>& which) {
   // Reading the sections is memory-bound on one core (about 17 GB/s on a Zen 4 server core,
   // less on a phone's); idle cores add bandwidth, so large binaries are checked on several
   // threads. Sections are taken in order from a shared counter; the lowest failing one is named.
   uint64_t total = 0;
-  for (const Section& s : info.sections) total += s.size;
+  for (uint32_t i : which) total += info.sections[i].size;
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   const size_t threads = static_cast<size_t>(
       std::min<uint64_t>({hardware, kMaxVerifyThreads, std::max<uint64_t>(1, total / kBytesPerVerifyThread)}));
   std::atomic<size_t> next{0};
-  std::atomic<size_t> first_bad{info.sections.size()};
-  std::vector<Status> failures(info.sections.size());  // each index written by one thread
+  std::atomic<size_t> first_bad{which.size()};
+  std::vector<Status> failures(which.size());  // each index written by one thread
   auto fail = [&](size_t i, Status why) {
     failures[i] = std::move(why);
     size_t bad = first_bad.load();
@@ -516,12 +540,12 @@ Status verify_sections(const ContextInfo& info, const uint8_t* file) {
   };
   // Never throws: a helper thread that let an exception out would end the process.
   auto work = [&]() noexcept {
-    for (size_t i = next++; i < info.sections.size(); i = next++) {
+    for (size_t i = next++; i < which.size(); i = next++) {
       if (i > first_bad.load()) return;
-      const Section& s = info.sections[i];
+      const Section& s = info.sections[which[i]];
       if (checksum64(file + s.offset, static_cast<size_t>(s.size)) == s.checksum) continue;
       try {
-        fail(i, corrupt_binary(section_label(info, i) + ": checksum mismatch"));
+        fail(i, corrupt_binary(section_label(info, which[i]) + ": checksum mismatch"));
       } catch (...) {
         fail(i, out_of_memory("out of memory naming a corrupt section"));
       }
@@ -538,7 +562,7 @@ Status verify_sections(const ContextInfo& info, const uint8_t* file) {
   }
   work();
   for (std::thread& h : helpers) h.join();
-  return first_bad.load() < info.sections.size() ? failures[first_bad.load()] : ok_status();
+  return first_bad.load() < which.size() ? failures[first_bad.load()] : ok_status();
 }
 
 Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uint8_t* file,

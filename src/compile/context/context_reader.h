@@ -25,6 +25,13 @@ Result<ContextInfo> read_header_file(const std::string& path);
 // Checks every section's checksum against the whole file's bytes (large binaries on several
 // threads); kCorruptBinary naming the lowest section that fails.
 Status verify_sections(const ContextInfo& info, const uint8_t* file);
+// The same for the sections `which` (indices into info.sections, ascending).
+Status verify_sections(const ContextInfo& info, const uint8_t* file, const std::vector<uint32_t>& which);
+// "graph", "tensor", "packed weights".
+const char* section_kind_name(Section::Kind kind);
+// The tensor sections that only packing reads, as the packs name them (ContextInfo::Packed::
+// source), ascending and distinct.
+std::vector<uint32_t> pack_sources(const ContextInfo& info);
 
 // The graph of a validated binary whose bytes stay valid while `keepalive` lives: constants
 // are tensors borrowed from the file's sections (no copy), holding `keepalive`.

@@ -25,13 +25,19 @@ class TensorSections {
   int add(const ir::Tensor& t) {
     auto key = std::make_pair(t.raw(), t.bytes());
     auto it = index_.find(key);
-    if (it != index_.end()) return it->second;
+    if (it != index_.end()) {
+      ++references_[static_cast<size_t>(it->second) - 1];
+      return it->second;
+    }
     int section = static_cast<int>(tensors_.size()) + 1;  // section 0 is the graph
     tensors_.push_back(t);
+    references_.push_back(1);
     index_[key] = section;
     return section;
   }
   const std::vector<ir::Tensor>& tensors() const { return tensors_; }
+  // How many constants and tensor attributes (of every graph) the section holds.
+  size_t references(int section) const { return references_[static_cast<size_t>(section) - 1]; }
 
  private:
   struct KeyHash {
@@ -40,6 +46,7 @@ class TensorSections {
     }
   };
   std::vector<ir::Tensor> tensors_;
+  std::vector<size_t> references_;
   std::unordered_map<std::pair<const void*, size_t>, int, KeyHash> index_;
 };
 
@@ -50,12 +57,15 @@ class GraphEncoder {
   // `placements` for the top-level graph only.
   Result<fbs::Offset<fb::Graph>> encode(const ir::Graph& g,
                                         const std::vector<compile::StoredPlacement>* placements = nullptr) {
+    const bool top = depth_++ == 0;
     std::unordered_map<const ir::Value*, int> index;
     std::vector<fbs::Offset<fb::Value>> values;
     for (const auto& v : g.values()) {
       index[v.get()] = static_cast<int>(values.size());
       NFUSE_ASSIGN_OR_RETURN(auto value, encode_value(*v));
       values.push_back(value);
+      if (top && v->constant)
+        top_constants_[v->name] = {last_section_, v->consumers.size() == 1 && !v->is_graph_output};
     }
     auto indices = [&index](const std::vector<ir::Value*>& list) {
       std::vector<int32_t> out;
@@ -87,8 +97,18 @@ class GraphEncoder {
         placed.push_back(*one);
       }
     }
+    --depth_;
     return fb::CreateGraphDirect(fbb_, g.name.c_str(), &opsets, &values, &nodes, &inputs, &outputs,
                                  placements ? &placed : nullptr);
+  }
+
+  // The section of the top-level constant `name` when the node that packs it is the only reader
+  // of that section's bytes: one value, one consuming node, not a graph output, no other
+  // constant or attribute sharing the bytes. -1 otherwise.
+  int sole_source(const std::string& name) const {
+    auto it = top_constants_.find(name);
+    if (it == top_constants_.end() || !it->second.one_reader) return -1;
+    return sections_.references(it->second.section) == 1 ? it->second.section : -1;
   }
 
  private:
@@ -101,6 +121,7 @@ class GraphEncoder {
 
   fbs::Offset<fb::TensorRef> encode_tensor(const ir::Tensor& t) {
     int section = sections_.add(t);
+    last_section_ = section;
     return fb::CreateTensorRefDirect(fbb_, static_cast<uint8_t>(t.dtype()), &t.dims(), section);
   }
 
@@ -208,6 +229,13 @@ class GraphEncoder {
 
   fbs::FlatBufferBuilder& fbb_;
   TensorSections& sections_;
+  int depth_ = 0;
+  int last_section_ = -1;
+  struct Constant {
+    int section;
+    bool one_reader;  // one consuming node and not a graph output
+  };
+  std::unordered_map<std::string, Constant> top_constants_;
 };
 
 std::vector<fbs::Offset<fbs::String>> strings(fbs::FlatBufferBuilder& fbb, const std::vector<std::string>& list) {
@@ -241,7 +269,7 @@ std::string encode_header(const ContextInfo& info) {
     sections.push_back(fb::CreateSection(fbb, static_cast<fb::SectionKind>(s.kind), s.offset, s.size, s.checksum));
   std::vector<fbs::Offset<fb::PackedRef>> packs;
   for (const ContextInfo::Packed& p : info.packs)
-    packs.push_back(fb::CreatePackedRefDirect(fbb, p.key.c_str(), static_cast<int32_t>(p.section), p.floats));
+    packs.push_back(fb::CreatePackedRefDirect(fbb, p.key.c_str(), static_cast<int32_t>(p.section), p.floats, p.source));
   auto header = fb::CreateHeaderDirect(fbb, info.nfuse_version.c_str(), info.build_id.c_str(), info.arch.c_str(),
                                        &required, info.planned_isa.c_str(), &planned, info.l1d_bytes, info.l2_bytes,
                                        info.l3_bytes, &backends, info.source_name.c_str(), info.source_sha256.c_str(),
@@ -288,7 +316,7 @@ Result<std::string> context_bytes(const ir::Graph& graph, const ContextInfo& inf
   for (size_t i : by_size) info.sections[1 + i] = place(Section::Kind::kTensor, list[i].raw(), list[i].bytes());
   info.packs.clear();
   for (const PackedBlob& p : packs) {
-    info.packs.push_back({p.key, p.floats, static_cast<uint32_t>(info.sections.size())});
+    info.packs.push_back({p.key, p.floats, static_cast<uint32_t>(info.sections.size()), encoder.sole_source(p.weight)});
     info.sections.push_back(place(Section::Kind::kPacked, p.data, p.floats * sizeof(float)));
   }
 

@@ -476,6 +476,71 @@ TEST_F(ContextBinary, CanonicalWeightsOfPackedTwinsAreCheckedWhenSomethingReadsT
   }
 }
 
+TEST(ContextPackSources, AHeaderNamingASharedTensorAsAPackSourceIsRefused) {
+  // x @ W + b + b: W has one reader (the MatMul, which packs it); b has two (the Adds read it raw).
+  auto g = dense_graph();
+  ir::Value* b = g->find_value("b");
+  ir::Value* y = g->find_value("y");
+  ASSERT_TRUE(b && y);
+  ir::Value* z = g->add_value("z", y->type).value();
+  g->add_node("Add", "bias_again", {y, b}, {z});
+  g->outputs() = {z};
+  g->relink();
+  runtime::SessionOptions so;
+  so.backend = "cpu";
+  so.packs = std::make_shared<backends::PackStore>(true);
+  auto session = runtime::Session::create(std::move(g), so);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  ASSERT_TRUE((*session)->run({{"x", input()}}).ok());
+  const fs::path p = fs::temp_directory_path() / ("nfuse_pack_sources_" + std::to_string(::getpid()) + ".nfc");
+  ASSERT_TRUE(runtime::save_context(**session, "dense.onnx", std::string(64, '0'), p.string()).ok());
+  std::ifstream in(p, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto info = context::read_header(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), bytes.size());
+  ASSERT_TRUE(info.ok()) << info.status().to_string();
+  const std::vector<uint32_t> sources = context::pack_sources(*info);
+  ASSERT_EQ(sources.size(), 1u) << "the MatMul's weight is its pack's only source";
+  int32_t bias_section = -1;  // the only tensor section of kWidth floats
+  for (size_t i = 0; i < info->sections.size(); ++i)
+    if (info->sections[i].kind == context::Section::Kind::kTensor && info->sections[i].size == kWidth * sizeof(float))
+      bias_section = static_cast<int32_t>(i);
+  ASSERT_GT(bias_section, 0);
+  // Forge the header: the pack's source becomes b's section (the field is found by trying each
+  // place its value appears; the header checksum is rewritten so the edit reaches the graph check).
+  context::Prefix prefix;
+  std::memcpy(&prefix, bytes.data(), sizeof prefix);
+  const auto old_source = static_cast<int32_t>(sources[0]);
+  std::string forged;
+  for (uint64_t at = prefix.header_offset; forged.empty() && at + 4 <= prefix.header_offset + prefix.header_size;
+       ++at) {
+    int32_t v;
+    std::memcpy(&v, bytes.data() + at, sizeof v);
+    if (v != old_source) continue;
+    std::string edited = bytes;
+    std::memcpy(edited.data() + at, &bias_section, sizeof bias_section);
+    context::Prefix fixed = prefix;
+    fixed.header_checksum = context::checksum64(edited.data() + prefix.header_offset, prefix.header_size);
+    std::memcpy(edited.data(), &fixed, sizeof fixed);
+    auto edited_info =
+        context::read_header(reinterpret_cast<const uint8_t*>(edited.data()), edited.size(), edited.size());
+    if (edited_info.ok() && context::pack_sources(*edited_info) == std::vector<uint32_t>{uint32_t(bias_section)})
+      forged = edited;
+  }
+  ASSERT_FALSE(forged.empty()) << "the pack's source field was not found in the header";
+  {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(forged.data(), static_cast<std::streamsize>(forged.size()));
+  }
+  auto binary = runtime::ContextModel::open_file(p.string(), {});
+  ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+  runtime::SessionOptions loaded;
+  auto graph = (*binary)->graph(&loaded);
+  ASSERT_FALSE(graph.ok()) << "a tensor two Adds read raw must not be left unchecked";
+  EXPECT_EQ(graph.status().code(), StatusCode::kCorruptBinary) << graph.status().to_string();
+  EXPECT_NE(graph.status().message().find("'b', 2 consumer(s)"), std::string::npos) << graph.status().message();
+  fs::remove(p);
+}
+
 TEST_F(ContextBinary, WrongModelHashIsModelMismatch) {
   runtime::ContextLoadOptions lo;
   lo.expected_source_sha256 = context::sha256_hex("other", 5);

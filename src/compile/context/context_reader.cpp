@@ -190,6 +190,7 @@ class GraphDecoder {
   Status decode(const fb::Graph& src, ir::Graph& dst, int depth,
                 std::vector<compile::StoredPlacement>* placements = nullptr) {
     if (depth > kMaxGraphDepth) return corrupt_binary("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth));
+    if (depth == 0) top_ = &dst;
     dst.name = str(src.name());
     if (src.opsets())
       for (const auto* o : *src.opsets()) dst.opsets[str(o->domain())] = o->version();
@@ -265,6 +266,8 @@ class GraphDecoder {
     if (s < 1 || static_cast<size_t>(s) >= info_.sections.size())
       return corrupt_binary("tensor: section index " + std::to_string(s) + " out of range (" +
                             std::to_string(info_.sections.size()) + " sections)");
+    if (references_.empty()) references_.assign(info_.sections.size(), 0);
+    ++references_[static_cast<size_t>(s)];
     const Section& sec = info_.sections[static_cast<size_t>(s)];
     if (sec.kind != Section::Kind::kTensor)
       return corrupt_binary("tensor: section " + std::to_string(s) + " is not a tensor section");
@@ -304,6 +307,7 @@ class GraphDecoder {
     if (const fb::TensorRef* c = v.constant()) {
       NFUSE_ASSIGN_OR_RETURN(ir::Tensor t, decode_tensor(*c));
       value->constant = std::move(t);
+      if (&dst == top_) top_sections_.emplace_back(value, c->section());
     }
     if (const fb::QuantParams* q = v.quant()) {
       value->quant.scale = copy_vector(q->scale());
@@ -447,6 +451,30 @@ class GraphDecoder {
   }
 
   const ContextInfo& info_;
+  const ir::Graph* top_ = nullptr;
+  std::vector<uint32_t> references_;                            // per section: tensors decoded from it, in every graph
+  std::vector<std::pair<const ir::Value*, int>> top_sections_;  // top-level constants' sections
+
+ public:
+  // A pack's canonical source is checked only when read, which is sound only while the packing
+  // node is its sole reader: one constant of the top-level graph, one consumer, not an output,
+  // no other tensor decoded from the same bytes. The header says so; the graph must agree.
+  Status check_pack_sources(const std::vector<uint32_t>& sources) const {
+    for (uint32_t s : sources) {
+      const size_t refs = references_.empty() ? 0 : references_[s];
+      const ir::Value* reader = nullptr;
+      for (const auto& [value, section] : top_sections_)
+        if (section == static_cast<int>(s)) reader = value;
+      if (refs != 1 || !reader || reader->consumers.size() != 1 || reader->is_graph_output)
+        return corrupt_binary("header names section " + std::to_string(s) +
+                              " the only source of packed weights, but the graph reads it " + std::to_string(refs) +
+                              " time(s)" +
+                              (reader ? " (value '" + reader->name + "', " + std::to_string(reader->consumers.size()) +
+                                            " consumer(s)" + (reader->is_graph_output ? ", a graph output)" : ")")
+                                      : ", not as a top-level constant"));
+    }
+    return ok_status();
+  }
   const uint8_t* file_;
   std::shared_ptr<const void> keepalive_;
 };
@@ -578,6 +606,7 @@ Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uin
   NFUSE_RETURN_IF_ERROR(decoder.decode(*fbs::GetRoot<fb::Graph>(bytes), *graph, 0, placements), "graph section");
   Status verified = graph->verify();
   if (!verified.ok()) return corrupt_binary("graph section: " + verified.message());
+  NFUSE_RETURN_IF_ERROR_PLAIN(decoder.check_pack_sources(pack_sources(info)));
   return graph;
 }
 

@@ -32,6 +32,8 @@ class Attributes {
   float get_float(const std::string& name, float def) const;
   std::string get_string(const std::string& name, const std::string& def) const;
   std::vector<int64_t> get_ints(const std::string& name, std::vector<int64_t> def = {}) const;
+  // The stored list itself (nullptr when absent or of another type): no copy.
+  const std::vector<int64_t>* find_ints(const std::string& name) const { return find<std::vector<int64_t>>(name); }
   std::vector<float> get_floats(const std::string& name, std::vector<float> def = {}) const;
   std::vector<std::string> get_strings(const std::string& name) const;
   const Tensor* get_tensor(const std::string& name) const;           // nullptr when absent

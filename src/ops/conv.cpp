@@ -54,9 +54,9 @@ Status infer_conv_like(ir::InferContext& ctx, int x, int w, ir::DType dtype, boo
     if (!transpose) dims[1] = ws[0];
     else if (ws[1].is_static()) dims[1] = ir::Dim(ws[1].value * group);
   }
-  std::optional<std::vector<int64_t>> kernel;
+  std::optional<AxisList> kernel;
   if (ws.rank_known()) {
-    std::vector<int64_t> k;
+    AxisList k;
     for (int i = 2; i < rank && ws[i].is_static(); ++i) k.push_back(ws[i].value);
     if (static_cast<int>(k.size()) == rank - 2) kernel = k;
   }

@@ -12,10 +12,10 @@ constexpr int64_t kMaxAxisSize = int64_t{1} << 38;
 std::string list_name(const char* name) { return std::string("attribute '") + name + "'"; }
 
 // Reads an ints attribute of `rank` entries (absent: `def` repeated), each in [lo, kMaxWindowAttr].
-Result<std::vector<int64_t>> read_axis_ints(const ir::Attributes& attrs, const char* name, size_t count,
-                                            int64_t def, int64_t lo) {
-  if (!attrs.has(name)) return std::vector<int64_t>(count, def);
-  std::vector<int64_t> v = attrs.get_ints(name, {});
+Result<AxisList> read_axis_ints(const ir::Attributes& attrs, const char* name, size_t count, int64_t def, int64_t lo) {
+  if (!attrs.has(name)) return AxisList(count, def);
+  const std::vector<int64_t>* stored = attrs.find_ints(name);
+  const AxisList v = stored ? AxisList(*stored) : AxisList();
   if (v.size() != count) {
     return invalid_model(list_name(name) + " has " + std::to_string(v.size()) + " entries, expected " +
                          std::to_string(count));
@@ -53,7 +53,7 @@ int64_t WindowAttrs::effective_kernel(int axis) const {
 }
 
 Result<WindowAttrs> read_window_attrs(const ir::Attributes& attrs, int spatial_rank,
-                                      const std::optional<std::vector<int64_t>>& weight_kernel) {
+                                      const std::optional<AxisList>& weight_kernel) {
   if (spatial_rank < 1) return invalid_model("needs at least one spatial axis");
   const auto n = static_cast<size_t>(spatial_rank);
   WindowAttrs w;
@@ -117,8 +117,8 @@ Result<WindowAxis> forward_window_axis(const WindowAttrs& w, int axis, int64_t i
   return r;
 }
 
-Result<TransposeWindowAttrs> read_transpose_window_attrs(
-    const ir::Attributes& attrs, int spatial_rank, const std::optional<std::vector<int64_t>>& weight_kernel) {
+Result<TransposeWindowAttrs> read_transpose_window_attrs(const ir::Attributes& attrs, int spatial_rank,
+                                                         const std::optional<AxisList>& weight_kernel) {
   TransposeWindowAttrs t;
   NFUSE_ASSIGN_OR_RETURN(t.window, read_window_attrs(attrs, spatial_rank, weight_kernel));
   if (t.window.ceil_mode) return invalid_model("ConvTranspose has no ceil_mode");

@@ -13,6 +13,7 @@
 
 #include "ir/attributes.h"
 #include "nfuse/status.h"
+#include "ops/axis_list.h"
 
 namespace nfuse::ops {
 
@@ -27,10 +28,10 @@ inline constexpr int64_t kMaxWindowAttr = int64_t{1} << 24;
 
 // The window attributes of one node, defaults filled in and values checked.
 struct WindowAttrs {
-  std::vector<int64_t> kernel;     // >= 1 each
-  std::vector<int64_t> strides;    // >= 1 each (default 1)
-  std::vector<int64_t> dilations;  // >= 1 each (default 1)
-  std::vector<int64_t> pads;       // 2 * rank entries >= 0 (default 0); used only when kNotSet
+  AxisList kernel;     // >= 1 each
+  AxisList strides;    // >= 1 each (default 1)
+  AxisList dilations;  // >= 1 each (default 1)
+  AxisList pads;       // 2 * rank entries >= 0 (default 0); used only when kNotSet
   AutoPad auto_pad = AutoPad::kNotSet;
   bool ceil_mode = false;
 
@@ -43,7 +44,7 @@ struct WindowAttrs {
 // and must agree with it when present; pools pass nullopt and then kernel_shape is required.
 // kInvalidModel naming the offending attribute otherwise.
 Result<WindowAttrs> read_window_attrs(const ir::Attributes& attrs, int spatial_rank,
-                                      const std::optional<std::vector<int64_t>>& weight_kernel);
+                                      const std::optional<AxisList>& weight_kernel);
 
 // One resolved spatial axis: output size and the pads actually applied.
 struct WindowAxis {
@@ -65,13 +66,13 @@ Result<WindowAxis> forward_window_axis(const WindowAttrs& w, int axis, int64_t i
 // ConvTranspose attributes: the window plus output_padding and output_shape.
 struct TransposeWindowAttrs {
   WindowAttrs window;
-  std::vector<int64_t> output_padding;  // rank entries >= 0 (default 0)
-  std::vector<int64_t> output_shape;    // rank entries >= 0, or empty when absent
+  AxisList output_padding;  // rank entries >= 0 (default 0)
+  AxisList output_shape;    // rank entries >= 0, or empty when absent
 };
 
 // Reads ConvTranspose's attributes (output_shape may also list N and C first: they are dropped).
-Result<TransposeWindowAttrs> read_transpose_window_attrs(
-    const ir::Attributes& attrs, int spatial_rank, const std::optional<std::vector<int64_t>>& weight_kernel);
+Result<TransposeWindowAttrs> read_transpose_window_attrs(const ir::Attributes& attrs, int spatial_rank,
+                                                         const std::optional<AxisList>& weight_kernel);
 
 // ConvTranspose on axis `axis` with input size `in`. With full = s * (in - 1) + output_padding + ek:
 //   output_shape given: out = output_shape; total = max(0, full - out) split as below. An out
@@ -95,7 +96,7 @@ struct ConvGeometry {
   int64_t in_channels = 0;   // C of X
   int64_t out_channels = 0;  // C of Y
   int64_t group = 1;
-  std::vector<int64_t> in, out, kernel, strides, dilations, pad_begin, pad_end;
+  AxisList in, out, kernel, strides, dilations, pad_begin, pad_end;
 
   int rank() const { return static_cast<int>(in.size()); }
 };

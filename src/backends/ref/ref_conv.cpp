@@ -27,7 +27,7 @@ void conv_forward(const ops::ConvGeometry& g, const std::vector<Acc>& x, const s
   const int64_t mg = g.out_channels / g.group;
   const std::vector<int64_t> tap_index = all_indices(g.kernel);
   const std::vector<int64_t> out_index = all_indices(g.out);
-  const std::vector<int64_t> in_strides = strides_of(g.in);
+  const std::vector<int64_t> in_strides = strides_of(g.in.vector());
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t m = 0; m < g.out_channels; ++m) {
       const int64_t c0 = (m / mg) * cg;

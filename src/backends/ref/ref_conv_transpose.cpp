@@ -22,7 +22,7 @@ void conv_transpose_scatter(const ops::ConvGeometry& g, const std::vector<double
   const int64_t mg = g.out_channels / g.group;
   const std::vector<int64_t> tap_index = all_indices(g.kernel);
   const std::vector<int64_t> in_index = all_indices(g.in);
-  const std::vector<int64_t> out_strides = strides_of(g.out);
+  const std::vector<int64_t> out_strides = strides_of(g.out.vector());
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t ci = 0; ci < g.in_channels; ++ci) {
       const int64_t m0 = (ci / cg) * mg;

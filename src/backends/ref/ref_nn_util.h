@@ -8,6 +8,7 @@
 
 #include "ir/tensor.h"
 #include "kernels/quant_arithmetic.h"
+#include "ops/axis_list.h"
 
 namespace nfuse::backends::ref {
 
@@ -25,5 +26,8 @@ void from_doubles(const std::vector<double>& v, ir::Tensor& t);
 std::vector<int64_t> all_indices(const std::vector<int64_t>& dims);
 // Product of `dims` (1 for none).
 int64_t product(const std::vector<int64_t>& dims);
+// The same for a window's per-axis lists (ops/axis_list.h).
+inline std::vector<int64_t> all_indices(const ops::AxisList& dims) { return all_indices(dims.vector()); }
+inline int64_t product(const ops::AxisList& dims) { return product(dims.vector()); }
 
 }  // namespace nfuse::backends::ref

@@ -30,7 +30,7 @@ void for_each_window(const ops::ConvGeometry& g, Fn&& fn) {
   const int64_t n_taps = product(g.kernel);
   const std::vector<int64_t> tap_index = all_indices(g.kernel);
   const std::vector<int64_t> out_index = all_indices(g.out);
-  const std::vector<int64_t> row_strides = strides_of(g.in);
+  const std::vector<int64_t> row_strides = strides_of(g.in.vector());
   std::vector<int64_t> col_strides(r, 1);
   for (size_t d = 1; d < r; ++d) col_strides[d] = col_strides[d - 1] * g.in[d - 1];
   std::vector<Tap> taps;

@@ -70,7 +70,7 @@ Status qlinear_conv16(KernelArgs& a) {
   const int64_t in_size = product(g.in), out_size = product(g.out), taps = product(g.kernel);
   const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
   const std::vector<int64_t> tap_index = all_indices(g.kernel), out_index = all_indices(g.out);
-  const std::vector<int64_t> in_strides = strides_of(g.in);
+  const std::vector<int64_t> in_strides = strides_of(g.in.vector());
   ir::Tensor& out = a.out(0);
   const OutputClamp clamp = output_clamp(a);
   for (int64_t n = 0; n < g.batch; ++n) {

@@ -13,52 +13,48 @@ namespace nfuse::runtime {
 
 namespace {
 
-// Checked canonical tensors leave the resident set (they stay in the page cache): those that
-// packed twins replace are not read again, and kernels that read one map it back. One unmapping
-// call per run of adjacent tensor sections, after the checking threads are done (each call
-// costs a TLB flush on every core the process runs on).
-void drop_checked_tensors(const MappedFile& file, const uint8_t* data, const context::ContextInfo& info) {
-  std::vector<const context::Section*> by_offset;
-  for (const context::Section& s : info.sections)
-    if (s.size) by_offset.push_back(&s);
-  std::sort(by_offset.begin(), by_offset.end(),
-            [](const context::Section* a, const context::Section* b) { return a->offset < b->offset; });
-  // Runs of tensor sections with no other section between them (sections never overlap).
-  for (size_t i = 0; i < by_offset.size();) {
-    if (by_offset[i]->kind != context::Section::Kind::kTensor) {
-      ++i;
-      continue;
-    }
-    const uint64_t begin = by_offset[i]->offset;
-    uint64_t end = begin;
-    for (; i < by_offset.size() && by_offset[i]->kind == context::Section::Kind::kTensor; ++i)
-      end = by_offset[i]->offset + by_offset[i]->size;
-    file.drop_resident(data + begin, static_cast<size_t>(end - begin));
-  }
-}
-
-// The sections `which` (ascending indices) mapped in, as few calls as runs of them adjacent in
-// the file allow (the sections left out are the large canonical weights).
-void populate_sections(const MappedFile& file, const uint8_t* data, const context::ContextInfo& info,
-                       const std::vector<uint32_t>& which) {
-  std::vector<bool> wanted(info.sections.size(), false);
-  for (uint32_t i : which) wanted[i] = true;
+// Calls fn(begin, end) once per run of non-empty sections that `in_run` accepts with no other
+// non-empty section between them in the file (sections never overlap): one system call per run,
+// not per section.
+template <typename Accept, typename Fn>
+void for_each_section_run(const context::ContextInfo& info, Accept in_run, Fn fn) {
   std::vector<size_t> by_offset;
   for (size_t i = 0; i < info.sections.size(); ++i)
     if (info.sections[i].size) by_offset.push_back(i);
   std::sort(by_offset.begin(), by_offset.end(),
             [&info](size_t a, size_t b) { return info.sections[a].offset < info.sections[b].offset; });
   for (size_t i = 0; i < by_offset.size();) {
-    if (!wanted[by_offset[i]]) {
+    if (!in_run(by_offset[i])) {
       ++i;
       continue;
     }
     const uint64_t begin = info.sections[by_offset[i]].offset;
     uint64_t end = begin;
-    for (; i < by_offset.size() && wanted[by_offset[i]]; ++i)
+    for (; i < by_offset.size() && in_run(by_offset[i]); ++i)
       end = info.sections[by_offset[i]].offset + info.sections[by_offset[i]].size;
-    file.populate(data + begin, static_cast<size_t>(end - begin));
+    fn(begin, end);
   }
+}
+
+// Checked canonical tensors leave the resident set (they stay in the page cache): those that
+// packed twins replace are not read again, and kernels that read one map it back. Called after
+// the checking threads are done (each unmapping call costs a TLB flush on every core the process
+// runs on).
+void drop_checked_tensors(const MappedFile& file, const uint8_t* data, const context::ContextInfo& info) {
+  for_each_section_run(
+      info, [&info](size_t i) { return info.sections[i].kind == context::Section::Kind::kTensor; },
+      [&](uint64_t begin, uint64_t end) { file.drop_resident(data + begin, static_cast<size_t>(end - begin)); });
+}
+
+// The sections `which` mapped in before they are read (the sections left out are the large
+// canonical weights).
+void populate_sections(const MappedFile& file, const uint8_t* data, const context::ContextInfo& info,
+                       const std::vector<uint32_t>& which) {
+  std::vector<bool> wanted(info.sections.size(), false);
+  for (uint32_t i : which) wanted[i] = true;
+  for_each_section_run(
+      info, [&wanted](size_t i) { return wanted[i]; },
+      [&](uint64_t begin, uint64_t end) { file.populate(data + begin, static_cast<size_t>(end - begin)); });
 }
 
 // Canonical weights that only packing reads, checked when something else may read them: a plan

@@ -284,8 +284,8 @@ DeviceProfile measure_device_profile(const std::function<double(const std::strin
   cpu.l2_bytes = static_cast<int64_t>(f.l2_bytes);
   // cpu_features gives each core's share of L3; the profile records the whole cache.
   cpu.l3_bytes = static_cast<int64_t>(f.l3_bytes);
-  note("L2 per core (cpuinfo)", static_cast<double>(cpu.l2_bytes) / 1024.0, "KiB");
-  note("L3 share per core (cpuinfo)", static_cast<double>(cpu.l3_bytes) / 1024.0, "KiB");
+  note("L2 per core (detected)", static_cast<double>(cpu.l2_bytes) / 1024.0, "KiB");
+  note("L3 share per core (detected)", static_cast<double>(cpu.l3_bytes) / 1024.0, "KiB");
   cpu.gflops_f32 = measure_gemm_gflops();
   note(std::string("f32 GEMM 192x256x256 (") + kernels::f32_gemm_config().name + ")", cpu.gflops_f32, "GFLOP/s");
   cpu.gflops_f32_depthwise = measure_dwconv_gflops();

@@ -67,7 +67,7 @@ struct ProfileMeasurement {
 };
 
 // Measures the host's numbers with nfuse's own kernels (f32 GEMM and depthwise for compute, a
-// 64 MiB stream for DRAM, a 256 KiB stream for L2, cache sizes from cpuinfo), in well under
+// 64 MiB stream for DRAM, a 256 KiB stream for L2, cache sizes from kernels::cpu_features()), in well under
 // 10 s; every registered backend's entry is derived from them (Backend::cost_profile).
 // `step_us(backend)` measures one node's dispatch cost by running a tiny graph (the runtime
 // does that; returns < 0 when the backend is not available); it may be empty, then the

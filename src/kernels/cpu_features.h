@@ -2,9 +2,10 @@
 // use. Kernel families pick their microkernels from `selected_isa()` (see f32-gemm/f32_gemm.h,
 // `f32_gemm_config()`); tests force a lower ISA with `ScopedIsaOverride`.
 //
-// On x86-64 the features and cache sizes come from cpuinfo (NFUSE_HAVE_CPUINFO); where cpuinfo
-// is not linked (the kernels-only arm64 cross build) they are fixed at compile time: NEON is
-// architectural on aarch64, and the cache sizes fall back to typical values.
+// On x86-64 the features and cache sizes come from CPUID (with XGETBV for the state the OS
+// saves) and the L3's sharers from sysfs; elsewhere from cpuinfo (NFUSE_HAVE_CPUINFO), and where
+// cpuinfo is not linked (the kernels-only arm64 cross build) they are fixed at compile time: NEON
+// is architectural on aarch64, and the cache sizes fall back to typical values.
 #pragma once
 
 #include <cstddef>

@@ -4,6 +4,9 @@
 #include <nfuse/nfuse.h>
 
 #include <gtest/gtest.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <cstdint>
 #include <cstdio>
@@ -245,3 +248,75 @@ TEST_F(CApiContext, BoundAlignedOutputsAreWrittenInPlaceAndMisalignedOnesCopiedO
 }
 
 }  // namespace
+
+// Kernels read some weights in place (the depthwise and few-channel convolutions read the graph's
+// constants, a binary's packed twins its mapping): a session must keep what it reads alive after
+// the application releases the model and deletes the binary's file. Under the sanitizers a
+// dangling read is an error; without them freed memory is scribbled on and the outputs must still
+// be the first run's.
+TEST_F(CApiContext, SessionsKeepTheWeightsTheyReadAfterTheModelAndItsFileAreGone) {
+#if defined(__GLIBC__)
+  mallopt(M_PERTURB, 0xa5);  // freed memory reads as garbage, so a dangling read shows without ASan too
+  struct Restore {
+    ~Restore() { mallopt(M_PERTURB, 0); }
+  } restore;
+#endif
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {1, 3, 12, 12});
+  std::vector<float> stem(8 * 3 * 3 * 3), dw(8 * 3 * 3), dw_bias(8);
+  for (size_t i = 0; i < stem.size(); ++i) stem[i] = static_cast<float>(static_cast<int>(i % 13) - 6) / 9.0f;
+  for (size_t i = 0; i < dw.size(); ++i) dw[i] = static_cast<float>(static_cast<int>(i % 7) - 3) / 5.0f;
+  for (size_t i = 0; i < dw_bias.size(); ++i) dw_bias[i] = static_cast<float>(i) / 8.0f - 0.4f;
+  b.initializer("stem_w", {8, 3, 3, 3}, stem);
+  b.initializer("dw_w", {8, 1, 3, 3}, dw);
+  b.initializer("dw_b", {8}, dw_bias);
+  nfuse::testing::set_ints_attr(b.node("Conv", {"x", "stem_w"}, {"s"}, "stem"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"s"}, {"r"}, "relu");
+  auto& depthwise = b.node("Conv", {"r", "dw_w", "dw_b"}, {"y"}, "depthwise");
+  nfuse::testing::set_int_attr(depthwise, "group", 8);
+  nfuse::testing::set_ints_attr(depthwise, "pads", {1, 1, 1, 1});
+  b.output("y", onnx::TensorProto::FLOAT, {1, 8, 12, 12});
+  const std::string bytes = b.bytes();
+
+  std::vector<float> x(3 * 12 * 12);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 17) - 8) / 4.0f;
+  auto run_conv = [&](nfuse_session* s) {
+    const int64_t dims[] = {1, 3, 12, 12};
+    nfuse_tensor* in = nullptr;
+    EXPECT_NFUSE_OK(nfuse_tensor_wrap(NFUSE_DTYPE_FLOAT32, dims, 4, x.data(), x.size() * sizeof(float), &in));
+    const char* names[] = {"x"};
+    nfuse_tensor* out = nullptr;
+    EXPECT_NFUSE_OK(nfuse_session_run(s, names, &in, 1, nullptr, &out, 1, nullptr));
+    std::vector<float> y(8 * 12 * 12, -1.0f);
+    void* data = nullptr;
+    if (out && !take(nfuse_tensor_get_data(out, &data)).code) std::memcpy(y.data(), data, y.size() * sizeof(float));
+    nfuse_tensor_release(out);
+    nfuse_tensor_release(in);
+    return y;
+  };
+  for (nfuse_backend backend : {NFUSE_BACKEND_CPU, NFUSE_BACKEND_FUSION}) {
+    SCOPED_TRACE(backend == NFUSE_BACKEND_CPU ? "cpu" : "fusion");
+    nfuse_model* model = nullptr;
+    ASSERT_NFUSE_OK(nfuse_model_load_memory(rt_, bytes.data(), bytes.size(), &model));
+    nfuse_session_options* o = nullptr;
+    ASSERT_NFUSE_OK(nfuse_session_options_create(&o));
+    ASSERT_NFUSE_OK(nfuse_session_options_set_backend(o, backend));
+    nfuse_session* from_onnx = nullptr;
+    ASSERT_NFUSE_OK(nfuse_session_create(rt_, model, o, &from_onnx));
+    nfuse_session_options_release(o);
+    const std::vector<float> expected = run_conv(from_onnx);
+    ASSERT_NFUSE_OK(nfuse_session_save_context(from_onnx, model, path_.c_str()));
+    nfuse_model_release(model);
+    EXPECT_EQ(run_conv(from_onnx), expected);
+    nfuse_session_release(from_onnx);
+
+    nfuse_model* binary = nullptr;
+    ASSERT_NFUSE_OK(nfuse_model_load_file(rt_, path_.c_str(), &binary));
+    nfuse_session* from_binary = nullptr;
+    ASSERT_NFUSE_OK(nfuse_session_create(rt_, binary, nullptr, &from_binary));
+    nfuse_model_release(binary);
+    ASSERT_EQ(std::remove(path_.c_str()), 0);
+    EXPECT_EQ(run_conv(from_binary), expected);
+    nfuse_session_release(from_binary);
+  }
+}

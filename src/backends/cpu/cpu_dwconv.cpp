@@ -21,6 +21,7 @@
 
 #include "backends/cpu/cpu_dwconv.h"
 
+#include "backends/cpu/const_floats.h"
 #include "backends/cpu/cpu_conv_util.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
 
@@ -72,10 +73,14 @@ void copy_padded(const Conv2dGeometry& g, const PaddedPlane& pp, const float* x,
 
 class DwConv final : public DwConvOp {
  public:
-  DwConv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias, Epilogue e, bool centered)
-      : node_(node), w_dims_(w.dims()), epilogue_(std::move(e)), centered_(centered) {
-    weights_.assign(w.data<float>(), w.data<float>() + w.numel());
-    if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + bias->numel());
+  DwConv(const ir::Node& node, std::vector<int64_t> w_dims, ConstFloats weights, const ir::Tensor* bias, Epilogue e,
+         bool centered)
+      : node_(node),
+        w_dims_(std::move(w_dims)),
+        epilogue_(std::move(e)),
+        centered_(centered),
+        weights_(std::move(weights)) {
+    if (bias) bias_ = ConstFloats::borrow(*bias);
   }
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
@@ -203,7 +208,7 @@ class DwConv final : public DwConvOp {
   std::vector<int64_t> w_dims_;
   Epilogue epilogue_;
   bool centered_;  // scratch_floats() covers run_centered()'s mapped plane
-  std::vector<float> weights_, bias_;
+  ConstFloats weights_, bias_;
   Conv2dGeometryCache geo_;
   kernels::F32DwconvFn fn_ = nullptr;
   const Conv2dGeometry* last_ = nullptr;
@@ -214,11 +219,12 @@ class DwConv final : public DwConvOp {
 
 std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
                                       Epilogue epilogue) {
-  return std::make_unique<DwConv>(node, w, bias, std::move(epilogue), false);
+  return std::make_unique<DwConv>(node, w.dims(), ConstFloats::borrow(w), bias, std::move(epilogue), false);
 }
 
 std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, const ir::Tensor& w) {
-  return std::make_unique<DwConv>(node, w, nullptr, Epilogue{}, true);
+  return std::make_unique<DwConv>(node, w.dims(), ConstFloats::own({w.data<float>(), w.data<float>() + w.numel()}),
+                                  nullptr, Epilogue{}, true);
 }
 
 }  // namespace nfuse::backends::cpu

@@ -27,10 +27,12 @@ class DwConvOp : public CpuOp {
   virtual Status run_centered(const OpTensors& t, RunContext& rc, const DwCenteredInput& in) = 0;
 };
 
-// w: [C, 1, kh, kw] f32; bias: [C] or nullptr.
+// w: [C, 1, kh, kw] f32; bias: [C] or nullptr; both the node's graph constants, read in place
+// for the op's life (ConstFloats).
 std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
                                       Epilogue epilogue);
-// The same for run_centered() only: its scratch holds an input plane for the map.
+// The same for run_centered() only: its scratch holds an input plane for the map; w (computed by
+// the caller) is copied.
 std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, const ir::Tensor& w);
 
 }  // namespace nfuse::backends::cpu

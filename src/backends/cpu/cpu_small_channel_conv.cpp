@@ -23,8 +23,8 @@ void SmallChannelConv::init(const ir::Tensor& w, const ir::Tensor* bias, Activat
   co_ = static_cast<size_t>(w.dim(0));
   ci_ = static_cast<size_t>(w.dim(1));
   taps_ = static_cast<size_t>(w.numel()) / co_;
-  weights_.assign(w.data<float>(), w.data<float>() + w.numel());
-  if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + co_);
+  weights_ = ConstFloats::borrow(w);
+  if (bias) bias_ = ConstFloats::borrow(*bias);
 }
 
 void SmallChannelConv::run(const Plane& g, const ConstPlaneRows& x, const PlaneRows& y, size_t y0, size_t y1,

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/const_floats.h"
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_small_channel_conv.h"
 #include "backends/cpu/cpu_winograd.h"
@@ -125,12 +126,10 @@ class StripGemmConv final : public WindowedLayer {
 class StripDwConv final : public WindowedLayer {
  public:
   StripDwConv(const ops::ConvGeometry& g, const ir::Tensor& w, const ir::Tensor* bias, cpu::Epilogue e)
-      : WindowedLayer(g), epilogue_(std::move(e)) {
-    weights_.assign(w.data<float>(), w.data<float>() + w.numel());
-    if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + bias->numel());
+      : WindowedLayer(g), epilogue_(std::move(e)), weights_(cpu::ConstFloats::borrow(w)) {
+    if (bias) bias_ = cpu::ConstFloats::borrow(*bias);
     fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), kh_, kw_, sh_, sw_, dh_, dw_);
   }
-
 
   size_t scratch_floats(size_t rows) const override { return copy_rows() ? window_rows(rows) * padded_stride() : 0; }
 
@@ -203,7 +202,7 @@ class StripDwConv final : public WindowedLayer {
   size_t padded_stride() const { return ((out.w - 1) * sw_ + (kw_ - 1) * dw_ + 1 + 32 + 15) / 16 * 16; }
 
   cpu::Epilogue epilogue_;
-  std::vector<float> weights_, bias_;
+  cpu::ConstFloats weights_, bias_;  // the node's constants, read in place
   kernels::F32DwconvFn fn_ = nullptr;
 };
 

@@ -13,8 +13,8 @@ std::string list_name(const char* name) { return std::string("attribute '") + na
 
 // Reads an ints attribute of `rank` entries (absent: `def` repeated), each in [lo, kMaxWindowAttr].
 Result<AxisList> read_axis_ints(const ir::Attributes& attrs, const char* name, size_t count, int64_t def, int64_t lo) {
-  if (!attrs.has(name)) return AxisList(count, def);
-  const std::vector<int64_t>* stored = attrs.find_ints(name);
+  const std::vector<int64_t>* stored = attrs.find_ints(name);  // one lookup when present as a list
+  if (!stored && !attrs.has(name)) return AxisList(count, def);
   const AxisList v = stored ? AxisList(*stored) : AxisList();
   if (v.size() != count) {
     return invalid_model(list_name(name) + " has " + std::to_string(v.size()) + " entries, expected " +

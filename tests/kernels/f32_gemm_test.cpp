@@ -209,6 +209,23 @@ TEST_P(F32GemmTest, ConfigIsConsistent) {
     EXPECT_EQ(r.isa, c.isa);
     EXPECT_LE((m + r.mr - 1) / r.mr * r.mr, (m + primary->mr - 1) / primary->mr * primary->mr) << m;
   }
+  // Where the ISA has a narrower variant: it takes row counts the primary would pad by an eighth
+  // or more, the primary takes the ones it pads by a few percent (its faster rows win).
+  // With many columns (FMA-bound) it takes row counts the primary would pad by an eighth or more,
+  // the primary the ones it pads by a few percent (its faster rows win); with few or unknown
+  // columns the fewest padded rows win.
+  if (primary->mr == 12 && &f32_gemm_config_for_rows(16) != primary) {
+    const size_t many = 4 * primary->nr, few = primary->nr;
+    for (size_t m : {16, 32, 64}) {
+      EXPECT_EQ(f32_gemm_config_for_rows(m, many).mr, 8u) << m;
+      EXPECT_EQ(f32_gemm_config_for_rows(m, few).mr, 8u) << m;
+    }
+    for (size_t m : {24, 128, 256, 512, 1024, 2048}) EXPECT_EQ(&f32_gemm_config_for_rows(m, many), primary) << m;
+    for (size_t m : {128, 256, 512, 1024, 2048}) {
+      EXPECT_EQ(f32_gemm_config_for_rows(m, few).mr, 8u) << m;
+      EXPECT_EQ(f32_gemm_config_for_rows(m).mr, 8u) << m;
+    }
+  }
 }
 
 // Microkernels alone: every mr (1..MR) x nc (1..NR) edge with each flag and epilogue, checking

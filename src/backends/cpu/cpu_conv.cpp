@@ -167,14 +167,25 @@ inline void prefetch_panel(const float* p, size_t floats) {
   for (size_t i = 0; i < floats; i += 64 / sizeof(float)) __builtin_prefetch(p + i);
 }
 
+// Pixels per image of the conv's output where its recorded shape says (0 where it does not).
+size_t output_pixels(const ir::Node& node) {
+  const auto dims = node.outputs[0]->type.shape.static_dims();
+  if (!dims || dims->size() < 3) return 0;
+  size_t pixels = 1;
+  for (size_t i = 2; i < dims->size(); ++i) pixels *= static_cast<size_t>((*dims)[i]);
+  return pixels;
+}
+
 class GemmConv final : public CpuOp {
  public:
   GemmConv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias, Epilogue e)
       : node_(node),
         w_dims_(w.dims()),
-        // Output channels are the GEMM rows: the MR variant that pads them least.
-        cfg_(kernels::f32_gemm_config_for_rows(static_cast<size_t>(w.dim(0)) /
-                                               static_cast<size_t>(std::max<int64_t>(1, node.attrs.get_int("group", 1))))),
+        // Output channels are the GEMM rows, output pixels its columns: the MR variant that
+        // computes them soonest.
+        cfg_(kernels::f32_gemm_config_for_rows(
+            static_cast<size_t>(w.dim(0)) / static_cast<size_t>(std::max<int64_t>(1, node.attrs.get_int("group", 1))),
+            output_pixels(node))),
         epilogue_(std::move(e)) {
     group_ = static_cast<size_t>(node.attrs.get_int("group", 1));
     m_ = static_cast<size_t>(w.dim(0));

@@ -121,10 +121,14 @@ const F32GemmConfig& f32_gemm_config();
 // Every configuration this CPU runs: each ISA's primary and its variants (another MR with the
 // same NR and B layout, e.g. avx512_8x32 beside avx512_12x32). Stable addresses.
 std::vector<const F32GemmConfig*> f32_gemm_configs();
-// The selected ISA's configuration (primary or variant) that computes m rows with the fewest
-// padded rows in its last MR panel; ties go to the primary. Callers that pack A themselves
-// (weights as A) use its mr and ukernel; B packed for f32_gemm_config() suits it (same NR).
-const F32GemmConfig& f32_gemm_config_for_rows(size_t m);
+// The selected ISA's configuration (primary or variant) that computes m rows soonest in a GEMM
+// of n columns (0: unknown): rows padded to its MR over its rate per row. With n of four NR
+// panels or more the FMAs bound the kernel and the 8-row AVX-512 variant computes a row at 0.9 of
+// the 12-row primary's rate, so it takes 16, 32 or 64 rows and the primary 128 or 512 (padded to
+// 132, 516); with fewer or unknown columns the fewest padded rows win (ties: the primary). Never
+// pads more than the primary. Callers that pack A themselves (weights as A) use its mr and
+// ukernel; B packed for f32_gemm_config() suits it (same NR).
+const F32GemmConfig& f32_gemm_config_for_rows(size_t m, size_t n = 0);
 
 // ---- Packing ----------------------------------------------------------------------------------
 

@@ -18,6 +18,14 @@
 namespace nfuse::kernels {
 namespace {
 
+// Rows per unit time of the 8-row AVX-512 variant relative to the 12-row primary, at equal K
+// when the FMAs bound both: 0.85-0.95 on Sapphire Rapids (1x1 convs of 128-1024 channels, B in L1
+// or L2; bench/RESULTS.md 2026-12-07).
+constexpr double kVariantRowRate = 0.9;
+// Column panels per A panel from which the FMAs, not A's reads, bound a GEMM (1x1 convs of 14x14
+// maps and larger gained 7-10% from the primary; 7x7 maps and Winograd's few tiles did not).
+constexpr size_t kComputeBoundPanels = 4;
+
 size_t clamp_round(size_t v, size_t multiple, size_t lo, size_t hi) {
   v = v / multiple * multiple;
   return v < lo ? lo : (v > hi ? hi / multiple * multiple : v);
@@ -93,12 +101,18 @@ std::vector<const F32GemmConfig*> f32_gemm_configs() {
   return out;
 }
 
-const F32GemmConfig& f32_gemm_config_for_rows(size_t m) {
+const F32GemmConfig& f32_gemm_config_for_rows(size_t m, size_t n) {
   const F32GemmConfig& primary = f32_gemm_config();
   const F32GemmConfig& variant = configs().variant_by_isa[static_cast<size_t>(primary.isa)];
   if (variant.nr == 0 || m == 0) return primary;
-  auto padded = [m](size_t mr) { return (m + mr - 1) / mr * mr; };
-  return padded(variant.mr) < padded(primary.mr) ? variant : primary;
+  // Time ~ rows computed (padding included) / rows per second. With several column panels per A
+  // panel the FMAs bound the kernel, and the variant's fewer accumulators hide less of B's load
+  // latency: it computes a row more slowly and wins only where the primary pads by more than
+  // that. With few columns, reading A bounds both and only the padding counts.
+  const bool compute_bound = n >= kComputeBoundPanels * primary.nr;
+  const double variant_rate = compute_bound ? kVariantRowRate : 1.0;
+  auto padded = [m](size_t mr) { return static_cast<double>((m + mr - 1) / mr * mr); };
+  return padded(variant.mr) / variant_rate < padded(primary.mr) ? variant : primary;
 }
 
 }  // namespace nfuse::kernels

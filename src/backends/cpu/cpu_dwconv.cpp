@@ -24,11 +24,16 @@
 #include "backends/cpu/const_floats.h"
 #include "backends/cpu/cpu_conv_util.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
+#include "kernels/f32-dwconv/f32_dwconv_c16.h"
 
 namespace nfuse::backends::cpu {
 namespace {
 
 constexpr size_t kCopyMaxFloats = 8192;      // padded planes up to this size (32 KiB, L1) are copied
+// Input planes up to this many pixels run 16 channels per call (f32_dwconv_c16.h), whose blocks
+// then fit L1 (bench/RESULTS.md 2026-12-07: 14x14 and 7x7 planes 1.3-2.3x faster, 28x28 ones
+// slower, in stride 1 and 2).
+constexpr size_t kChannelBlockMaxPixels = 256;
 
 struct PaddedPlane {
   size_t rows = 0, cols = 0, stride = 0;
@@ -86,7 +91,11 @@ class DwConv final : public DwConvOp {
   size_t scratch_floats(const OpTensors& t, size_t) const override {
     const std::optional<Conv2dGeometry> g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
     if (!g) return 0;  // run() reports the error
-    if (copy_small_planes(*g)) return padded_plane(*g).floats();
+    if (copy_small_planes(*g)) {
+      const size_t planes = padded_plane(*g).floats();
+      if (centered_ || !channel_blocks(*g)) return planes;
+      return std::max(planes, kernels::f32_dwconv_c16_scratch_floats(block_params(*g)));
+    }
     return centered_ ? g->h * g->w : 0;  // the mapped input plane
   }
 
@@ -112,6 +121,7 @@ class DwConv final : public DwConvOp {
     const bool hswish_in_store = !in && !r && act.kind == ops::FusedActivation::kHardSwish;
 
     const bool copy = copy_small_planes(*g);
+    if (copy && !in && !r && channel_blocks(*g)) return run_channel_blocks(*g, x, y, rc);
     const PaddedPlane pp = padded_plane(*g);
     if (copy) {  // scratch is shared with other ops: each worker zero-fills its buffer once per run
       if (buffer_ready_.size() < rc.pool.threads()) buffer_ready_.resize(rc.pool.threads());
@@ -204,10 +214,59 @@ class DwConv final : public DwConvOp {
     return ok_status();
   }
 
+  bool channel_blocks(const Conv2dGeometry& g) const {
+    return channel_blocks_ && g.h * g.w <= kChannelBlockMaxPixels && g.ho * g.wo <= kChannelBlockMaxPixels;
+  }
+
+  // The geometry's fields of a channel-block call (no planes, channels or scratch yet).
+  static kernels::F32DwconvC16Params block_params(const Conv2dGeometry& g) {
+    kernels::F32DwconvC16Params p;
+    p.h = g.h;
+    p.w = g.w;
+    p.out_h = g.ho;
+    p.out_w = g.wo;
+    p.kh = g.kh;
+    p.kw = g.kw;
+    p.sh = g.sh;
+    p.sw = g.sw;
+    p.dh = g.dh;
+    p.dw = g.dw;
+    p.pad_top = g.pad_top;
+    p.pad_left = g.pad_left;
+    return p;
+  }
+
+  // Small planes, 16 channels per call with the channels in the vector lanes (f32_dwconv_c16.h):
+  // a 14x14 or 7x7 plane fills a row's vector poorly and pays a copy and set-up per plane.
+  Status run_channel_blocks(const Conv2dGeometry& g, const float* x, float* y, RunContext& rc) {
+    const Activation& act = epilogue_.act;
+    const size_t in_plane = g.h * g.w, out_plane = g.ho * g.wo, khw = g.kh * g.kw;
+    const size_t per_image = (g.c + 15) / 16, blocks = g.n * per_image;
+    auto task = [&](size_t i, size_t worker) {
+      const size_t image = i / per_image, c0 = (i % per_image) * 16;
+      kernels::F32DwconvC16Params p = block_params(g);
+      p.channels = std::min<size_t>(16, g.c - c0);
+      p.in = x + (image * g.c + c0) * in_plane;
+      p.in_plane = in_plane;
+      p.weights = weights_.data() + c0 * khw;
+      p.bias = bias_.empty() ? nullptr : bias_.data() + c0;
+      p.out = y + (image * g.c + c0) * out_plane;
+      p.out_plane = out_plane;
+      p.min = act.min;
+      p.max = act.max;
+      p.scratch = rc.scratch.get(worker);
+      channel_blocks_(p);
+      if (act.needs_pass()) act.apply(p.out, p.channels * out_plane);  // the block's planes are adjacent
+    };
+    rc.pool.run(blocks, task);
+    return ok_status();
+  }
+
   const ir::Node& node_;
   std::vector<int64_t> w_dims_;
   Epilogue epilogue_;
   bool centered_;  // scratch_floats() covers run_centered()'s mapped plane
+  kernels::F32DwconvC16Fn channel_blocks_ = kernels::f32_dwconv_c16_select(kernels::selected_isa());
   ConstFloats weights_, bias_;
   Conv2dGeometryCache geo_;
   kernels::F32DwconvFn fn_ = nullptr;

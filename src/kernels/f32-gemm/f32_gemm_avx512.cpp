@@ -5,8 +5,9 @@
 // Per K step: 2 loads of B, 12 broadcasts of A, 24 FMAs -> 12 cycles on two 512-bit FMA pipes.
 // 8x32: the same code for 8 rows (16 accumulators), for row counts that are multiples of 8 but
 // not of 12 (16, 32, 64 ... output channels), where 12-row panels would pad.
-// Column edges use AVX-512 write masks (no separate tail path); row edges alias the last real
-// row as in the AVX2 kernel. 1x32: tail-row partner with 4 K steps in flight.
+// Column edges use AVX-512 write masks, and a panel of at most 16 columns runs a K loop of half
+// the FMAs (a conv's last pixels: 196 = 6 x 32 + 4); row edges alias the last real row as in the
+// AVX2 kernel. 1x32: tail-row partner with 4 K steps in flight.
 #include "kernels/f32-gemm/f32_gemm.h"
 
 #if defined(__x86_64__)
@@ -95,17 +96,29 @@ inline void gemm_avx512_x32(size_t mr, size_t nc, size_t kc, const float* a, con
     }
   }
 
-  for (size_t k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_loadu_ps(b);
-    const __m512 b1 = _mm512_loadu_ps(b + 16);
-    b += b_stride;
+  if (nc <= 16) {
+    // A tail panel of at most 16 columns (a 14x14 map's last 4 pixels, a 28x28 map's last 16):
+    // half the FMAs, the second half of the accumulators left as they are (never stored).
+    for (size_t k = 0; k < kc; ++k) {
+      const __m512 b0 = _mm512_loadu_ps(b);
+      b += b_stride;
 #pragma GCC unroll 12
-    for (size_t r = 0; r < kMr; ++r) {
-      const __m512 ar = _mm512_set1_ps(a[r]);
-      acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
+      for (size_t r = 0; r < kMr; ++r) acc[r][0] = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), b0, acc[r][0]);
+      a += kMr;
     }
-    a += kMr;
+  } else {
+    for (size_t k = 0; k < kc; ++k) {
+      const __m512 b0 = _mm512_loadu_ps(b);
+      const __m512 b1 = _mm512_loadu_ps(b + 16);
+      b += b_stride;
+#pragma GCC unroll 12
+      for (size_t r = 0; r < kMr; ++r) {
+        const __m512 ar = _mm512_set1_ps(a[r]);
+        acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
+      }
+      a += kMr;
+    }
   }
 
   if (flags & kF32GemmFinal) {

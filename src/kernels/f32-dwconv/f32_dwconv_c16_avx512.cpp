@@ -1,0 +1,189 @@
+// The AVX-512 kernel of f32_dwconv_c16.h. This file alone is compiled with -mavx512f.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/f32-dwconv/f32_dwconv_c16.h"
+
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() as an unused merge source, which
+// -Wmaybe-uninitialized reports once inlined (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace nfuse::kernels {
+namespace {
+
+__mmask16 first(size_t n) { return static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u); }
+
+// r[i][j] -> r[j][i] for a 16x16 block of floats.
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // r[4i + j], 128-bit lane L: column 4L + j of rows 4i .. 4i + 3.
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int j = 0; j < 4; ++j) {
+    t[j] = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88);
+    t[4 + j] = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd);
+    t[8 + j] = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88);
+    t[12 + j] = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xdd);
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+    r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+    r[4 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0x88);
+    r[12 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0xdd);
+  }
+}
+
+// The 3x3, dilation-1 windows (MobileNets' depthwise layers) with the nine taps in registers.
+void compute3x3(const float* block, size_t cols, const float* w16, __m512 bias, __m512 vmin, __m512 vmax, size_t out_h,
+                size_t out_w, size_t sh, size_t sw, float* result, size_t out_cols) {
+  __m512 w[9];
+  for (int t = 0; t < 9; ++t) w[t] = _mm512_load_ps(w16 + t * 16);
+  const size_t step = sw * 16, row = cols * 16;
+  for (size_t oy = 0; oy < out_h; ++oy) {
+    float* dst = result + oy * out_cols * 16;
+    const float* top = block + oy * sh * row;
+    size_t ox = 0;
+    for (; ox + 4 <= out_w; ox += 4) {
+      __m512 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+      const float* src = top + ox * step;
+#pragma GCC unroll 3
+      for (int ky = 0; ky < 3; ++ky) {
+#pragma GCC unroll 3
+        for (int kx = 0; kx < 3; ++kx) {
+          const float* q = src + ky * row + kx * 16;
+          const __m512 wv = w[ky * 3 + kx];
+          a0 = _mm512_fmadd_ps(wv, _mm512_load_ps(q), a0);
+          a1 = _mm512_fmadd_ps(wv, _mm512_load_ps(q + step), a1);
+          a2 = _mm512_fmadd_ps(wv, _mm512_load_ps(q + 2 * step), a2);
+          a3 = _mm512_fmadd_ps(wv, _mm512_load_ps(q + 3 * step), a3);
+        }
+      }
+      _mm512_store_ps(dst + ox * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a0)));
+      _mm512_store_ps(dst + (ox + 1) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a1)));
+      _mm512_store_ps(dst + (ox + 2) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a2)));
+      _mm512_store_ps(dst + (ox + 3) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a3)));
+    }
+    for (; ox < out_w; ++ox) {
+      __m512 a = bias;
+      const float* src = top + ox * step;
+#pragma GCC unroll 3
+      for (int ky = 0; ky < 3; ++ky)
+#pragma GCC unroll 3
+        for (int kx = 0; kx < 3; ++kx) a = _mm512_fmadd_ps(w[ky * 3 + kx], _mm512_load_ps(src + ky * row + kx * 16), a);
+      _mm512_store_ps(dst + ox * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a)));
+    }
+  }
+}
+
+}  // namespace
+
+void f32_dwconv_c16__avx512(const F32DwconvC16Params& p) {
+  const size_t taps = p.kh * p.kw;
+  const size_t rows = (p.out_h - 1) * p.sh + (p.kh - 1) * p.dh + 1;
+  const size_t cols = (p.out_w - 1) * p.sw + (p.kw - 1) * p.dw + 1;
+  const size_t out_cols = (p.out_w + 15) / 16 * 16;
+  float* block = p.scratch;                       // [rows][cols][16]
+  float* result = block + rows * cols * 16;       // [out_h][out_cols][16]
+  float* w16 = result + p.out_h * out_cols * 16;  // [taps][16], then the bias
+  float* b16 = w16 + taps * 16;
+
+  for (size_t t = 0; t < taps; ++t)
+    for (size_t c = 0; c < 16; ++c) w16[t * 16 + c] = c < p.channels ? p.weights[c * taps + t] : 0.0f;
+  for (size_t c = 0; c < 16; ++c) b16[c] = p.bias && c < p.channels ? p.bias[c] : 0.0f;
+
+  // The padded block: zeros, then each input row's pixels that some window reaches.
+  std::memset(block, 0, rows * cols * 16 * sizeof(float));
+  for (size_t y = 0; y < p.h; ++y) {
+    const size_t yy = y + p.pad_top;
+    if (yy >= rows) break;
+    for (size_t x0 = 0; x0 < p.w; x0 += 16) {
+      const size_t n = p.w - x0 < 16 ? p.w - x0 : 16;
+      __m512 r[16];
+      const float* src = p.in + y * p.w + x0;
+      if (p.channels == 16) {
+#pragma GCC unroll 16
+        for (size_t c = 0; c < 16; ++c) r[c] = _mm512_maskz_loadu_ps(first(n), src + c * p.in_plane);
+      } else {
+        for (size_t c = 0; c < 16; ++c)
+          r[c] = c < p.channels ? _mm512_maskz_loadu_ps(first(n), src + c * p.in_plane) : _mm512_setzero_ps();
+      }
+      transpose16(r);
+      for (size_t i = 0; i < n; ++i) {
+        const size_t xx = x0 + i + p.pad_left;
+        if (xx < cols) _mm512_store_ps(block + (yy * cols + xx) * 16, r[i]);
+      }
+    }
+  }
+
+  // Every output pixel's 16 channels in one vector, four pixels in flight.
+  const __m512 bias = _mm512_load_ps(b16), vmin = _mm512_set1_ps(p.min), vmax = _mm512_set1_ps(p.max);
+  const size_t step = p.sw * 16;
+  if (p.kh == 3 && p.kw == 3 && p.dh == 1 && p.dw == 1) {
+    compute3x3(block, cols, w16, bias, vmin, vmax, p.out_h, p.out_w, p.sh, p.sw, result, out_cols);
+  } else {
+    for (size_t oy = 0; oy < p.out_h; ++oy) {
+      float* dst = result + oy * out_cols * 16;
+      size_t ox = 0;
+      for (; ox + 4 <= p.out_w; ox += 4) {
+        __m512 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+        for (size_t ky = 0; ky < p.kh; ++ky) {
+          const float* src = block + ((oy * p.sh + ky * p.dh) * cols + ox * p.sw) * 16;
+          const float* wk = w16 + ky * p.kw * 16;
+          for (size_t kx = 0; kx < p.kw; ++kx, src += p.dw * 16) {
+            const __m512 wv = _mm512_load_ps(wk + kx * 16);
+            a0 = _mm512_fmadd_ps(wv, _mm512_load_ps(src), a0);
+            a1 = _mm512_fmadd_ps(wv, _mm512_load_ps(src + step), a1);
+            a2 = _mm512_fmadd_ps(wv, _mm512_load_ps(src + 2 * step), a2);
+            a3 = _mm512_fmadd_ps(wv, _mm512_load_ps(src + 3 * step), a3);
+          }
+        }
+        _mm512_store_ps(dst + ox * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a0)));
+        _mm512_store_ps(dst + (ox + 1) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a1)));
+        _mm512_store_ps(dst + (ox + 2) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a2)));
+        _mm512_store_ps(dst + (ox + 3) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a3)));
+      }
+      for (; ox < p.out_w; ++ox) {
+        __m512 a = bias;
+        for (size_t ky = 0; ky < p.kh; ++ky) {
+          const float* src = block + ((oy * p.sh + ky * p.dh) * cols + ox * p.sw) * 16;
+          for (size_t kx = 0; kx < p.kw; ++kx)
+            a = _mm512_fmadd_ps(_mm512_load_ps(w16 + (ky * p.kw + kx) * 16), _mm512_load_ps(src + kx * p.dw * 16), a);
+        }
+        _mm512_store_ps(dst + ox * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a)));
+      }
+    }
+  }
+
+  // Back to planes, 16 pixels of a row at a time (the chunk's pixels past out_w are not stored).
+  for (size_t oy = 0; oy < p.out_h; ++oy) {
+    for (size_t x0 = 0; x0 < p.out_w; x0 += 16) {
+      const size_t n = p.out_w - x0 < 16 ? p.out_w - x0 : 16;
+      __m512 r[16];
+      for (size_t i = 0; i < 16; ++i)
+        r[i] = i < n ? _mm512_load_ps(result + (oy * out_cols + x0 + i) * 16) : _mm512_setzero_ps();
+      transpose16(r);
+      float* dst = p.out + oy * p.out_w + x0;
+      if (p.channels == 16) {
+#pragma GCC unroll 16
+        for (size_t c = 0; c < 16; ++c) _mm512_mask_storeu_ps(dst + c * p.out_plane, first(n), r[c]);
+      } else {
+        for (size_t c = 0; c < p.channels; ++c) _mm512_mask_storeu_ps(dst + c * p.out_plane, first(n), r[c]);
+      }
+    }
+  }
+}
+
+}  // namespace nfuse::kernels

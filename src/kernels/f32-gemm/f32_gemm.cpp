@@ -64,7 +64,10 @@ void f32_gemm(const F32GemmConfig& cfg, const F32GemmArgs& args, size_t m0, size
               args.residual != nullptr ? args.residual + mb * args.residual_stride + j : nullptr;
           for (size_t i = 0; i < full; i += mr) {
             ep.residual = residual != nullptr ? residual + i * args.residual_stride : nullptr;
-            cfg.ukernel(mr, nc, kc, packed_a + i * kc, b, nr, c + i * args.c_stride, args.c_stride, flags, ep);
+            // The first row block streams the panel in; it asks for the next one as it goes.
+            const uint32_t prefetch = i == 0 ? kF32GemmPrefetchNextPanel : 0u;
+            cfg.ukernel(mr, nc, kc, packed_a + i * kc, b, nr, c + i * args.c_stride, args.c_stride, flags | prefetch,
+                        ep);
           }
           for (size_t i = full; i < rows; ++i) {
             ep.residual = residual != nullptr ? residual + i * args.residual_stride : nullptr;

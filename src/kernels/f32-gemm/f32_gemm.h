@@ -48,6 +48,10 @@ namespace nfuse::kernels {
 // Flags of one microkernel call, i.e. of one K block of one output tile.
 inline constexpr uint32_t kF32GemmLoadC = 1u << 0;  // accumulate onto C (not the first K block)
 inline constexpr uint32_t kF32GemmFinal = 1u << 1;  // last K block: clamp
+// B is a packed panel followed in memory by the next one (kc x NR floats on): kernels that
+// honour it (AVX-512) prefetch that panel's row k into L2 while computing row k of this one, so
+// weights streamed from DRAM arrive while the FMAs run. Others ignore it.
+inline constexpr uint32_t kF32GemmPrefetchNextPanel = 1u << 2;
 
 // What a microkernel does besides the product, with pointers already offset to the tile.
 struct F32GemmEpilogue {

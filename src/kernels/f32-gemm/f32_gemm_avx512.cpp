@@ -106,6 +106,22 @@ inline void gemm_avx512_x32(size_t mr, size_t nc, size_t kc, const float* a, con
       for (size_t r = 0; r < kMr; ++r) acc[r][0] = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), b0, acc[r][0]);
       a += kMr;
     }
+  } else if (flags & kF32GemmPrefetchNextPanel) {
+    const size_t ahead = kc * b_stride;  // the next panel's row k
+    for (size_t k = 0; k < kc; ++k) {
+      _mm_prefetch(reinterpret_cast<const char*>(b + ahead), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(b + ahead + 16), _MM_HINT_T1);
+      const __m512 b0 = _mm512_loadu_ps(b);
+      const __m512 b1 = _mm512_loadu_ps(b + 16);
+      b += b_stride;
+#pragma GCC unroll 12
+      for (size_t r = 0; r < kMr; ++r) {
+        const __m512 ar = _mm512_set1_ps(a[r]);
+        acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
+      }
+      a += kMr;
+    }
   } else {
     for (size_t k = 0; k < kc; ++k) {
       const __m512 b0 = _mm512_loadu_ps(b);

@@ -45,6 +45,28 @@ struct Cols32 {
 
 }  // namespace
 
+// The K loop over all 32 columns; kPrefetch: also asks for the next panel's row k (kc rows on).
+template <size_t kMr, bool kPrefetch>
+inline void full_width_steps(__m512 (&acc)[kMr][2], size_t kc, const float* a, const float* b, size_t b_stride) {
+  const size_t ahead = kc * b_stride;
+  for (size_t k = 0; k < kc; ++k) {
+    if constexpr (kPrefetch) {
+      _mm_prefetch(reinterpret_cast<const char*>(b + ahead), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(b + ahead + 16), _MM_HINT_T1);
+    }
+    const __m512 b0 = _mm512_loadu_ps(b);
+    const __m512 b1 = _mm512_loadu_ps(b + 16);
+    b += b_stride;
+#pragma GCC unroll 12
+    for (size_t r = 0; r < kMr; ++r) {
+      const __m512 ar = _mm512_set1_ps(a[r]);
+      acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
+    }
+    a += kMr;
+  }
+}
+
 template <size_t kMr>
 inline void gemm_avx512_x32(size_t mr, size_t nc, size_t kc, const float* a, const float* b, size_t b_stride, float* c,
                             size_t c_stride, uint32_t flags, const F32GemmEpilogue& ep) {
@@ -107,34 +129,9 @@ inline void gemm_avx512_x32(size_t mr, size_t nc, size_t kc, const float* a, con
       a += kMr;
     }
   } else if (flags & kF32GemmPrefetchNextPanel) {
-    const size_t ahead = kc * b_stride;  // the next panel's row k
-    for (size_t k = 0; k < kc; ++k) {
-      _mm_prefetch(reinterpret_cast<const char*>(b + ahead), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(b + ahead + 16), _MM_HINT_T1);
-      const __m512 b0 = _mm512_loadu_ps(b);
-      const __m512 b1 = _mm512_loadu_ps(b + 16);
-      b += b_stride;
-#pragma GCC unroll 12
-      for (size_t r = 0; r < kMr; ++r) {
-        const __m512 ar = _mm512_set1_ps(a[r]);
-        acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
-      }
-      a += kMr;
-    }
+    full_width_steps<kMr, true>(acc, kc, a, b, b_stride);
   } else {
-    for (size_t k = 0; k < kc; ++k) {
-      const __m512 b0 = _mm512_loadu_ps(b);
-      const __m512 b1 = _mm512_loadu_ps(b + 16);
-      b += b_stride;
-#pragma GCC unroll 12
-      for (size_t r = 0; r < kMr; ++r) {
-        const __m512 ar = _mm512_set1_ps(a[r]);
-        acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
-      }
-      a += kMr;
-    }
+    full_width_steps<kMr, false>(acc, kc, a, b, b_stride);
   }
 
   if (flags & kF32GemmFinal) {

@@ -6,7 +6,39 @@
 
 #include "kernels/f32-im2col/f32_im2col.h"
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace nfuse::kernels::NFUSE_IM2COL_ISA_NS {
+
+// dst[t] = src[2 * t] for t < n (stride-2 windows). Compilers leave this loop scalar, and a
+// downsampling stem packs millions of these per run; with AVX-512 two loads and one two-source
+// permute make 16, the last block masked so nothing past src[2n - 2] is read.
+inline void copy_even(float* dst, const float* src, int64_t n) {
+  int64_t t = 0;
+#if defined(__AVX512F__)
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  for (; t + 16 <= n; t += 16) {
+    const int64_t span = 2 * (n - t) - 1;  // floats this block may read: all 32 unless it is the last
+    const __m512 lo = _mm512_loadu_ps(src + 2 * t);
+    const __m512 hi = span >= 32
+                          ? _mm512_loadu_ps(src + 2 * t + 16)
+                          : _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (span - 16)) - 1u), src + 2 * t + 16);
+    _mm512_storeu_ps(dst + t, _mm512_permutex2var_ps(lo, even, hi));
+  }
+  if (t < n) {
+    const int64_t m = n - t, span = 2 * m - 1;  // 1..31 floats
+    const __mmask16 lo_mask = static_cast<__mmask16>(span >= 16 ? 0xFFFFu : (1u << span) - 1u);
+    const __mmask16 hi_mask = static_cast<__mmask16>(span > 16 ? (1u << (span - 16)) - 1u : 0u);
+    const __m512 lo = _mm512_maskz_loadu_ps(lo_mask, src + 2 * t);
+    const __m512 hi = _mm512_maskz_loadu_ps(hi_mask, src + 2 * t + 16);
+    _mm512_mask_storeu_ps(dst + t, static_cast<__mmask16>((1u << m) - 1u), _mm512_permutex2var_ps(lo, even, hi));
+    return;
+  }
+#endif
+  for (; t < n; ++t) dst[t] = src[2 * t];
+}
 
 inline void pack(const F32Im2colGeometry& g, const float* x, size_t kx_rows, size_t k0, size_t kc, size_t p0,
                  size_t np, size_t nr, float* dst) {
@@ -54,8 +86,8 @@ inline void pack(const F32Im2colGeometry& g, const float* x, size_t kx_rows, siz
             std::fill(dd, dd + lo, 0.0f);
             if (sw == 1) {
               std::memcpy(dd + lo, src + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-            } else if (sw == 2) {  // the common downsampling stride: a constant stride vectorises
-              for (int64_t t = lo; t < hi; ++t) dd[t] = src[2 * t];
+            } else if (sw == 2) {  // the common downsampling stride
+              copy_even(dd + lo, src + 2 * lo, hi - lo);
             } else {
               for (int64_t t = lo; t < hi; ++t) dd[t] = src[t * sw];
             }

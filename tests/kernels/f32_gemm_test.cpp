@@ -51,6 +51,7 @@ struct Case {
   enum { kNone, kSeparate, kAliasC } residual = kNone;
   float min = -kInf, max = kInf;
   size_t threads = 1;  // tasks from f32_gemm_tasks, run one after another
+  bool prepacked_a = false;  // A handed over in the driver's layout (F32GemmArgs::a_packed), `a` null
 };
 
 std::string describe(const F32GemmConfig& cfg, const Case& c) {
@@ -151,6 +152,22 @@ void run_case(const F32GemmConfig& cfg, const Case& c, std::mt19937& rng) {
     args.residual = cbuf.data(), args.residual_stride = c_stride;
   }
   args.min = c.min, args.max = c.max;
+  std::vector<float> a_packed;
+  if (c.prepacked_a) {  // the layout F32GemmArgs::a_packed documents, built from its parts
+    ASSERT_LE(m, cfg.mc);
+    a_packed.assign(m * k + 1, kGuard);
+    const size_t full = m / cfg.mr * cfg.mr;
+    for (size_t k0 = 0; k0 < k; k0 += cfg.kc) {
+      const size_t kb = std::min(cfg.kc, k - k0);
+      for (size_t i = 0; i < full; i += cfg.mr)
+        f32_gemm_pack_a(cfg.mr, cfg.mr, kb, a.data() + i * a_rs + k0 * a_cs, a_rs, a_cs, &a_packed[k0 * m + i * kb]);
+      for (size_t i = full; i < m; ++i)
+        f32_gemm_pack_a(1, 1, kb, a.data() + i * a_rs + k0 * a_cs, a_rs, a_cs, &a_packed[k0 * m + i * kb]);
+    }
+    ASSERT_EQ(a_packed[m * k], kGuard);
+    args.a_packed = a_packed.data();
+    args.a = nullptr;
+  }
 
   const size_t ws_size = f32_gemm_workspace_size(cfg, k);
   std::vector<unsigned char> ws(ws_size + kGuardCount, 0xA5);
@@ -405,6 +422,27 @@ TEST_P(F32GemmTest, TaskSplits) {
       cs.m = s[0], cs.n = s[1], cs.k = s[2];
       cs.bias = true, cs.residual = Case::kSeparate, cs.min = 0.0f;
       cs.threads = threads;
+      run_case(c, cs, rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// The same splits with A handed over already packed (what an im2col writing straight into the
+// driver's layout gives it): every task finds its rows' panels and the last rows where the
+// whole matrix's are, over one and several K blocks.
+TEST_P(F32GemmTest, TaskSplitsOnPrepackedA) {
+  const F32GemmConfig& c = cfg();
+  std::mt19937 rng(kSeed + 4);
+  const size_t shapes[][3] = {{49, 512, 2 * c.kc + 7}, {35, 100, 180}, {2 * c.mr + 5, 3 * c.nr, 300}, {1, 64, 9}};
+  for (const auto& s : shapes) {
+    for (size_t threads : {1, 2, 3, 8}) {
+      Case cs;
+      cs.m = s[0], cs.n = s[1], cs.k = s[2];
+      cs.layout = ALayout::kColMajor;
+      cs.bias = true, cs.min = 0.0f;
+      cs.threads = threads;
+      cs.prepacked_a = true;
       run_case(c, cs, rng);
       if (HasFatalFailure()) return;
     }

@@ -223,6 +223,11 @@ TEST(CpuConv, PixelRows) {
   for (int threads : {2, 3}) {
     check({1, 64, 7, 7, 96, 3, 1, 1, 1, 1, true, "Relu", true}, rng, threads, rows);
     check({2, 33, 14, 14, 65, 1}, rng, threads, rows);
+    // Threads splitting the columns share one packed A written by the im2col: several last
+    // pixels past the MR panels, one and two K blocks, stride 2.
+    check({1, 20, 5, 7, 100, 3, 1, 1}, rng, threads, rows);  // 35 pixels, K 180
+    check({1, 40, 6, 5, 70, 3, 1, 1}, rng, threads, rows);   // 30 pixels, K 360
+    check({2, 24, 9, 11, 64, 3, 2, 1}, rng, threads, rows);  // 5 x 6 pixels, batch 2
   }
 }
 

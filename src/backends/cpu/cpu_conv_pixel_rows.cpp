@@ -7,8 +7,8 @@
 // adding the residual and applying the activation on the way (P x Co floats, small next to the
 // P x Co x K multiply-adds).
 //
-// Steps per run: im2col into a K x P matrix (threads split K), the f32 GEMM driver over it
-// (threads split its tasks), the transposing epilogue (threads split channels).
+// Steps per run: im2col into the GEMM's packed A (threads split K blocks), the f32 GEMM driver
+// over it (threads split its tasks), the transposing epilogue (threads split channels).
 #include <algorithm>
 
 #include "backends/cpu/cpu_conv_util.h"
@@ -63,22 +63,37 @@ class PixelRowsConv final : public CpuOp {
       const float* x = t.inputs[0]->data<float>() + n * g->c * g->h * g->w;
       float* y = t.outputs[0]->data<float>() + n * co_ * p;
       const float* rn = r ? r + n * co_ * p : nullptr;
-      // im2col: K x P, one plain matrix (nr = P makes pack_im2col write a single panel); a 1x1
-      // stride-1 unpadded conv's input already is that matrix.
+      // im2col straight into the GEMM's packed A (pixels are A's rows): per K block of the
+      // driver, MR-pixel panels and then the last pixels one by one, so its tasks share one copy
+      // instead of each packing all of A. A 1x1 stride-1 unpadded conv's input already is A
+      // (K x P), which the tasks pack from in place.
+      // Only worth it where several tasks split the columns (each packing all of A otherwise):
+      // written panel by panel, the im2col costs more than one task's interleaved packing. A
+      // forced pixel-rows conv of more pixels than the driver's M block, which the packed layout
+      // cannot span, takes the plain K x P matrix too.
+      const kernels::F32GemmTasks tasks = kernels::f32_gemm_tasks(cfg_, p, co_, k_, threads);
+      const bool prepacked = !in_place(*g) && p <= cfg_.mc && tasks.n_count > 1;
       if (!in_place(*g) && first_piece) {
-        const size_t kstep = std::max<size_t>(1, (k_ + threads * 4 - 1) / (threads * 4));
-        rc.pool.run((k_ + kstep - 1) / kstep, [&](size_t i, size_t) {
-          const size_t k0 = i * kstep, kc = std::min(kstep, k_ - k0);
-          pack_im2col(*g, x, k_, k0, kc, 0, p, p, cols + k0 * p);
+        const size_t kc = prepacked ? cfg_.kc : std::max<size_t>(1, (k_ + threads * 4 - 1) / (threads * 4));
+        const size_t mr = cfg_.mr, full = p / mr * mr;
+        rc.pool.run((k_ + kc - 1) / kc, [&](size_t i, size_t) {
+          const size_t k0 = i * kc, kb = std::min(kc, k_ - k0);
+          float* block = cols + k0 * p;
+          if (!prepacked) {
+            pack_im2col(*g, x, k_, k0, kb, 0, p, p, block);  // nr = P: one plain matrix
+            return;
+          }
+          if (full > 0) pack_im2col(*g, x, k_, k0, kb, 0, full, mr, block);
+          for (size_t q = full; q < p; ++q) pack_im2col(*g, x, k_, k0, kb, q, 1, 1, block + q * kb);
         });
       }
       kernels::F32GemmArgs args;
       args.m = p, args.n = co_, args.k = k_;
       args.a = in_place(*g) ? x : cols, args.a_row_stride = 1, args.a_col_stride = p;
+      args.a_packed = prepacked ? cols : nullptr;
       args.b_packed = packed_.data();
       args.c = product, args.c_stride = co_;
       args.bias = bias_.empty() ? nullptr : bias_.data();
-      const kernels::F32GemmTasks tasks = kernels::f32_gemm_tasks(cfg_, p, co_, k_, threads);
       rc.run_tasks(tasks.count(), [&](size_t i, size_t worker) {
         kernels::f32_gemm_task(cfg_, args, tasks, i, rc.scratch.get(worker));
       });

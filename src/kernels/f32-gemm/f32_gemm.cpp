@@ -46,14 +46,21 @@ void f32_gemm(const F32GemmConfig& cfg, const F32GemmArgs& args, size_t m0, size
       for (size_t mb = m0; mb < m1; mb += cfg.mc) {
         const size_t rows = m1 - mb < cfg.mc ? m1 - mb : cfg.mc;
         const size_t full = rows / mr * mr;
-        const float* a = args.a + mb * args.a_row_stride + k0 * args.a_col_stride;
-        for (size_t i = 0; i < full; i += mr) {
-          f32_gemm_pack_a(mr, mr, kc, a + i * args.a_row_stride, args.a_row_stride, args.a_col_stride,
-                          packed_a + i * kc);
-        }
-        for (size_t i = full; i < rows; ++i) {
-          f32_gemm_pack_a(1, 1, kc, a + i * args.a_row_stride, args.a_row_stride, args.a_col_stride,
-                          packed_a + i * kc);
+        const float* panels = packed_a;
+        if (args.a_packed != nullptr) {
+          // Task ranges start on MR boundaries and only the last one holds the tail rows, so
+          // this range's panels and rows sit where the whole matrix's do.
+          panels = args.a_packed + k0 * args.m + mb * kc;
+        } else {
+          const float* a = args.a + mb * args.a_row_stride + k0 * args.a_col_stride;
+          for (size_t i = 0; i < full; i += mr) {
+            f32_gemm_pack_a(mr, mr, kc, a + i * args.a_row_stride, args.a_row_stride, args.a_col_stride,
+                            packed_a + i * kc);
+          }
+          for (size_t i = full; i < rows; ++i) {
+            f32_gemm_pack_a(1, 1, kc, a + i * args.a_row_stride, args.a_row_stride, args.a_col_stride,
+                            packed_a + i * kc);
+          }
         }
         for (size_t j = nb; j < nb_end; j += nr) {
           const size_t nc = nb_end - j < nr ? nb_end - j : nr;
@@ -66,12 +73,11 @@ void f32_gemm(const F32GemmConfig& cfg, const F32GemmArgs& args, size_t m0, size
             ep.residual = residual != nullptr ? residual + i * args.residual_stride : nullptr;
             // The first row block streams the panel in; it asks for the next one as it goes.
             const uint32_t prefetch = i == 0 ? kF32GemmPrefetchNextPanel : 0u;
-            cfg.ukernel(mr, nc, kc, packed_a + i * kc, b, nr, c + i * args.c_stride, args.c_stride, flags | prefetch,
-                        ep);
+            cfg.ukernel(mr, nc, kc, panels + i * kc, b, nr, c + i * args.c_stride, args.c_stride, flags | prefetch, ep);
           }
           for (size_t i = full; i < rows; ++i) {
             ep.residual = residual != nullptr ? residual + i * args.residual_stride : nullptr;
-            cfg.ukernel_1(1, nc, kc, packed_a + i * kc, b, nr, c + i * args.c_stride, args.c_stride, flags, ep);
+            cfg.ukernel_1(1, nc, kc, panels + i * kc, b, nr, c + i * args.c_stride, args.c_stride, flags, ep);
           }
         }
       }

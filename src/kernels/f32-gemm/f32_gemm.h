@@ -164,6 +164,12 @@ struct F32GemmArgs {
   size_t a_row_stride = 0;
   size_t a_col_stride = 1;
   const float* b_packed = nullptr;  // f32_gemm_pack_b(cfg, k, n, ...) output
+  // Optional, for m <= cfg.mc: all of A already in the driver's layout, and then `a` is not read.
+  // K block k0 (kb = min(cfg.kc, k - k0) columns) at a_packed + k0 * m: the full MR-row panels
+  // ([kk * mr + r], one per mr rows), then each of the m % mr last rows alone ([kk]), each
+  // kb * (its rows) floats. Callers that build A themselves (an im2col) write it there once
+  // instead of every task packing its own copy.
+  const float* a_packed = nullptr;
   float* c = nullptr;               // C[i][j] = c[i*c_stride + j]
   size_t c_stride = 0;
   const float* bias = nullptr;      // [n], or nullptr

@@ -21,8 +21,8 @@
 
 #include "backends/cpu/cpu_dwconv.h"
 
-#include "backends/cpu/const_floats.h"
 #include "backends/cpu/cpu_conv_util.h"
+#include "core/aligned_storage.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
 #include "kernels/f32-dwconv/f32_dwconv_c16.h"
 
@@ -78,14 +78,14 @@ void copy_padded(const Conv2dGeometry& g, const PaddedPlane& pp, const float* x,
 
 class DwConv final : public DwConvOp {
  public:
-  DwConv(const ir::Node& node, std::vector<int64_t> w_dims, ConstFloats weights, const ir::Tensor* bias, Epilogue e,
+  DwConv(const ir::Node& node, std::vector<int64_t> w_dims, PackedFloats weights, const ir::Tensor* bias, Epilogue e,
          bool centered)
       : node_(node),
         w_dims_(std::move(w_dims)),
         epilogue_(std::move(e)),
         centered_(centered),
         weights_(std::move(weights)) {
-    if (bias) bias_ = ConstFloats::borrow(*bias);
+    if (bias) bias_ = PackedFloats::borrow(bias->data<float>(), static_cast<size_t>(bias->numel()), nullptr);
   }
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
@@ -167,7 +167,7 @@ class DwConv final : public DwConvOp {
         p.pad_left = g->pad_left;
       }
       p.w = weights_.data() + c * khw;
-      p.bias = in || bias_.empty() ? 0.0f : bias_[c];
+      p.bias = in || !bias_.data() ? 0.0f : bias_.data()[c];
       p.out = y + plane * out_plane;
       p.out_stride = g->wo;
       p.out_width = g->wo;
@@ -220,20 +220,18 @@ class DwConv final : public DwConvOp {
 
   // The geometry's fields of a channel-block call (no planes, channels or scratch yet).
   static kernels::F32DwconvC16Params block_params(const Conv2dGeometry& g) {
-    kernels::F32DwconvC16Params p;
-    p.h = g.h;
-    p.w = g.w;
-    p.out_h = g.ho;
-    p.out_w = g.wo;
-    p.kh = g.kh;
-    p.kw = g.kw;
-    p.sh = g.sh;
-    p.sw = g.sw;
-    p.dh = g.dh;
-    p.dw = g.dw;
-    p.pad_top = g.pad_top;
-    p.pad_left = g.pad_left;
-    return p;
+    return {.h = g.h,
+            .w = g.w,
+            .out_h = g.ho,
+            .out_w = g.wo,
+            .kh = g.kh,
+            .kw = g.kw,
+            .sh = g.sh,
+            .sw = g.sw,
+            .dh = g.dh,
+            .dw = g.dw,
+            .pad_top = g.pad_top,
+            .pad_left = g.pad_left};
   }
 
   // Small planes, 16 channels per call with the channels in the vector lanes (f32_dwconv_c16.h):
@@ -249,7 +247,7 @@ class DwConv final : public DwConvOp {
       p.in = x + (image * g.c + c0) * in_plane;
       p.in_plane = in_plane;
       p.weights = weights_.data() + c0 * khw;
-      p.bias = bias_.empty() ? nullptr : bias_.data() + c0;
+      p.bias = bias_.data() ? bias_.data() + c0 : nullptr;
       p.out = y + (image * g.c + c0) * out_plane;
       p.out_plane = out_plane;
       p.min = act.min;
@@ -267,7 +265,7 @@ class DwConv final : public DwConvOp {
   Epilogue epilogue_;
   bool centered_;  // scratch_floats() covers run_centered()'s mapped plane
   kernels::F32DwconvC16Fn channel_blocks_ = kernels::f32_dwconv_c16_select(kernels::selected_isa());
-  ConstFloats weights_, bias_;
+  PackedFloats weights_, bias_;  // the node's graph constants, read in place (bias: none when null)
   Conv2dGeometryCache geo_;
   kernels::F32DwconvFn fn_ = nullptr;
   const Conv2dGeometry* last_ = nullptr;
@@ -278,12 +276,16 @@ class DwConv final : public DwConvOp {
 
 std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
                                       Epilogue epilogue) {
-  return std::make_unique<DwConv>(node, w.dims(), ConstFloats::borrow(w), bias, std::move(epilogue), false);
+  // The graph owns its constants for as long as an op built on its node exists.
+  return std::make_unique<DwConv>(node, w.dims(),
+                                  PackedFloats::borrow(w.data<float>(), static_cast<size_t>(w.numel()), nullptr), bias,
+                                  std::move(epilogue), false);
 }
 
-std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, const ir::Tensor& w) {
-  return std::make_unique<DwConv>(node, w.dims(), ConstFloats::own({w.data<float>(), w.data<float>() + w.numel()}),
-                                  nullptr, Epilogue{}, true);
+std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, ir::Tensor w) {
+  auto kept = std::make_shared<const ir::Tensor>(std::move(w));
+  PackedFloats weights = PackedFloats::borrow(kept->data<float>(), static_cast<size_t>(kept->numel()), kept);
+  return std::make_unique<DwConv>(node, kept->dims(), std::move(weights), nullptr, Epilogue{}, true);
 }
 
 }  // namespace nfuse::backends::cpu

@@ -28,11 +28,11 @@ class DwConvOp : public CpuOp {
 };
 
 // w: [C, 1, kh, kw] f32; bias: [C] or nullptr; both the node's graph constants, read in place
-// for the op's life (ConstFloats).
+// for the op's life.
 std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
                                       Epilogue epilogue);
 // The same for run_centered() only: its scratch holds an input plane for the map; w (computed by
-// the caller) is copied.
-std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, const ir::Tensor& w);
+// the caller) is kept by the op.
+std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, ir::Tensor w);
 
 }  // namespace nfuse::backends::cpu

@@ -23,8 +23,8 @@ void SmallChannelConv::init(const ir::Tensor& w, const ir::Tensor* bias, Activat
   co_ = static_cast<size_t>(w.dim(0));
   ci_ = static_cast<size_t>(w.dim(1));
   taps_ = static_cast<size_t>(w.numel()) / co_;
-  weights_ = ConstFloats::borrow(w);
-  if (bias) bias_ = ConstFloats::borrow(*bias);
+  weights_ = PackedFloats::borrow(w.data<float>(), static_cast<size_t>(w.numel()), nullptr);
+  if (bias) bias_ = PackedFloats::borrow(bias->data<float>(), co_, nullptr);
 }
 
 void SmallChannelConv::run(const Plane& g, const ConstPlaneRows& x, const PlaneRows& y, size_t y0, size_t y1,
@@ -41,7 +41,7 @@ void SmallChannelConv::run(const Plane& g, const ConstPlaneRows& x, const PlaneR
   a.wo = g.wo;
   a.co = co_;
   a.weights = weights_.data();
-  a.bias = bias_.empty() ? nullptr : bias_.data();
+  a.bias = bias_.data();
   a.out_stride = y.plane;
   a.min = act_.min;
   a.max = act_.max;

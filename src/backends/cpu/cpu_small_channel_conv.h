@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "backends/cpu/const_floats.h"
 #include "backends/cpu/cpu_conv_util.h"
+#include "core/aligned_storage.h"
 #include "kernels/f32-sconv/f32_sconv.h"
 
 namespace nfuse::backends::cpu {
@@ -18,7 +18,7 @@ class SmallChannelConv {
     size_t h = 0, w = 0, ho = 0, wo = 0, kh = 1, kw = 1, sh = 1, sw = 1, pad_top = 0, pad_left = 0;
   };
 
-  // w: [Co, Ci, kh, kw]; w and bias are the node's graph constants, read in place (ConstFloats).
+  // w: [Co, Ci, kh, kw]; w and bias are the node's graph constants, read in place.
   void init(const ir::Tensor& w, const ir::Tensor* bias, Activation act);
   size_t scratch_floats(size_t wo) const { return kernels::f32_sconv_workspace_floats(taps_, wo); }
   // Output rows [y0, y1) of one image, every channel.
@@ -28,7 +28,7 @@ class SmallChannelConv {
   kernels::F32SconvRowFn fn_ = nullptr;
   Activation act_;
   size_t co_ = 0, ci_ = 0, taps_ = 0;
-  ConstFloats weights_, bias_;
+  PackedFloats weights_, bias_;  // bias: none when null
 };
 
 // Whether the cpu backend runs Conv `node` with weights `w` directly: one group, no dilation, up

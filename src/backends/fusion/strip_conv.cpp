@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backends/cpu/const_floats.h"
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_small_channel_conv.h"
 #include "backends/cpu/cpu_winograd.h"
 #include "backends/fusion/strip_layer_impl.h"
+#include "core/aligned_storage.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
 #include "kernels/f32-gemm/f32_gemm.h"
 #include "kernels/f32-im2col/f32_im2col.h"
@@ -126,8 +126,10 @@ class StripGemmConv final : public WindowedLayer {
 class StripDwConv final : public WindowedLayer {
  public:
   StripDwConv(const ops::ConvGeometry& g, const ir::Tensor& w, const ir::Tensor* bias, cpu::Epilogue e)
-      : WindowedLayer(g), epilogue_(std::move(e)), weights_(cpu::ConstFloats::borrow(w)) {
-    if (bias) bias_ = cpu::ConstFloats::borrow(*bias);
+      : WindowedLayer(g),
+        epilogue_(std::move(e)),
+        weights_(PackedFloats::borrow(w.data<float>(), static_cast<size_t>(w.numel()), nullptr)) {
+    if (bias) bias_ = PackedFloats::borrow(bias->data<float>(), static_cast<size_t>(bias->numel()), nullptr);
     fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), kh_, kw_, sh_, sw_, dh_, dw_);
   }
 
@@ -167,7 +169,7 @@ class StripDwConv final : public WindowedLayer {
         p.pad_left = pl_;
       }
       p.w = weights_.data() + c * kh_ * kw_;
-      p.bias = bias_.empty() ? 0.0f : bias_[c];
+      p.bias = bias_.data() ? bias_.data()[c] : 0.0f;
       p.out = y.row(c, y0);
       p.out_stride = y.width;
       p.out_width = out.w;
@@ -202,7 +204,7 @@ class StripDwConv final : public WindowedLayer {
   size_t padded_stride() const { return ((out.w - 1) * sw_ + (kw_ - 1) * dw_ + 1 + 32 + 15) / 16 * 16; }
 
   cpu::Epilogue epilogue_;
-  cpu::ConstFloats weights_, bias_;  // the node's constants, read in place
+  PackedFloats weights_, bias_;  // the node's constants, read in place (bias: none when null)
   kernels::F32DwconvFn fn_ = nullptr;
 };
 

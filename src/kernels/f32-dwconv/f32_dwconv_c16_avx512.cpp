@@ -46,45 +46,48 @@ inline void transpose16(__m512 r[16]) {
   }
 }
 
-// The 3x3, dilation-1 windows (MobileNets' depthwise layers) with the nine taps in registers.
-void compute3x3(const float* block, size_t cols, const float* w16, __m512 bias, __m512 vmin, __m512 vmax, size_t out_h,
-                size_t out_w, size_t sh, size_t sw, float* result, size_t out_cols) {
-  __m512 w[9];
-  for (int t = 0; t < 9; ++t) w[t] = _mm512_load_ps(w16 + t * 16);
-  const size_t step = sw * 16, row = cols * 16;
-  for (size_t oy = 0; oy < out_h; ++oy) {
-    float* dst = result + oy * out_cols * 16;
-    const float* top = block + oy * sh * row;
-    size_t ox = 0;
-    for (; ox + 4 <= out_w; ox += 4) {
-      __m512 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
-      const float* src = top + ox * step;
-#pragma GCC unroll 3
-      for (int ky = 0; ky < 3; ++ky) {
-#pragma GCC unroll 3
-        for (int kx = 0; kx < 3; ++kx) {
-          const float* q = src + ky * row + kx * 16;
-          const __m512 wv = w[ky * 3 + kx];
-          a0 = _mm512_fmadd_ps(wv, _mm512_load_ps(q), a0);
-          a1 = _mm512_fmadd_ps(wv, _mm512_load_ps(q + step), a1);
-          a2 = _mm512_fmadd_ps(wv, _mm512_load_ps(q + 2 * step), a2);
-          a3 = _mm512_fmadd_ps(wv, _mm512_load_ps(q + 3 * step), a3);
-        }
+// The padded block's output pixels, kPixels at a time (their own accumulators), into `result`
+// ([out_h][out_cols][16]). k3x3: the 3x3 dilation-1 windows of MobileNets' depthwise layers,
+// with the nine taps in registers and the loops unrolled; otherwise any window from p.
+template <bool k3x3>
+void accumulate(const F32DwconvC16Params& p, const float* block, size_t cols, const float* w16, float* result,
+                size_t out_cols) {
+  const size_t kh = k3x3 ? 3 : p.kh, kw = k3x3 ? 3 : p.kw;
+  const size_t dh = k3x3 ? 1 : p.dh, dw = k3x3 ? 1 : p.dw;
+  __m512 taps3x3[9];
+  if constexpr (k3x3)
+    for (int t = 0; t < 9; ++t) taps3x3[t] = _mm512_load_ps(w16 + t * 16);
+  auto tap = [&](size_t t) __attribute__((always_inline)) {
+    if constexpr (k3x3) return taps3x3[t];
+    return _mm512_load_ps(w16 + t * 16);
+  };
+  const __m512 bias = _mm512_load_ps(w16 + kh * kw * 16), vmin = _mm512_set1_ps(p.min), vmax = _mm512_set1_ps(p.max);
+  const size_t step = p.sw * 16, row = cols * 16;
+  // Output pixels [ox, ox + n) of one row, n of them in flight.
+  auto pixels = [&]<size_t n>(const float* top, float* dst, size_t ox) __attribute__((always_inline)) {
+    __m512 acc[n];
+    for (size_t j = 0; j < n; ++j) acc[j] = bias;
+    const float* src = top + ox * step;
+#pragma GCC unroll 5
+    for (size_t ky = 0; ky < kh; ++ky) {
+#pragma GCC unroll 5
+      for (size_t kx = 0; kx < kw; ++kx) {
+        const __m512 wv = tap(ky * kw + kx);
+        const float* q = src + ky * dh * row + kx * dw * 16;
+#pragma GCC unroll 4
+        for (size_t j = 0; j < n; ++j) acc[j] = _mm512_fmadd_ps(wv, _mm512_load_ps(q + j * step), acc[j]);
       }
-      _mm512_store_ps(dst + ox * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a0)));
-      _mm512_store_ps(dst + (ox + 1) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a1)));
-      _mm512_store_ps(dst + (ox + 2) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a2)));
-      _mm512_store_ps(dst + (ox + 3) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a3)));
     }
-    for (; ox < out_w; ++ox) {
-      __m512 a = bias;
-      const float* src = top + ox * step;
-#pragma GCC unroll 3
-      for (int ky = 0; ky < 3; ++ky)
-#pragma GCC unroll 3
-        for (int kx = 0; kx < 3; ++kx) a = _mm512_fmadd_ps(w[ky * 3 + kx], _mm512_load_ps(src + ky * row + kx * 16), a);
-      _mm512_store_ps(dst + ox * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a)));
-    }
+#pragma GCC unroll 4
+    for (size_t j = 0; j < n; ++j)
+      _mm512_store_ps(dst + (ox + j) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc[j])));
+  };
+  for (size_t oy = 0; oy < p.out_h; ++oy) {
+    const float* top = block + oy * p.sh * row;
+    float* dst = result + oy * out_cols * 16;
+    size_t ox = 0;
+    for (; ox + 4 <= p.out_w; ox += 4) pixels.template operator()<4>(top, dst, ox);
+    for (; ox < p.out_w; ++ox) pixels.template operator()<1>(top, dst, ox);
   }
 }
 
@@ -129,42 +132,10 @@ void f32_dwconv_c16__avx512(const F32DwconvC16Params& p) {
   }
 
   // Every output pixel's 16 channels in one vector, four pixels in flight.
-  const __m512 bias = _mm512_load_ps(b16), vmin = _mm512_set1_ps(p.min), vmax = _mm512_set1_ps(p.max);
-  const size_t step = p.sw * 16;
   if (p.kh == 3 && p.kw == 3 && p.dh == 1 && p.dw == 1) {
-    compute3x3(block, cols, w16, bias, vmin, vmax, p.out_h, p.out_w, p.sh, p.sw, result, out_cols);
+    accumulate<true>(p, block, cols, w16, result, out_cols);
   } else {
-    for (size_t oy = 0; oy < p.out_h; ++oy) {
-      float* dst = result + oy * out_cols * 16;
-      size_t ox = 0;
-      for (; ox + 4 <= p.out_w; ox += 4) {
-        __m512 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
-        for (size_t ky = 0; ky < p.kh; ++ky) {
-          const float* src = block + ((oy * p.sh + ky * p.dh) * cols + ox * p.sw) * 16;
-          const float* wk = w16 + ky * p.kw * 16;
-          for (size_t kx = 0; kx < p.kw; ++kx, src += p.dw * 16) {
-            const __m512 wv = _mm512_load_ps(wk + kx * 16);
-            a0 = _mm512_fmadd_ps(wv, _mm512_load_ps(src), a0);
-            a1 = _mm512_fmadd_ps(wv, _mm512_load_ps(src + step), a1);
-            a2 = _mm512_fmadd_ps(wv, _mm512_load_ps(src + 2 * step), a2);
-            a3 = _mm512_fmadd_ps(wv, _mm512_load_ps(src + 3 * step), a3);
-          }
-        }
-        _mm512_store_ps(dst + ox * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a0)));
-        _mm512_store_ps(dst + (ox + 1) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a1)));
-        _mm512_store_ps(dst + (ox + 2) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a2)));
-        _mm512_store_ps(dst + (ox + 3) * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a3)));
-      }
-      for (; ox < p.out_w; ++ox) {
-        __m512 a = bias;
-        for (size_t ky = 0; ky < p.kh; ++ky) {
-          const float* src = block + ((oy * p.sh + ky * p.dh) * cols + ox * p.sw) * 16;
-          for (size_t kx = 0; kx < p.kw; ++kx)
-            a = _mm512_fmadd_ps(_mm512_load_ps(w16 + (ky * p.kw + kx) * 16), _mm512_load_ps(src + kx * p.dw * 16), a);
-        }
-        _mm512_store_ps(dst + ox * 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a)));
-      }
-    }
+    accumulate<false>(p, block, cols, w16, result, out_cols);
   }
 
   // Back to planes, 16 pixels of a row at a time (the chunk's pixels past out_w are not stored).

@@ -52,7 +52,7 @@ class AxisList {
       std::copy(heap_.begin(), heap_.begin() + n, inline_.begin());
       heap_.clear();
     }
-    for (size_t i = size_; i < n && n <= kInline; ++i) inline_[i] = 0;
+    if (n <= kInline && n > size_) std::fill(inline_.begin() + size_, inline_.begin() + n, 0);
     size_ = n;
   }
   void push_back(int64_t v) {

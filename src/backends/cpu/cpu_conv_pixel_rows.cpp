@@ -63,14 +63,12 @@ class PixelRowsConv final : public CpuOp {
       const float* x = t.inputs[0]->data<float>() + n * g->c * g->h * g->w;
       float* y = t.outputs[0]->data<float>() + n * co_ * p;
       const float* rn = r ? r + n * co_ * p : nullptr;
-      // im2col straight into the GEMM's packed A (pixels are A's rows): per K block of the
-      // driver, MR-pixel panels and then the last pixels one by one, so its tasks share one copy
-      // instead of each packing all of A. A 1x1 stride-1 unpadded conv's input already is A
-      // (K x P), which the tasks pack from in place.
-      // Only worth it where several tasks split the columns (each packing all of A otherwise):
-      // written panel by panel, the im2col costs more than one task's interleaved packing. A
-      // forced pixel-rows conv of more pixels than the driver's M block, which the packed layout
-      // cannot span, takes the plain K x P matrix too.
+      // A (pixels x K) for the GEMM. Where several tasks split the columns, the im2col writes
+      // the driver's packed layout once (per K block: MR-pixel panels, then the last pixels one
+      // by one) and the tasks share it instead of each packing all of A. Otherwise (one task,
+      // whose interleaved packing is cheaper than a panel-by-panel im2col; or more pixels than
+      // the driver's M block) it writes a plain K x P matrix the tasks pack from, as a 1x1
+      // stride-1 unpadded conv's input already is.
       const kernels::F32GemmTasks tasks = kernels::f32_gemm_tasks(cfg_, p, co_, k_, threads);
       const bool prepacked = !in_place(*g) && p <= cfg_.mc && tasks.n_count > 1;
       if (!in_place(*g) && first_piece) {

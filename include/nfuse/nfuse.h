@@ -168,7 +168,10 @@ NFUSE_API void nfuse_model_release(nfuse_model* model);
  * A context binary holds a model already optimized, with its plan options: loading it runs no
  * import and no optimization pass, and its weights are read in place from a read-only shared
  * mapping (sessions and processes that load one file share its pages). nfuse_model_load_file
- * and nfuse_model_load_memory accept one wherever they accept ONNX (recognised by its magic). */
+ * and nfuse_model_load_memory accept one wherever they accept ONNX (recognised by its magic).
+ * The load checks the header, the graph and the tensors; the prepacked weights are checked beside
+ * it, on another CPU, and nfuse_session_create (or a dynamic-shape session's first run) waits for
+ * that check: a corrupt prepacked weight is NFUSE_CORRUPT_BINARY from there, naming the section. */
 
 typedef enum nfuse_compat_mode {
   NFUSE_COMPAT_PERMISSIVE = 0, /* load a suboptimal binary (warnings in the log) */

@@ -20,12 +20,14 @@ MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, size_t alignm
     int first, last;
   };
   std::vector<Placed> placed;
+  placed.reserve(requests.size());
+  std::vector<const Placed*> live;
   for (size_t idx : order) {
     const BufferRequest& r = requests[idx];
     const size_t size = align_up(std::max<size_t>(r.bytes, 1), alignment);
     plan.naive_bytes += size;
     // Placed buffers overlapping in time, by offset; take the first gap that fits.
-    std::vector<const Placed*> live;
+    live.clear();
     for (const Placed& p : placed)
       if (p.first <= r.last_step && r.first_step <= p.last) live.push_back(&p);
     std::sort(live.begin(), live.end(), [](const Placed* a, const Placed* b) { return a->offset < b->offset; });

@@ -28,15 +28,15 @@ constexpr int64_t kMaxFoldElements = int64_t{1} << 22;
 int slot_for(Plan& plan, const ir::Value* v) {
   auto [it, inserted] = plan.slot_of.emplace(v, static_cast<int>(plan.values.size()));
   if (inserted) {
-    PlannedValue pv;
+    PlannedValue& pv = plan.values.emplace_back();
     pv.value = v;
-    pv.type = v->type;
-    plan.values.push_back(pv);
     plan.folded.emplace_back();
     if (v->constant) {
-      plan.values.back().known_value = true;
-      plan.values.back().type = ir::TensorType{v->constant->dtype(), ir::Shape::from_dims(v->constant->dims())};
+      pv.known_value = true;
+      pv.type = ir::TensorType{v->constant->dtype(), ir::Shape::from_dims(v->constant->dims())};
       plan.folded.back() = *v->constant;
+    } else {
+      pv.type = v->type;
     }
   }
   return it->second;
@@ -348,6 +348,9 @@ namespace {
 // nodes left to run.
 Status propagate_plan_into(const ir::Graph& graph, const std::map<std::string, std::vector<int64_t>>& input_dims,
                            Plan& plan, std::vector<const ir::Node*>* runtime_nodes) {
+  plan.values.reserve(graph.values().size());
+  plan.folded.reserve(graph.values().size());
+  plan.slot_of.reserve(graph.values().size());
   for (const auto& v : graph.values())
     if (v->constant) slot_for(plan, v.get());
   for (const ir::Value* in : graph.inputs()) {

@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <string_view>
 #include <unordered_set>
 
 #include "ir/op_registry.h"
@@ -173,7 +174,10 @@ static bool shapes_compatible(const Shape& a, const Shape& b) {
 Status Graph::verify() const {
   std::unordered_set<const Value*> defined;
   std::unordered_set<const Value*> produced;
-  std::unordered_set<std::string> names;
+  std::unordered_set<std::string_view> names;  // views of the values' own names
+  defined.reserve(values_.size());
+  produced.reserve(values_.size());
+  names.reserve(values_.size());
   for (const auto& v : values_) {
     if (!v->name.empty() && !names.insert(v->name).second) {
       return invalid_model("value name '" + v->name + "' is used twice");

@@ -31,10 +31,9 @@ std::optional<std::vector<int64_t>> Shape::static_dims() const {
 }
 
 std::optional<int64_t> Shape::static_numel() const {
-  auto d = static_dims();
-  if (!d) return std::nullopt;
+  if (!is_static()) return std::nullopt;
   int64_t n = 1;
-  for (int64_t v : *d) n *= v;
+  for (const Dim& d : dims_) n *= d.value;
   return n;
 }
 

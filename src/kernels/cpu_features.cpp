@@ -68,7 +68,6 @@ size_t sysfs_cache_sharers(int index) {
 // Sizes from the deterministic cache parameters leaf (Intel's leaf 4; AMD's 0x8000001D, which has
 // the same layout). The L3 is divided among the logical processors the OS says share it.
 void detect_caches(uint32_t leaf, CpuFeatures& f) {
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
   for (uint32_t i = 0; i < 8; ++i) {
     const Regs r = cpuid(leaf, i);
     const uint32_t type = r.eax & 0x1fu;  // 0: no more caches, 1: data, 2: instruction, 3: unified
@@ -86,6 +85,7 @@ void detect_caches(uint32_t leaf, CpuFeatures& f) {
       size_t sharers = sysfs_cache_sharers(static_cast<int>(i));
       if (sharers == 0) {  // the leaf's own count is the most IDs the cache could serve
         sharers = ((r.eax >> 14) & 0xfffu) + 1;
+        const long online = sysconf(_SC_NPROCESSORS_ONLN);  // a file read: only when needed
         if (online > 0) sharers = std::min(sharers, static_cast<size_t>(online));
       }
       f.l3_bytes = bytes / std::max<size_t>(sharers, 1);

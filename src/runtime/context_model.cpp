@@ -8,6 +8,7 @@
 #include "compile/context/context_writer.h"
 #include "compile/context/device_facts.h"
 #include "core/mapped_file.h"
+#include "core/side_thread.h"
 
 namespace nfuse::runtime {
 
@@ -57,19 +58,30 @@ void populate_sections(const MappedFile& file, const uint8_t* data, const contex
       [&](uint64_t begin, uint64_t end) { file.populate(data + begin, static_cast<size_t>(end - begin)); });
 }
 
-// Canonical weights that only packing reads, checked when something else may read them: a plan
-// whose ops did not all take their packed twins from the binary (another CPU's kernel variant,
-// another signature, a shape-specialized graph), or a copy into another binary.
+// Below this many bytes a thread's start costs more than the check it would take off the
+// caller's path (checking reads about 12-17 GB/s on one core; a thread starts in 30-60 us).
+constexpr uint64_t kBackgroundCheckMinBytes = uint64_t{1} << 20;
+
+// The sections read only after a plan exists, checked before anything reads them:
+// - the prepacked weights, which only kernels read: checked on a thread of their own from load
+//   on, while the caller goes on creating sessions (their checksums are memory-bound, session
+//   creation is not), and awaited before a plan is handed out;
+// - the canonical weights that only packing reads, checked when something else may read them: a
+//   plan whose ops did not all take their packed twins from the binary (another CPU's kernel
+//   variant, another signature, a shape-specialized graph), or a copy into another binary.
 class DeferredCheck final : public DeferredWeights {
  public:
   DeferredCheck(const uint8_t* data, std::shared_ptr<const void> keepalive, const context::ContextInfo& info,
-                std::vector<uint32_t> sections)
-      : data_(data), keepalive_(std::move(keepalive)), sections_(std::move(sections)) {
+                std::vector<uint32_t> canonical, std::vector<uint32_t> packed, const MappedFile* file)
+      : data_(data), keepalive_(std::move(keepalive)), canonical_(std::move(canonical)), packed_(std::move(packed)) {
     info_.sections = info.sections;
     info_.signatures = info.signatures;
     for (const context::ContextInfo::Packed& p : info.packs)
       if (p.source >= 0) twins_.push_back(p.key);
+    start_packed_check(file);
   }
+
+  ~DeferredCheck() override { packed_thread_.join(); }
 
   Status before_plan(const std::map<std::string, std::vector<int64_t>>& dims) const override {
     for (const context::ShapeSignature& s : info_.signatures)
@@ -78,24 +90,55 @@ class DeferredCheck final : public DeferredWeights {
   }
 
   Status after_plan(const compile::Plan& plan, const backends::PackStore::Usage& used) const override {
+    NFUSE_RETURN_IF_ERROR_PLAIN(packed_checked());
     bool all_twins = !plan.specialized_graph && used.packed == 0;
     for (size_t i = 0; all_twins && i < twins_.size(); ++i) all_twins = used.served.count(twins_[i]) != 0;
-    return all_twins ? ok_status() : check();
+    return all_twins ? ok_status() : canonical_checked();
   }
 
   Status check() const override {
-    std::call_once(once_, [this] { status_ = context::verify_sections(info_, data_, sections_); });
-    return status_;
+    NFUSE_RETURN_IF_ERROR_PLAIN(packed_checked());
+    return canonical_checked();
   }
 
  private:
+  void start_packed_check(const MappedFile* file) {
+    if (packed_.empty()) return;
+    packed_check_ = std::make_unique<context::SectionCheck>(info_, data_, packed_);
+    auto work = [this, file]() noexcept {
+      if (file) populate_sections(*file, data_, info_, packed_);
+      packed_check_->work();
+    };
+    if (packed_check_->bytes() < kBackgroundCheckMinBytes || !packed_thread_.start(work)) work();
+  }
+
+  // The caller checks what the side thread has not yet taken, then waits for it.
+  Status packed_checked() const {
+    if (!packed_check_) return ok_status();
+    std::call_once(packed_joined_, [this] {
+      packed_check_->work();
+      packed_thread_.join();
+    });
+    return packed_check_->result();
+  }
+
+  Status canonical_checked() const {
+    if (canonical_.empty()) return ok_status();
+    std::call_once(canonical_once_, [this] { canonical_status_ = context::verify_sections(info_, data_, canonical_); });
+    return canonical_status_;
+  }
+
   const uint8_t* data_;
   std::shared_ptr<const void> keepalive_;
   context::ContextInfo info_;  // the section table and signatures
-  std::vector<uint32_t> sections_;
-  std::vector<std::string> twins_;  // keys of the packs made from them
-  mutable std::once_flag once_;
-  mutable Status status_;
+  std::vector<uint32_t> canonical_;
+  std::vector<uint32_t> packed_;
+  std::vector<std::string> twins_;  // keys of the packs made from the canonical weights
+  std::unique_ptr<context::SectionCheck> packed_check_;
+  mutable SideThread packed_thread_;  // declared after what its job reads: joined first
+  mutable std::once_flag packed_joined_;
+  mutable std::once_flag canonical_once_;
+  mutable Status canonical_status_;
 };
 
 }  // namespace
@@ -111,22 +154,24 @@ Result<std::shared_ptr<const ContextModel>> ContextModel::open(const uint8_t* da
     NFUSE_RETURN_IF_ERROR_PLAIN(context::source_status(info, options.expected_source_sha256, "the given model"));
   std::shared_ptr<const DeferredWeights> deferred;
   if (options.verify_sections) {
-    // Checked now: every section but the canonical weights that only packing reads (the packed
-    // twins are what sessions read; a plan that would read those weights checks them first).
-    const std::vector<uint32_t> later = context::pack_sources(info);
-    std::vector<uint32_t> now;
+    // Checked now: the graph and the tensors (shapes and sizes are read from them). The
+    // canonical weights that only packing reads, and the prepacked weights that only kernels
+    // read, are checked before anything reads them (DeferredCheck).
+    const std::vector<uint32_t> canonical = context::pack_sources(info);
+    std::vector<uint32_t> now, packed;
     for (uint32_t i = 0, j = 0; i < info.sections.size(); ++i) {
-      if (j < later.size() && later[j] == i) {
+      if (j < canonical.size() && canonical[j] == i) {
         ++j;
         continue;
       }
-      now.push_back(i);
+      (info.sections[i].kind == context::Section::Kind::kPacked ? packed : now).push_back(i);
     }
     // Mapped in one call per run of sections before they are read (not a fault per few pages).
     if (file) populate_sections(*file, data, info, now);
     NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data, now));
     if (file) drop_checked_tensors(*file, data, info);
-    if (!later.empty()) deferred = std::make_shared<DeferredCheck>(data, keepalive, info, later);
+    if (!canonical.empty() || !packed.empty())
+      deferred = std::make_shared<DeferredCheck>(data, keepalive, info, canonical, std::move(packed), file);
   }
   auto model = std::shared_ptr<ContextModel>(new ContextModel());
   model->deferred_ = std::move(deferred);

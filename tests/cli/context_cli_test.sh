@@ -59,7 +59,7 @@ size=$(stat -c %s "$tmp/m.nfc")
 head -c $((size / 2)) "$tmp/m.nfc" > "$tmp/cut.nfc"
 expect_error "$tmp/cut.nfc" "corrupt binary"
 grep -q "truncated" "$tmp/bad.txt" || fail "truncation must be named: $(cat "$tmp/bad.txt")"
-# A flipped byte in a section checked at load (the first packed weights) stops the load; one in a
+# A flipped byte in a section checked before a session runs (the first packed weights) stops the run; one in a
 # canonical weight that a packed twin replaces (checked when read) leaves the answer unchanged,
 # and the full check finds it.
 "$NFUSE" check "$tmp/m.nfc" --json > "$tmp/sections.json"

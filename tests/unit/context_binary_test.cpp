@@ -30,20 +30,20 @@ using context::ContextInfo;
 
 constexpr int64_t kWidth = 128;  // a 128x128 f32 weight is 64 KiB: a page-aligned section
 
-// y = relu(x @ W + b), x f32[1,128]: one large and one small constant.
-std::unique_ptr<ir::Graph> dense_graph() {
+// y = relu(x @ W + b), x f32[1,width]: one large and one small constant.
+std::unique_ptr<ir::Graph> dense_graph(int64_t width = kWidth) {
   auto g = std::make_unique<ir::Graph>();
   g->name = "dense";
   g->opsets[""] = 17;
-  ir::Value* x = g->add_value("x", {ir::DType::kF32, ir::Shape::from_dims({1, kWidth})}).value();
-  ir::Value* w = g->add_value("w", {ir::DType::kF32, ir::Shape::from_dims({kWidth, kWidth})}).value();
-  ir::Value* b = g->add_value("b", {ir::DType::kF32, ir::Shape::from_dims({kWidth})}).value();
-  std::vector<float> wv(kWidth * kWidth), bv(kWidth);
+  ir::Value* x = g->add_value("x", {ir::DType::kF32, ir::Shape::from_dims({1, width})}).value();
+  ir::Value* w = g->add_value("w", {ir::DType::kF32, ir::Shape::from_dims({width, width})}).value();
+  ir::Value* b = g->add_value("b", {ir::DType::kF32, ir::Shape::from_dims({width})}).value();
+  std::vector<float> wv(width * width), bv(width);
   for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>((i * 7919) % 101) / 101.0f - 0.5f;
   for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>(i % 13) / 13.0f - 0.4f;
-  w->constant = ir::Tensor::from_vector(wv, {kWidth, kWidth});
-  b->constant = ir::Tensor::from_vector(bv, {kWidth});
-  const ir::TensorType row{ir::DType::kF32, ir::Shape::from_dims({1, kWidth})};
+  w->constant = ir::Tensor::from_vector(wv, {width, width});
+  b->constant = ir::Tensor::from_vector(bv, {width});
+  const ir::TensorType row{ir::DType::kF32, ir::Shape::from_dims({1, width})};
   ir::Value* mm = g->add_value("mm", row).value();
   ir::Value* sum = g->add_value("sum", row).value();
   ir::Value* y = g->add_value("y", row).value();
@@ -71,9 +71,9 @@ std::unique_ptr<ir::Graph> two_layer_graph() {
   return g;
 }
 
-ir::Tensor input() {
-  ir::Tensor x = ir::Tensor::allocate(ir::DType::kF32, {1, kWidth});
-  for (int64_t i = 0; i < kWidth; ++i) x.data<float>()[i] = static_cast<float>(i % 17) / 17.0f;
+ir::Tensor input(int64_t width = kWidth) {
+  ir::Tensor x = ir::Tensor::allocate(ir::DType::kF32, {1, width});
+  for (int64_t i = 0; i < width; ++i) x.data<float>()[i] = static_cast<float>(i % 17) / 17.0f;
   return x;
 }
 
@@ -464,16 +464,87 @@ TEST_F(ContextBinary, CanonicalWeightsOfPackedTwinsAreCheckedWhenSomethingReadsT
   // The full check reads every section.
   EXPECT_EQ(context::verify_sections(info_, reinterpret_cast<const uint8_t*>(garbled.data())).code(),
             StatusCode::kCorruptBinary);
-  // Every other section is checked at load.
+  // The graph and the tensors are checked at load; the packed twins before a plan is handed out.
   for (size_t i = 0; i < info_.sections.size(); ++i) {
     const context::Section& s = info_.sections[i];
     if (s.size == 0 || i == sources[0]) continue;
+    SCOPED_TRACE("section " + std::to_string(i));
     std::string flipped = bytes_;
     flipped[static_cast<size_t>(s.offset + s.size / 2)] ^= 0x10;
     auto binary = runtime::ContextModel::open_file(write("flip.nfc", flipped), {});
-    ASSERT_FALSE(binary.ok()) << "section " << i;
-    EXPECT_EQ(binary.status().code(), StatusCode::kCorruptBinary) << binary.status().to_string();
+    if (s.kind != context::Section::Kind::kPacked) {
+      ASSERT_FALSE(binary.ok());
+      EXPECT_EQ(binary.status().code(), StatusCode::kCorruptBinary) << binary.status().to_string();
+      continue;
+    }
+    ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+    Result<ir::Tensor> out = run_session(**binary);
+    ASSERT_FALSE(out.ok()) << "a session ran on a flipped packed weight";
+    EXPECT_EQ(out.status().code(), StatusCode::kCorruptBinary) << out.status().to_string();
+    EXPECT_NE(out.status().message().find("section " + std::to_string(i) + " (packed"), std::string::npos)
+        << out.status().message();
   }
+}
+
+// Packed weights of a megabyte and more are checked on a thread beside the load (the caller's
+// session creation overlaps it): whatever the timing, no plan is handed out before the check
+// answers, a flip is named, and a model released while its check runs waits for it.
+TEST(ContextPackedCheck, LargePackedWeightsAreCheckedBesideTheLoadAndBeforeAnyPlan) {
+  constexpr int64_t kWide = 640;  // 1.6 MB of packed weight
+  runtime::SessionOptions so;
+  so.backend = "cpu";
+  so.packs = std::make_shared<backends::PackStore>(true);
+  auto session = runtime::Session::create(dense_graph(kWide), so);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  auto expected = (*session)->run({{"x", input(kWide)}});
+  ASSERT_TRUE(expected.ok()) << expected.status().to_string();
+  const fs::path p = fs::temp_directory_path() / ("nfuse_packed_check_" + std::to_string(::getpid()) + ".nfc");
+  ASSERT_TRUE(runtime::save_context(**session, "dense.onnx", std::string(64, '0'), p.string()).ok());
+  std::string bytes;
+  {
+    std::ifstream in(p, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto info = context::read_header(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), bytes.size());
+  ASSERT_TRUE(info.ok()) << info.status().to_string();
+  size_t packed = info->sections.size();
+  for (size_t i = 0; i < info->sections.size(); ++i)
+    if (info->sections[i].kind == context::Section::Kind::kPacked &&
+        info->sections[i].size >= static_cast<uint64_t>(kWide * kWide * sizeof(float)))
+      packed = i;
+  ASSERT_LT(packed, info->sections.size()) << "no packed section of the whole weight";
+  auto run = [&](const runtime::ContextModel& binary) -> Result<ir::Tensor> {
+    runtime::SessionOptions loaded;
+    NFUSE_ASSIGN_OR_RETURN(auto graph, binary.graph(&loaded));
+    NFUSE_ASSIGN_OR_RETURN(auto s, runtime::Session::create(std::move(graph), loaded));
+    NFUSE_ASSIGN_OR_RETURN(auto out, s->run({{"x", input(kWide)}}));
+    return out[0];
+  };
+  for (int round = 0; round < 3; ++round) {
+    auto good = runtime::ContextModel::open_file(p.string(), {});
+    ASSERT_TRUE(good.ok()) << good.status().to_string();
+    Result<ir::Tensor> out = run(**good);
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    EXPECT_EQ(std::memcmp(out->raw(), (*expected)[0].raw(), out->bytes()), 0);
+    EXPECT_TRUE(runtime::ContextModel::open_file(p.string(), {}).ok());  // released while it checks
+  }
+  std::string flipped = bytes;
+  const context::Section& s = info->sections[packed];
+  flipped[static_cast<size_t>(s.offset + s.size - 1)] ^= 0x01;
+  {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(flipped.data(), static_cast<std::streamsize>(flipped.size()));
+  }
+  auto bad = runtime::ContextModel::open_file(p.string(), {});
+  ASSERT_TRUE(bad.ok()) << "the load does not wait for the packed weights' check: " << bad.status().to_string();
+  Result<ir::Tensor> out = run(**bad);
+  ASSERT_FALSE(out.ok()) << "a session ran on a flipped packed weight";
+  EXPECT_EQ(out.status().code(), StatusCode::kCorruptBinary) << out.status().to_string();
+  const std::string label = "section " + std::to_string(packed) + " (packed";
+  EXPECT_NE(out.status().message().find(label), std::string::npos) << out.status().message();
+  Status whole = (*bad)->graph().status();
+  EXPECT_EQ(whole.code(), StatusCode::kCorruptBinary) << whole.to_string();
+  fs::remove(p);
 }
 
 TEST(ContextPackSources, AHeaderNamingASharedTensorAsAPackSourceIsRefused) {

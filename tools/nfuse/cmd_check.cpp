@@ -72,17 +72,19 @@ int cmd_check(const CheckArgs& args) {
       j["signatures"] = sigs;
       j["sections"] = header.sections.size();
       j["file_bytes"] = header.file_size;
-      // Where each section's checksum is checked when a session loads the binary: at load, or
+      // Where each section's checksum is checked when a session loads the binary: at load; beside
+      // the load (the packed twins, on a thread of their own, before any plan is handed out); or
       // (the canonical weights that packed twins replace) only before something reads them.
       const std::vector<uint32_t> later = context::pack_sources(header);
       nlohmann::json table = nlohmann::json::array();
       for (size_t i = 0; i < header.sections.size(); ++i) {
         const context::Section& s = header.sections[i];
         const bool deferred = std::binary_search(later.begin(), later.end(), static_cast<uint32_t>(i));
-        table.push_back({{"kind", context::section_kind_name(s.kind)},
-                         {"offset", s.offset},
-                         {"bytes", s.size},
-                         {"checked", deferred ? "when read" : "at load"}});
+        const char* when = deferred                                    ? "when read"
+                           : s.kind == context::Section::Kind::kPacked ? "beside load"
+                                                                       : "at load";
+        table.push_back(
+            {{"kind", context::section_kind_name(s.kind)}, {"offset", s.offset}, {"bytes", s.size}, {"checked", when}});
       }
       j["section_table"] = table;
     }

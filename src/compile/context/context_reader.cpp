@@ -195,6 +195,7 @@ class GraphDecoder {
     if (src.opsets())
       for (const auto* o : *src.opsets()) dst.opsets[str(o->domain())] = o->version();
     std::vector<ir::Value*> values;
+    if (src.values()) values.reserve(src.values()->size());
     if (src.values())
       for (const auto* v : *src.values()) {
         NFUSE_ASSIGN_OR_RETURN(ir::Value * value, decode_value(*v, dst));
@@ -219,15 +220,16 @@ class GraphDecoder {
     std::vector<const ir::Node*> nodes;
     if (src.nodes())
       for (const auto* n : *src.nodes()) {
-        std::string label = "node '" + str(n->name()) + "' (" + str(n->op_type()) + ")";
+        // Named only when something fails (most nodes never need the label).
+        auto label = [n] { return "node '" + str(n->name()) + "' (" + str(n->op_type()) + ")"; };
         std::vector<ir::Value*> inputs, outputs, implicit;
-        NFUSE_RETURN_IF_ERROR(map(n->inputs(), true, "input", &inputs), label);
-        NFUSE_RETURN_IF_ERROR(map(n->outputs(), false, "output", &outputs), label);
-        NFUSE_RETURN_IF_ERROR(map(n->implicit_inputs(), false, "implicit input", &implicit), label);
+        NFUSE_RETURN_IF_ERROR(map(n->inputs(), true, "input", &inputs), label());
+        NFUSE_RETURN_IF_ERROR(map(n->outputs(), false, "output", &outputs), label());
+        NFUSE_RETURN_IF_ERROR(map(n->implicit_inputs(), false, "implicit input", &implicit), label());
         ir::Attributes attrs;
         if (n->attrs())
           for (const auto* a : *n->attrs()) {
-            NFUSE_RETURN_IF_ERROR(decode_attr(*a, dst, depth, &attrs), label);
+            NFUSE_RETURN_IF_ERROR(decode_attr(*a, dst, depth, &attrs), label());
           }
         ir::Node* node =
             dst.add_node(str(n->op_type()), str(n->name()), std::move(inputs), std::move(outputs), std::move(attrs));
@@ -548,49 +550,56 @@ std::vector<uint32_t> pack_sources(const ContextInfo& info) {
   return out;
 }
 
+SectionCheck::SectionCheck(const ContextInfo& info, const uint8_t* file, std::vector<uint32_t> which)
+    : info_(info), file_(file), which_(std::move(which)), failures_(which_.size()), first_bad_(which_.size()) {}
+
+void SectionCheck::work() noexcept {
+  for (size_t i = next_++; i < which_.size(); i = next_++) {
+    if (i > first_bad_.load()) return;
+    const Section& s = info_.sections[which_[i]];
+    if (checksum64(file_ + s.offset, static_cast<size_t>(s.size)) == s.checksum) continue;
+    try {
+      failures_[i] = corrupt_binary(section_label(info_, which_[i]) + ": checksum mismatch");
+    } catch (...) {
+      failures_[i] = out_of_memory("out of memory naming a corrupt section");
+    }
+    size_t bad = first_bad_.load();
+    while (i < bad && !first_bad_.compare_exchange_weak(bad, i)) {
+    }
+  }
+}
+
+Status SectionCheck::result() const {
+  const size_t bad = first_bad_.load();
+  return bad < which_.size() ? failures_[bad] : ok_status();
+}
+
+uint64_t SectionCheck::bytes() const {
+  uint64_t total = 0;
+  for (uint32_t i : which_) total += info_.sections[i].size;
+  return total;
+}
+
 Status verify_sections(const ContextInfo& info, const uint8_t* file, const std::vector<uint32_t>& which) {
   // Reading the sections is memory-bound on one core (about 17 GB/s on a Zen 4 server core,
   // less on a phone's); idle cores add bandwidth, so large binaries are checked on several
-  // threads. Sections are taken in order from a shared counter; the lowest failing one is named.
-  uint64_t total = 0;
-  for (uint32_t i : which) total += info.sections[i].size;
+  // threads.
+  SectionCheck check(info, file, which);
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   const size_t threads = static_cast<size_t>(
-      std::min<uint64_t>({hardware, kMaxVerifyThreads, std::max<uint64_t>(1, total / kBytesPerVerifyThread)}));
-  std::atomic<size_t> next{0};
-  std::atomic<size_t> first_bad{which.size()};
-  std::vector<Status> failures(which.size());  // each index written by one thread
-  auto fail = [&](size_t i, Status why) {
-    failures[i] = std::move(why);
-    size_t bad = first_bad.load();
-    while (i < bad && !first_bad.compare_exchange_weak(bad, i)) {
-    }
-  };
-  // Never throws: a helper thread that let an exception out would end the process.
-  auto work = [&]() noexcept {
-    for (size_t i = next++; i < which.size(); i = next++) {
-      if (i > first_bad.load()) return;
-      const Section& s = info.sections[which[i]];
-      if (checksum64(file + s.offset, static_cast<size_t>(s.size)) == s.checksum) continue;
-      try {
-        fail(i, corrupt_binary(section_label(info, which[i]) + ": checksum mismatch"));
-      } catch (...) {
-        fail(i, out_of_memory("out of memory naming a corrupt section"));
-      }
-    }
-  };
+      std::min<uint64_t>({hardware, kMaxVerifyThreads, std::max<uint64_t>(1, check.bytes() / kBytesPerVerifyThread)}));
   std::vector<std::thread> helpers;
   helpers.reserve(threads);
   for (size_t t = 1; t < threads; ++t) {
     try {
-      helpers.emplace_back(work);
+      helpers.emplace_back([&check] { check.work(); });
     } catch (const std::system_error&) {
       break;  // no thread to spare: this one checks the rest
     }
   }
-  work();
+  check.work();
   for (std::thread& h : helpers) h.join();
-  return first_bad.load() < which.size() ? failures[first_bad.load()] : ok_status();
+  return check.result();
 }
 
 Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uint8_t* file,

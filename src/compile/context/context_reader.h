@@ -4,9 +4,11 @@
 // kCorruptBinary names the section and the check, kVersionMismatch both versions.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "compile/context/context_format.h"
 #include "compile/context/context_info.h"
@@ -27,6 +29,27 @@ Result<ContextInfo> read_header_file(const std::string& path);
 Status verify_sections(const ContextInfo& info, const uint8_t* file);
 // The same for the sections `which` (indices into info.sections, ascending).
 Status verify_sections(const ContextInfo& info, const uint8_t* file, const std::vector<uint32_t>& which);
+// The checksums of the sections `which` (indices into info.sections, ascending), checked by
+// every thread that calls work(): each takes the next unchecked section until none is left.
+// result(), once every work() call has returned, is kCorruptBinary naming the lowest section
+// that failed. `info` and `file` must outlive it.
+class SectionCheck {
+ public:
+  SectionCheck(const ContextInfo& info, const uint8_t* file, std::vector<uint32_t> which);
+  void work() noexcept;
+  Status result() const;
+  uint64_t bytes() const;  // of the sections to check
+  const std::vector<uint32_t>& sections() const { return which_; }
+
+ private:
+  const ContextInfo& info_;
+  const uint8_t* file_;
+  std::vector<uint32_t> which_;
+  std::vector<Status> failures_;  // each index written by the one thread that checked it
+  std::atomic<size_t> next_{0};
+  std::atomic<size_t> first_bad_;
+};
+
 // "graph", "tensor", "packed weights".
 const char* section_kind_name(Section::Kind kind);
 // The tensor sections that only packing reads, as the packs name them (ContextInfo::Packed::

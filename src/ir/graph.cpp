@@ -33,6 +33,12 @@ Value* Graph::add_unique_value(const std::string& hint, TensorType type) {
   return add_value(candidate, std::move(type)).value();
 }
 
+void Graph::reserve(size_t values, size_t nodes) {
+  values_.reserve(values_.size() + values);
+  by_name_.reserve(by_name_.size() + values);
+  nodes_.reserve(nodes_.size() + nodes);
+}
+
 Value* Graph::find_value(const std::string& value_name) const {
   auto it = by_name_.find(value_name);
   return it == by_name_.end() ? nullptr : it->second;

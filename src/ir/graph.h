@@ -85,6 +85,9 @@ class Graph {
   // Creates a value with a fresh unique name derived from `hint`.
   Value* add_unique_value(const std::string& hint, TensorType type = {});
   Value* find_value(const std::string& name) const;
+  // Room for `values` values and `nodes` nodes before a batch of additions (a decoder that knows
+  // the counts: no regrowth of the tables).
+  void reserve(size_t values, size_t nodes);
   // Appends a node (not yet linked: call relink() or topo_sort() after a batch of edits).
   Node* add_node(std::string op_type, std::string name, std::vector<Value*> inputs,
                  std::vector<Value*> outputs, Attributes attrs = {});

@@ -256,7 +256,9 @@ class DwConv final : public DwConvOp {
       channel_blocks_(p);
       if (act.needs_pass()) act.apply(p.out, p.channels * out_plane);  // the block's planes are adjacent
     };
-    rc.pool.run(blocks, task);
+    // A 16-channel block of a 7x7 plane is ~1 us of work: one per task spends as much on the
+    // task counter's trips between cores (items_per_task).
+    run_items(rc.pool, blocks, items_per_task(blocks, 16 * out_plane, rc.pool.threads(), kMinTaskOutputs), task);
     return ok_status();
   }
 

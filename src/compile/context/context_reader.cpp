@@ -196,6 +196,7 @@ class GraphDecoder {
       for (const auto* o : *src.opsets()) dst.opsets[str(o->domain())] = o->version();
     std::vector<ir::Value*> values;
     if (src.values()) values.reserve(src.values()->size());
+    dst.reserve(src.values() ? src.values()->size() : 0, src.nodes() ? src.nodes()->size() : 0);
     if (src.values())
       for (const auto* v : *src.values()) {
         NFUSE_ASSIGN_OR_RETURN(ir::Value * value, decode_value(*v, dst));

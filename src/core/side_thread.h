@@ -5,6 +5,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <functional>
 
@@ -26,6 +27,8 @@ class SideThread {
  private:
   static void* trampoline(void* self);
   std::function<void()> job_;
+  cpu_set_t others_{};       // the CPUs it may run on: the caller's less the one it started from
+  bool pin_itself_ = false;  // no thread attribute for that here: the thread sets it first
   pthread_t thread_{};
   bool running_ = false;
 };

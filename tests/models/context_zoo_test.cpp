@@ -126,9 +126,12 @@ void expect_round_trip(const std::string& label, const fs::path& onnx, const run
       EXPECT_FALSE(v->constant->owns_data()) << v->name;
     }
   }
-  bool has_conv = false;  // convolutions other than depthwise pack through the store on cpu
-  for (const auto& n : (*loaded_graph)->nodes())
+  bool has_conv = false;         // convolutions other than depthwise pack through the store on cpu
+  bool has_dense_qconv = false;  // and the fusion backend's integer GEMM members too
+  for (const auto& n : (*loaded_graph)->nodes()) {
     has_conv = has_conv || n->op_type == "Conv" || n->op_type == "QLinearConv";
+    has_dense_qconv = has_dense_qconv || (n->op_type == "QLinearConv" && n->attrs.get_int("group", 1) == 1);
+  }
   auto loaded = runtime::Session::create(std::move(*loaded_graph), (*binary)->session_options({}));
   ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
   EXPECT_TRUE((*loaded)->pass_report().lines().empty()) << "a loaded binary must not run the passes again";
@@ -139,6 +142,12 @@ void expect_round_trip(const std::string& label, const fs::path& onnx, const run
   // On cpu every convolution packs through the store, FP32 and INT8 (QLinearConv) alike.
   if (backend == "cpu" && has_conv) {
     EXPECT_GT((*binary)->packs().hits(), 0u) << "no packed weight was read from the binary";
+  }
+  if (backend == "fusion" && has_dense_qconv) {
+    size_t strip_packs = 0;
+    for (const context::ContextInfo::Packed& p : (*binary)->info().packs)
+      strip_packs += p.key.rfind("q8.strip.wx.", 0) == 0;
+    EXPECT_GT(strip_packs, 0u) << "the fused groups' integer convolutions must store their packed panels";
   }
   for (size_t i = 0; i < got->size(); ++i) {
     ASSERT_EQ((*got)[i].dtype(), (*expected)[i].dtype());

@@ -36,19 +36,6 @@
 namespace nfuse::backends::cpu {
 namespace {
 
-// FNV-1a over the per-channel values packed beside the weights: two convolutions sharing a
-// weight but not their scales or bias never share packed panels.
-uint64_t values_hash(const int32_t* bias, const std::vector<float>& mult, size_t channels) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  auto add = [&h](const void* data, size_t bytes) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
-  };
-  if (bias) add(bias, channels * sizeof(int32_t));
-  add(mult.data(), mult.size() * sizeof(float));
-  return h;
-}
-
 class QLinearConv final : public CpuOp {
  public:
   QLinearConv(const ir::Node& node, const ir::Tensor& w, bool x_signed, int32_t x_zp, bool y_signed, int32_t y_zp)
@@ -71,7 +58,7 @@ class QLinearConv final : public CpuOp {
   bool pack(const ir::Tensor& w, const int32_t* bias, const std::vector<float>& mult, size_t group, PackStore* packs) {
     group_ = group;
     const size_t cg = co_ / group;
-    const uint64_t baked = values_hash(bias, mult, co_);
+    const uint64_t baked = qconv_values_hash(bias, mult, co_);
     if (const kernels::Qu8WxConfig* wx = QConvWx::config()) {  // W * X: weights [Co][K] as they are
       wx_ = std::make_unique<QConvWx>(*wx, co_, k_, group);
       const std::string family = std::string("q8.conv.wx.") + wx->name;

@@ -64,4 +64,15 @@ std::string read_qconv_params(const ir::Node& node, ir::DType xt, QConvParams* q
   return "";
 }
 
+uint64_t qconv_values_hash(const int32_t* bias, const std::vector<float>& mult, size_t channels) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  auto add = [&h](const void* data, size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
+  };
+  if (bias) add(bias, channels * sizeof(int32_t));
+  add(mult.data(), mult.size() * sizeof(float));
+  return h;
+}
+
 }  // namespace nfuse::backends::cpu

@@ -32,4 +32,8 @@ struct QConvParams {
 // context binary's canonical copy that a packed twin replaces).
 std::string read_qconv_params(const ir::Node& node, ir::DType x_dtype, QConvParams* q, bool with_weights = true);
 
+// FNV-1a over the per-channel values packed beside the weights (bias, multipliers), for pack
+// keys: two convolutions sharing a weight but not their scales or bias never share packed panels.
+uint64_t qconv_values_hash(const int32_t* bias, const std::vector<float>& mult, size_t channels);
+
 }  // namespace nfuse::backends::cpu

@@ -313,7 +313,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
       layer->external_constant.push_back(false);
     }
   } else if (node.op_type == "QLinearConv") {
-    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qconv(node, type_of));
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qconv(node, type_of, packs));
   } else if (is_qconv16(node)) {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qconv16(node, type_of));
   } else if (is_qlinear_add(node)) {

@@ -101,7 +101,9 @@ using cpu::QConvParams;
 Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q, bool with_weights = true);
 // "" and *p filled for a com.microsoft QLinearAdd of two same-shape operands; else why.
 Rejection qadd_params(const ir::Node& node, const PlanView& type_of, kernels::Q8VbinaryParams* p);
-Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const PlanView& type_of);
+// QLinearConv members; the GEMM ones pack their panels through `packs` when given.
+Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const PlanView& type_of,
+                                                     PackStore* packs = nullptr);
 Result<std::unique_ptr<StripLayer>> make_strip_qadd(const ir::Node& node, const PlanView& type_of, int main_input);
 // nfuse.QLinearLookup with a constant table: "" when a member can run it, else why.
 Rejection qlookup_rejection(const ir::Node& node, const PlanView& type_of);

@@ -44,14 +44,41 @@ const kernels::Qu8WxConfig& wx_config() {
 int32_t qmin_of(bool s) { return s ? -128 : 0; }
 int32_t qmax_of(bool s) { return s ? 127 : 255; }
 
+// The W * X panels of every group of QLinearConv `weight` ([m][k] int8 per group, with q's bias,
+// multipliers and x zero point baked in) into *out, through `packs` when there is a store: a
+// context binary's panels are then read in place and the int8 weights not at all. The key names
+// everything the bytes depend on, as the cpu op's does (its own family: the cpu op may pick
+// another kernel configuration).
+bool pack_wx(const kernels::Qu8WxConfig& cfg, const QConvParams& q, const ir::Value& weight, size_t group,
+             PackStore* packs, PackedFloats* out, size_t* panel_bytes) {
+  const size_t cg = q.m / group;
+  *panel_bytes = kernels::qu8_wxgemm_packed_w_size(cfg, cg, q.k);
+  const size_t floats = (*panel_bytes * group + sizeof(float) - 1) / sizeof(float);
+  const std::string family = std::string("q8.strip.wx.") + cfg.name;
+  auto key = [&] {
+    return pack_key(family.c_str(), weight,
+                    {q.m, q.k, group, static_cast<uint64_t>(q.x_zp), q.x_signed ? 1u : 0u,
+                     cpu::qconv_values_hash(q.bias.data(), q.mult, q.m)});
+  };
+  const size_t bytes = *panel_bytes;
+  return pack_weights(packs, weight, key, floats, out, [&](float* dst) {
+    const int8_t* w = weight.constant->data<int8_t>();  // read only when the store has no panels
+    for (size_t gi = 0; gi < group; ++gi)
+      kernels::qu8_wxgemm_pack_w(cfg, cg, q.k, w + gi * cg * q.k, q.bias.data() + gi * cg, q.mult.data() + gi * cg,
+                                 q.x_zp, q.x_signed, reinterpret_cast<uint8_t*>(dst) + gi * bytes);
+  });
+}
+
 class StripQConv1x1 final : public StripLayer {
  public:
   StripQConv1x1(const QConvParams& q) : q_(q), cfg_(wx_config()) {
     kpad_ = (q.k + 3) / 4 * 4;
-    packed_.resize(kernels::qu8_wxgemm_packed_w_size(cfg_, q.m, q.k));
-    kernels::qu8_wxgemm_pack_w(cfg_, q.m, q.k, q.w.data(), q.bias.data(), q.mult.data(), q.x_zp, q.x_signed,
-                               packed_.data());
     rq_ = kernels::qu8_requant(q.y_signed, q.y_zp, qmin_of(q.y_signed), qmax_of(q.y_signed));
+  }
+
+  bool pack(const ir::Value& weight, PackStore* packs) {
+    size_t panel_bytes = 0;
+    return pack_wx(cfg_, q_, weight, 1, packs, &packed_, &panel_bytes);
   }
 
   size_t scratch_floats(size_t rows) const override {
@@ -70,7 +97,7 @@ class StripQConv1x1 final : public StripLayer {
         kernels::qu8_wxgemm_pack_x(cfg_, q_.k, std::min(nr, len - j), xr + pb + j, x.plane_stride, q_.x_signed,
                                    px + j * kpad_);
       for (size_t c = 0; c < q_.m; c += mr) {
-        const uint8_t* wp = packed_.data() + c / mr * w_panel;
+        const uint8_t* wp = reinterpret_cast<const uint8_t*>(packed_.data()) + c / mr * w_panel;
         for (size_t j = 0; j < len; j += nr)
           cfg_.ukernel(std::min(mr, q_.m - c), std::min(nr, len - j), kpad_, wp, px + j * kpad_,
                        y.row<uint8_t>(c, y0) + pb + j, y.plane_stride, rq_);
@@ -82,7 +109,7 @@ class StripQConv1x1 final : public StripLayer {
   QConvParams q_;
   const kernels::Qu8WxConfig& cfg_;
   size_t kpad_ = 0;
-  std::vector<uint8_t> packed_;
+  PackedFloats packed_;  // uint8 panels
   kernels::Qu8GemmRequant rq_;
 };
 
@@ -98,12 +125,11 @@ class StripQConv final : public WindowedLayer {
     cg_ = out.c / group_;
     k_ = cin_g_ * kh_ * kw_;
     kpad_ = (k_ + 3) / 4 * 4;
-    panel_bytes_ = kernels::qu8_wxgemm_packed_w_size(cfg_, cg_, k_);
-    packed_.resize(panel_bytes_ * group_);
-    for (size_t gi = 0; gi < group_; ++gi)
-      kernels::qu8_wxgemm_pack_w(cfg_, cg_, k_, q.w.data() + gi * cg_ * k_, q.bias.data() + gi * cg_,
-                                 q.mult.data() + gi * cg_, q.x_zp, q.x_signed, packed_.data() + gi * panel_bytes_);
     rq_ = kernels::qu8_requant(q.y_signed, q.y_zp, qmin_of(q.y_signed), qmax_of(q.y_signed));
+  }
+
+  bool pack(const QConvParams& q, const ir::Value& weight, PackStore* packs) {
+    return pack_wx(cfg_, q, weight, group_, packs, &packed_, &panel_bytes_);
   }
 
   // The packed X block, then the K row offsets, then the padded window.
@@ -124,7 +150,7 @@ class StripQConv final : public WindowedLayer {
       const cpu::PlaneRowsOf<const uint8_t> planes{static_cast<const uint8_t*>(x.data) + gi * cin_g_ * x.plane_stride,
                                                    x.plane_stride, x.width, x.base};
       padded_.fill(planes, rows_end, 0, cin_g_, y0, y1, win);
-      const uint8_t* w = packed_.data() + gi * panel_bytes_;
+      const uint8_t* w = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
       for (size_t pb = 0; pb < np; pb += kWxBlock) {
         const size_t len = std::min(kWxBlock, np - pb);
         for (size_t j = 0; j < len; j += nr)
@@ -154,7 +180,7 @@ class StripQConv final : public WindowedLayer {
   const kernels::Qu8WxConfig& cfg_;
   cpu::QConvPaddedRows padded_;
   size_t group_ = 1, cin_g_ = 0, cg_ = 0, k_ = 0, kpad_ = 0, panel_bytes_ = 0;
-  std::vector<uint8_t> packed_;
+  PackedFloats packed_;  // uint8 panels, one block per group
   kernels::Qu8GemmRequant rq_;
 };
 
@@ -374,21 +400,30 @@ Rejection qadd_params(const ir::Node& node, const PlanView& type_of, kernels::Q8
   return {};
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const PlanView& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const PlanView& type_of, PackStore* packs) {
+  if (!node.input(0) || !node.input(3) || !node.input(3)->constant)
+    return unsupported(node.label() + ": QLinearConv without a constant weight");
+  auto x_dims = type_of(node.input(0)).shape.static_dims();
+  if (!x_dims) return unsupported(node.label() + ": QLinearConv input without static dims");
+  NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(node.attrs, *x_dims, node.input(3)->constant->dims()));
+  const bool depthwise = g.group > 1 && g.group == g.in_channels && g.group == g.out_channels;
+  // The GEMM members pack their panels from the weight tensor itself (pack_wx), so only the
+  // depthwise one copies the int8 weights.
   QConvParams q;
-  if (Rejection why = qconv_params(node, type_of, &q); !why.empty())
+  if (Rejection why = qconv_params(node, type_of, &q, depthwise); !why.empty())
     return unsupported(node.label() + ": " + why.text());
-  auto x_dims = *type_of(node.input(0)).shape.static_dims();
-  NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(node.attrs, x_dims, node.input(3)->constant->dims()));
   std::unique_ptr<StripLayer> layer;
   const bool pointwise = g.group == 1 && g.kernel[0] * g.kernel[1] == 1 && g.strides[0] == 1 && g.strides[1] == 1 &&
                          g.pad_begin[0] == 0 && g.pad_begin[1] == 0 && g.out[0] == g.in[0] && g.out[1] == g.in[1];
-  if (g.group > 1 && g.group == g.in_channels && g.group == g.out_channels) {
+  if (depthwise) {
     layer = std::make_unique<StripQDwConv>(g, q);
   } else if (!pointwise) {
-    layer = std::make_unique<StripQConv>(g, q);
+    auto conv = std::make_unique<StripQConv>(g, q);
+    if (!conv->pack(q, *node.input(3), packs)) return out_of_memory(node.label() + ": packed weights");
+    layer = std::move(conv);
   } else {
     auto conv = std::make_unique<StripQConv1x1>(q);
+    if (!conv->pack(*node.input(3), packs)) return out_of_memory(node.label() + ": packed weights");
     conv->in = {static_cast<size_t>(g.in_channels), static_cast<size_t>(g.in[0]), static_cast<size_t>(g.in[1])};
     conv->out = {static_cast<size_t>(g.out_channels), static_cast<size_t>(g.out[0]), static_cast<size_t>(g.out[1])};
     layer = std::move(conv);

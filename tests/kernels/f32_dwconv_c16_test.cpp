@@ -77,8 +77,10 @@ TEST(F32DwconvC16, MatchesADirectLoopOnRandomShapes) {
       for (size_t i = 0; i < p.h * p.w; ++i) in[c * p.in_plane + i] = value(rng);
     for (float& v : weights) v = value(rng);
     for (float& v : bias) v = value(rng);
+    AlignedFloats taps16(p.kh * p.kw * 16);
+    f32_dwconv_c16_pack(weights.data(), p.channels, p.kh * p.kw, taps16.p);
     p.in = in.data();
-    p.weights = weights.data();
+    p.taps16 = taps16.p;
     p.bias = with_bias ? bias.data() : nullptr;
 
     // The direct loop, in double.

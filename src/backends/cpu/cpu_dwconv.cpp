@@ -86,6 +86,18 @@ class DwConv final : public DwConvOp {
         centered_(centered),
         weights_(std::move(weights)) {
     if (bias) bias_ = PackedFloats::borrow(bias->data<float>(), static_cast<size_t>(bias->numel()), nullptr);
+    // The channel blocks' taps in the kernel's layout, once (a kernel call would repack them).
+    if (channel_blocks_ && !centered_) {
+      const size_t channels = static_cast<size_t>(w_dims_[0]), taps = weights_.size() / std::max<size_t>(channels, 1);
+      const size_t block = taps * 16;
+      if (!taps16_.resize((channels + 15) / 16 * block)) {
+        channel_blocks_ = nullptr;  // out of memory: the per-plane kernels, which need none
+        return;
+      }
+      for (size_t c0 = 0; c0 < channels; c0 += 16)
+        kernels::f32_dwconv_c16_pack(weights_.data() + c0 * taps, std::min<size_t>(16, channels - c0), taps,
+                                     taps16_.data() + c0 / 16 * block);
+    }
   }
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
@@ -246,7 +258,7 @@ class DwConv final : public DwConvOp {
       p.channels = std::min<size_t>(16, g.c - c0);
       p.in = x + (image * g.c + c0) * in_plane;
       p.in_plane = in_plane;
-      p.weights = weights_.data() + c0 * khw;
+      p.taps16 = taps16_.data() + c0 * khw;  // block c0 / 16, khw * 16 floats each
       p.bias = bias_.data() ? bias_.data() + c0 : nullptr;
       p.out = y + (image * g.c + c0) * out_plane;
       p.out_plane = out_plane;
@@ -268,6 +280,7 @@ class DwConv final : public DwConvOp {
   bool centered_;  // scratch_floats() covers run_centered()'s mapped plane
   kernels::F32DwconvC16Fn channel_blocks_ = kernels::f32_dwconv_c16_select(kernels::selected_isa());
   PackedFloats weights_, bias_;  // the node's graph constants, read in place (bias: none when null)
+  AlignedFloats taps16_;         // channel_blocks_' taps, f32_dwconv_c16_pack's layout per 16 channels
   Conv2dGeometryCache geo_;
   kernels::F32DwconvFn fn_ = nullptr;
   const Conv2dGeometry* last_ = nullptr;

@@ -14,16 +14,20 @@ size_t padded_cols(const F32DwconvC16Params& p) { return (p.out_w - 1) * p.sw + 
 
 size_t f32_dwconv_c16_scratch_floats(const F32DwconvC16Params& p) {
   if (p.out_h == 0 || p.out_w == 0) return 0;
-  // Input block, output block (rounded up to whole 16-pixel chunks of a row), packed taps.
+  // Input block, output block (rounded up to whole 16-pixel chunks of a row).
   const size_t out_cols = (p.out_w + 15) / 16 * 16;
-  return (padded_rows(p) * padded_cols(p) + p.out_h * out_cols + p.kh * p.kw + 1) * 16;
+  return (padded_rows(p) * padded_cols(p) + p.out_h * out_cols) * 16;
+}
+
+void f32_dwconv_c16_pack(const float* weights, size_t channels, size_t taps, float* dst) {
+  for (size_t t = 0; t < taps; ++t)
+    for (size_t c = 0; c < 16; ++c) dst[t * 16 + c] = c < channels ? weights[c * taps + t] : 0.0f;
 }
 
 void f32_dwconv_c16__scalar(const F32DwconvC16Params& p) {
-  const size_t taps = p.kh * p.kw;
   for (size_t c = 0; c < p.channels; ++c) {
     const float* in = p.in + c * p.in_plane;
-    const float* w = p.weights + c * taps;
+    const float* w = p.taps16 + c;
     float* out = p.out + c * p.out_plane;
     for (size_t y = 0; y < p.out_h; ++y) {
       for (size_t x = 0; x < p.out_w; ++x) {
@@ -34,7 +38,7 @@ void f32_dwconv_c16__scalar(const F32DwconvC16Params& p) {
           for (size_t kx = 0; kx < p.kw; ++kx) {
             const size_t ix = x * p.sw + kx * p.dw;
             if (ix < p.pad_left || ix - p.pad_left >= p.w) continue;
-            acc += w[ky * p.kw + kx] * in[(iy - p.pad_top) * p.w + (ix - p.pad_left)];
+            acc += w[(ky * p.kw + kx) * 16] * in[(iy - p.pad_top) * p.w + (ix - p.pad_left)];
           }
         }
         out[y * p.out_w + x] = std::min(p.max, std::max(p.min, acc));

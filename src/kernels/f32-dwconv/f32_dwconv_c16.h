@@ -31,9 +31,11 @@ struct F32DwconvC16Params {
   size_t h = 0, w = 0, out_h = 0, out_w = 0;
   size_t kh = 3, kw = 3, sh = 1, sw = 1, dh = 1, dw = 1;
   size_t pad_top = 0, pad_left = 0;
-  const float* weights = nullptr;  // channel c's kh * kw taps at weights + c * kh * kw
-  const float* bias = nullptr;     // [channels] or nullptr
-  float* out = nullptr;            // channel c's plane at out + c * out_plane (out_h x out_w)
+  // Tap t of channel c at taps16[t * 16 + c] (f32_dwconv_c16_pack: packed once, not per call),
+  // 64-byte aligned.
+  const float* taps16 = nullptr;
+  const float* bias = nullptr;  // [channels] or nullptr
+  float* out = nullptr;         // channel c's plane at out + c * out_plane (out_h x out_w)
   size_t out_plane = 0;
   float min = -std::numeric_limits<float>::infinity();
   float max = std::numeric_limits<float>::infinity();
@@ -42,8 +44,12 @@ struct F32DwconvC16Params {
 
 using F32DwconvC16Fn = void (*)(const F32DwconvC16Params& p);
 
-// Floats of scratch a call needs: the padded input block, the output block and the packed taps.
+// Floats of scratch a call needs: the padded input block and the output block.
 size_t f32_dwconv_c16_scratch_floats(const F32DwconvC16Params& p);
+
+// The taps16 layout of `channels` (1..16) channels' weights ([c][taps]): taps * 16 floats at dst,
+// the lanes of channels past `channels` zero.
+void f32_dwconv_c16_pack(const float* weights, size_t channels, size_t taps, float* dst);
 
 void f32_dwconv_c16__scalar(const F32DwconvC16Params& p);
 #if defined(__x86_64__)

@@ -1,6 +1,7 @@
 // The AVX-512 kernel of f32_dwconv_c16.h. This file alone is compiled with -mavx512f.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/f32-dwconv/f32_dwconv_c16.h"
@@ -61,7 +62,8 @@ void accumulate(const F32DwconvC16Params& p, const float* block, size_t cols, co
     if constexpr (k3x3) return taps3x3[t];
     return _mm512_load_ps(w16 + t * 16);
   };
-  const __m512 bias = _mm512_load_ps(w16 + kh * kw * 16), vmin = _mm512_set1_ps(p.min), vmax = _mm512_set1_ps(p.max);
+  const __m512 bias = p.bias ? _mm512_maskz_loadu_ps(first(p.channels), p.bias) : _mm512_setzero_ps();
+  const __m512 vmin = _mm512_set1_ps(p.min), vmax = _mm512_set1_ps(p.max);
   const size_t step = p.sw * 16, row = cols * 16;
   // Output pixels [ox, ox + n) of one row, n of them in flight.
   auto pixels = [&]<size_t n>(const float* top, float* dst, size_t ox) __attribute__((always_inline)) {
@@ -94,21 +96,22 @@ void accumulate(const F32DwconvC16Params& p, const float* block, size_t cols, co
 }  // namespace
 
 void f32_dwconv_c16__avx512(const F32DwconvC16Params& p) {
-  const size_t taps = p.kh * p.kw;
   const size_t rows = (p.out_h - 1) * p.sh + (p.kh - 1) * p.dh + 1;
   const size_t cols = (p.out_w - 1) * p.sw + (p.kw - 1) * p.dw + 1;
   const size_t out_cols = (p.out_w + 15) / 16 * 16;
-  float* block = p.scratch;                       // [rows][cols][16]
-  float* result = block + rows * cols * 16;       // [out_h][out_cols][16]
-  float* w16 = result + p.out_h * out_cols * 16;  // [taps][16], then the bias
-  float* b16 = w16 + taps * 16;
+  float* block = p.scratch;                  // [rows][cols][16]
+  float* result = block + rows * cols * 16;  // [out_h][out_cols][16]
 
-  for (size_t t = 0; t < taps; ++t)
-    for (size_t c = 0; c < 16; ++c) w16[t * 16 + c] = c < p.channels ? p.weights[c * taps + t] : 0.0f;
-  for (size_t c = 0; c < 16; ++c) b16[c] = p.bias && c < p.channels ? p.bias[c] : 0.0f;
-
-  // The padded block: zeros, then each input row's pixels that some window reaches.
-  std::memset(block, 0, rows * cols * 16 * sizeof(float));
+  // The padded block: zeros where no input pixel lands (the pads, which may reach past the block:
+  // a window can lie in the padding alone), then each input row's pixels that some window reaches.
+  const size_t top = std::min(rows, p.pad_top), rows_in = std::min(rows, p.pad_top + p.h);
+  const size_t left = std::min(cols, p.pad_left), right = std::min(cols, p.pad_left + p.w);
+  std::memset(block, 0, top * cols * 16 * sizeof(float));
+  std::memset(block + rows_in * cols * 16, 0, (rows - rows_in) * cols * 16 * sizeof(float));
+  for (size_t yy = top; yy < rows_in; ++yy) {
+    std::memset(block + yy * cols * 16, 0, left * 16 * sizeof(float));
+    std::memset(block + (yy * cols + right) * 16, 0, (cols - right) * 16 * sizeof(float));
+  }
   for (size_t y = 0; y < p.h; ++y) {
     const size_t yy = y + p.pad_top;
     if (yy >= rows) break;
@@ -133,9 +136,9 @@ void f32_dwconv_c16__avx512(const F32DwconvC16Params& p) {
 
   // Every output pixel's 16 channels in one vector, four pixels in flight.
   if (p.kh == 3 && p.kw == 3 && p.dh == 1 && p.dw == 1) {
-    accumulate<true>(p, block, cols, w16, result, out_cols);
+    accumulate<true>(p, block, cols, p.taps16, result, out_cols);
   } else {
-    accumulate<false>(p, block, cols, w16, result, out_cols);
+    accumulate<false>(p, block, cols, p.taps16, result, out_cols);
   }
 
   // Back to planes, 16 pixels of a row at a time (the chunk's pixels past out_w are not stored).

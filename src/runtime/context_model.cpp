@@ -58,10 +58,6 @@ void populate_sections(const MappedFile& file, const uint8_t* data, const contex
       [&](uint64_t begin, uint64_t end) { file.populate(data + begin, static_cast<size_t>(end - begin)); });
 }
 
-// Below this many bytes a thread's start costs more than the check it would take off the
-// caller's path (checking reads about 12-17 GB/s on one core; a thread starts in 30-60 us).
-constexpr uint64_t kBackgroundCheckMinBytes = uint64_t{1} << 20;
-
 // The sections read only after a plan exists, checked before anything reads them:
 // - the prepacked weights, which only kernels read: checked on a thread of their own from load
 //   on, while the caller goes on creating sessions (their checksums are memory-bound, session
@@ -73,12 +69,12 @@ class DeferredCheck final : public DeferredWeights {
  public:
   DeferredCheck(const uint8_t* data, std::shared_ptr<const void> keepalive, const context::ContextInfo& info,
                 std::vector<uint32_t> canonical, std::vector<uint32_t> packed, const MappedFile* file)
-      : data_(data), keepalive_(std::move(keepalive)), canonical_(std::move(canonical)), packed_(std::move(packed)) {
+      : data_(data), keepalive_(std::move(keepalive)), canonical_(std::move(canonical)) {
     info_.sections = info.sections;
     info_.signatures = info.signatures;
     for (const context::ContextInfo::Packed& p : info.packs)
       if (p.source >= 0) twins_.push_back(p.key);
-    start_packed_check(file);
+    if (!packed.empty()) start_packed_check(std::move(packed), file);
   }
 
   ~DeferredCheck() override { packed_thread_.join(); }
@@ -102,14 +98,13 @@ class DeferredCheck final : public DeferredWeights {
   }
 
  private:
-  void start_packed_check(const MappedFile* file) {
-    if (packed_.empty()) return;
-    packed_check_ = std::make_unique<context::SectionCheck>(info_, data_, packed_);
+  void start_packed_check(std::vector<uint32_t> packed, const MappedFile* file) {
+    packed_check_ = std::make_unique<context::SectionCheck>(info_, data_, std::move(packed));
     auto work = [this, file]() noexcept {
-      if (file) populate_sections(*file, data_, info_, packed_);
+      if (file) populate_sections(*file, data_, info_, packed_check_->sections());
       packed_check_->work();
     };
-    if (packed_check_->bytes() < kBackgroundCheckMinBytes || !packed_thread_.start(work)) work();
+    if (!packed_thread_.start(work)) work();  // one CPU, or no thread to spare: checked here
   }
 
   // The caller checks what the side thread has not yet taken, then waits for it.
@@ -132,7 +127,6 @@ class DeferredCheck final : public DeferredWeights {
   std::shared_ptr<const void> keepalive_;
   context::ContextInfo info_;  // the section table and signatures
   std::vector<uint32_t> canonical_;
-  std::vector<uint32_t> packed_;
   std::vector<std::string> twins_;  // keys of the packs made from the canonical weights
   std::unique_ptr<context::SectionCheck> packed_check_;
   mutable SideThread packed_thread_;  // declared after what its job reads: joined first
@@ -154,24 +148,14 @@ Result<std::shared_ptr<const ContextModel>> ContextModel::open(const uint8_t* da
     NFUSE_RETURN_IF_ERROR_PLAIN(context::source_status(info, options.expected_source_sha256, "the given model"));
   std::shared_ptr<const DeferredWeights> deferred;
   if (options.verify_sections) {
-    // Checked now: the graph and the tensors (shapes and sizes are read from them). The
-    // canonical weights that only packing reads, and the prepacked weights that only kernels
-    // read, are checked before anything reads them (DeferredCheck).
-    const std::vector<uint32_t> canonical = context::pack_sources(info);
-    std::vector<uint32_t> now, packed;
-    for (uint32_t i = 0, j = 0; i < info.sections.size(); ++i) {
-      if (j < canonical.size() && canonical[j] == i) {
-        ++j;
-        continue;
-      }
-      (info.sections[i].kind == context::Section::Kind::kPacked ? packed : now).push_back(i);
-    }
+    context::CheckSchedule schedule = context::check_schedule(info);
     // Mapped in one call per run of sections before they are read (not a fault per few pages).
-    if (file) populate_sections(*file, data, info, now);
-    NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data, now));
+    if (file) populate_sections(*file, data, info, schedule.at_load);
+    NFUSE_RETURN_IF_ERROR_PLAIN(context::verify_sections(info, data, schedule.at_load));
     if (file) drop_checked_tensors(*file, data, info);
-    if (!canonical.empty() || !packed.empty())
-      deferred = std::make_shared<DeferredCheck>(data, keepalive, info, canonical, std::move(packed), file);
+    if (!schedule.when_read.empty() || !schedule.beside_load.empty())
+      deferred = std::make_shared<DeferredCheck>(data, keepalive, info, std::move(schedule.when_read),
+                                                 std::move(schedule.beside_load), file);
   }
   auto model = std::shared_ptr<ContextModel>(new ContextModel());
   model->deferred_ = std::move(deferred);

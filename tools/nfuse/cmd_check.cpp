@@ -72,17 +72,18 @@ int cmd_check(const CheckArgs& args) {
       j["signatures"] = sigs;
       j["sections"] = header.sections.size();
       j["file_bytes"] = header.file_size;
-      // Where each section's checksum is checked when a session loads the binary: at load; beside
-      // the load (the packed twins, on a thread of their own, before any plan is handed out); or
-      // (the canonical weights that packed twins replace) only before something reads them.
-      const std::vector<uint32_t> later = context::pack_sources(header);
+      // Where each section's checksum is checked when a session loads the binary
+      // (context::check_schedule: at load, beside the load, or when read).
+      const context::CheckSchedule schedule = context::check_schedule(header);
+      auto listed = [](const std::vector<uint32_t>& list, size_t i) {
+        return std::binary_search(list.begin(), list.end(), static_cast<uint32_t>(i));
+      };
       nlohmann::json table = nlohmann::json::array();
       for (size_t i = 0; i < header.sections.size(); ++i) {
         const context::Section& s = header.sections[i];
-        const bool deferred = std::binary_search(later.begin(), later.end(), static_cast<uint32_t>(i));
-        const char* when = deferred                                    ? "when read"
-                           : s.kind == context::Section::Kind::kPacked ? "beside load"
-                                                                       : "at load";
+        const char* when = listed(schedule.when_read, i)     ? "when read"
+                           : listed(schedule.beside_load, i) ? "beside load"
+                                                             : "at load";
         table.push_back(
             {{"kind", context::section_kind_name(s.kind)}, {"offset", s.offset}, {"bytes", s.size}, {"checked", when}});
       }
@@ -105,7 +106,7 @@ int cmd_check(const CheckArgs& args) {
     std::printf("\n  %zu sections, %llu bytes\n", header.sections.size(),
                 static_cast<unsigned long long>(header.file_size));
     uint64_t later_bytes = 0;
-    const std::vector<uint32_t> later = context::pack_sources(header);
+    const std::vector<uint32_t> later = context::check_schedule(header).when_read;
     for (uint32_t i : later) later_bytes += header.sections[i].size;
     if (!later.empty())
       std::printf("  %zu canonical weights (%llu bytes) that packed twins replace: checked when read, not at load\n",

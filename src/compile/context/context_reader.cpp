@@ -551,6 +551,31 @@ std::vector<uint32_t> pack_sources(const ContextInfo& info) {
   return out;
 }
 
+CheckSchedule check_schedule(const ContextInfo& info) {
+  CheckSchedule s;
+  s.when_read = pack_sources(info);
+  uint64_t packed_bytes = 0;
+  for (uint32_t i = 0, j = 0; i < info.sections.size(); ++i) {
+    if (j < s.when_read.size() && s.when_read[j] == i) {
+      ++j;
+      continue;
+    }
+    const Section& sec = info.sections[i];
+    if (sec.kind == Section::Kind::kPacked) {
+      s.beside_load.push_back(i);
+      packed_bytes += sec.size;
+    } else {
+      s.at_load.push_back(i);
+    }
+  }
+  if (packed_bytes < kBesideLoadMinBytes) {
+    s.at_load.insert(s.at_load.end(), s.beside_load.begin(), s.beside_load.end());
+    std::sort(s.at_load.begin(), s.at_load.end());
+    s.beside_load.clear();
+  }
+  return s;
+}
+
 SectionCheck::SectionCheck(const ContextInfo& info, const uint8_t* file, std::vector<uint32_t> which)
     : info_(info), file_(file), which_(std::move(which)), failures_(which_.size()), first_bad_(which_.size()) {}
 

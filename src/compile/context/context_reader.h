@@ -29,6 +29,20 @@ Result<ContextInfo> read_header_file(const std::string& path);
 Status verify_sections(const ContextInfo& info, const uint8_t* file);
 // The same for the sections `which` (indices into info.sections, ascending).
 Status verify_sections(const ContextInfo& info, const uint8_t* file, const std::vector<uint32_t>& which);
+// When a session's load checks each section (indices ascending in each list):
+// - at_load: the graph and the tensors (shapes, sizes and all the planner reads come from them),
+//   and the packed twins too when they are fewer than kBesideLoadMinBytes;
+// - beside_load: the packed twins, which only kernels read: on a thread of their own while the
+//   caller creates its session, awaited before any plan is handed out;
+// - when_read: the canonical weights that only packing reads (pack_sources()).
+struct CheckSchedule {
+  std::vector<uint32_t> at_load, beside_load, when_read;
+};
+// Below this many bytes of packed twins a thread's start costs more than the check it would take
+// off the caller's path (checking reads 12-17 GB/s on one core; a thread starts in 30-60 us).
+inline constexpr uint64_t kBesideLoadMinBytes = uint64_t{1} << 20;
+CheckSchedule check_schedule(const ContextInfo& info);
+
 // The checksums of the sections `which` (indices into info.sections, ascending), checked by
 // every thread that calls work(): each takes the next unchecked section until none is left.
 // result(), once every work() call has returned, is kCorruptBinary naming the lowest section

@@ -79,15 +79,17 @@ void copy_padded(const Conv2dGeometry& g, const PaddedPlane& pp, const float* x,
 class DwConv final : public DwConvOp {
  public:
   DwConv(const ir::Node& node, std::vector<int64_t> w_dims, PackedFloats weights, const ir::Tensor* bias, Epilogue e,
-         bool centered)
+         bool centered, bool small_planes)
       : node_(node),
         w_dims_(std::move(w_dims)),
         epilogue_(std::move(e)),
         centered_(centered),
         weights_(std::move(weights)) {
     if (bias) bias_ = PackedFloats::borrow(bias->data<float>(), static_cast<size_t>(bias->numel()), nullptr);
-    // The channel blocks' taps in the kernel's layout, once (a kernel call would repack them).
-    if (channel_blocks_ && !centered_) {
+    // The channel blocks' taps in the kernel's layout, once (a kernel call would repack them),
+    // unless the planned input planes are too large for them.
+    if (centered_ || !small_planes) channel_blocks_ = nullptr;
+    if (channel_blocks_) {
       const size_t channels = static_cast<size_t>(w_dims_[0]), taps = weights_.size() / std::max<size_t>(channels, 1);
       const size_t block = taps * 16;
       if (!taps16_.resize((channels + 15) / 16 * block)) {
@@ -290,17 +292,19 @@ class DwConv final : public DwConvOp {
 }  // namespace
 
 std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                      Epilogue epilogue) {
+                                      Epilogue epilogue, const std::vector<int64_t>* x_dims) {
+  const bool small_planes =
+      !x_dims || x_dims->size() != 4 || (*x_dims)[2] * (*x_dims)[3] <= static_cast<int64_t>(kChannelBlockMaxPixels);
   // The graph owns its constants for as long as an op built on its node exists.
   return std::make_unique<DwConv>(node, w.dims(),
                                   PackedFloats::borrow(w.data<float>(), static_cast<size_t>(w.numel()), nullptr), bias,
-                                  std::move(epilogue), false);
+                                  std::move(epilogue), false, small_planes);
 }
 
 std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, ir::Tensor w) {
   auto kept = std::make_shared<const ir::Tensor>(std::move(w));
   PackedFloats weights = PackedFloats::borrow(kept->data<float>(), static_cast<size_t>(kept->numel()), kept);
-  return std::make_unique<DwConv>(node, kept->dims(), std::move(weights), nullptr, Epilogue{}, true);
+  return std::make_unique<DwConv>(node, kept->dims(), std::move(weights), nullptr, Epilogue{}, true, false);
 }
 
 }  // namespace nfuse::backends::cpu

@@ -8,7 +8,7 @@
 namespace nfuse::backends {
 
 bool PackStore::get(const std::string& key, const std::string& weight, size_t floats, PackedFloats* out,
-                    const std::function<void(float*)>& fill) {
+                    const std::function<void(float*)>& fill, bool weight_read_too) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key);
@@ -52,7 +52,7 @@ bool PackStore::get(const std::string& key, const std::string& weight, size_t fl
   ++packed_;
   ++usage_.packed;
   packed_ms_ += ms;
-  if (recording_) entries_[key] = Entry{key, weight, packed};
+  if (recording_) entries_[key] = Entry{key, weight, packed, weight_read_too};
   *out = std::move(packed);
   return true;
 }
@@ -107,8 +107,8 @@ std::string pack_key(const char* family, const ir::Value& weight, std::initializ
 }
 
 bool pack_weights(PackStore* store, const ir::Value& weight, const std::function<std::string()>& key, size_t floats,
-                  PackedFloats* out, const std::function<void(float*)>& fill) {
-  if (store) return store->get(key(), weight.name, floats, out, fill);
+                  PackedFloats* out, const std::function<void(float*)>& fill, bool weight_read_too) {
+  if (store) return store->get(key(), weight.name, floats, out, fill, weight_read_too);
   if (!out->resize(floats)) return false;
   fill(out->data());
   return true;

@@ -28,9 +28,11 @@ class PackStore {
   explicit PackStore(std::shared_ptr<PackStore> base) : recording_(false), base_(std::move(base)) {}
 
   // *out = the stored buffer under `key` when it holds exactly `floats`, else one `fill` packs
-  // from the graph value `weight` (and a recording store keeps). False when memory runs out.
+  // from the graph value `weight` (and a recording store keeps). `weight_read_too`: the op also
+  // reads the weight itself, so a context binary must check it at load like any other (never
+  // "when read"). False when memory runs out.
   bool get(const std::string& key, const std::string& weight, size_t floats, PackedFloats* out,
-           const std::function<void(float*)>& fill);
+           const std::function<void(float*)>& fill, bool weight_read_too = false);
   // Adds a buffer a context binary brought.
   void add(const std::string& key, PackedFloats packed);
 
@@ -38,6 +40,7 @@ class PackStore {
     std::string key;
     std::string weight;  // the graph value packed (a recording store's entries; else empty)
     PackedFloats packed;
+    bool weight_read_too = false;  // the packing op also reads `weight` itself
   };
   std::vector<Entry> entries() const;  // sorted by key (a view's: its base's too)
   size_t hits() const;                 // buffers served from the store
@@ -70,6 +73,6 @@ std::string pack_key(const char* family, const ir::Value& weight, std::initializ
 // Packs `weight` into *out through `store` when there is one, else directly. The key is only
 // built when there is a store.
 bool pack_weights(PackStore* store, const ir::Value& weight, const std::function<std::string()>& key, size_t floats,
-                  PackedFloats* out, const std::function<void(float*)>& fill);
+                  PackedFloats* out, const std::function<void(float*)>& fill, bool weight_read_too = false);
 
 }  // namespace nfuse::backends

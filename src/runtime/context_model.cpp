@@ -249,7 +249,7 @@ Status save_context(const Session& session, const std::string& source_name, cons
   std::vector<context::PackedBlob> packs;
   if (so.packs) {
     for (const backends::PackStore::Entry& e : so.packs->entries())
-      packs.push_back({e.key, e.weight, e.packed.data(), e.packed.size()});
+      packs.push_back({e.key, e.weight, e.packed.data(), e.packed.size(), e.weight_read_too});
     info.pack_ms = so.packs->packed_ms();
   }
   std::vector<compile::StoredPlacement> placements;

@@ -18,6 +18,7 @@
 #include "runtime/context_model.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
+#include "support/context_round_trip.h"
 
 namespace nfuse {
 namespace {
@@ -56,43 +57,7 @@ std::vector<ZooModel> zoo_models() {
 
 std::string file_sha(const fs::path& p) { return context::sha256_file(p.string()).value(); }
 
-// The canonical weights the loader leaves unchecked (their packed twins are what sessions read)
-// are not read at all: with every byte of them inverted, a session of the binary loads, runs and
-// answers bit for bit as the compiling session did.
-void expect_packed_twins_alone_read(const fs::path& nfc, const runtime::NamedTensors& inputs,
-                                    const std::vector<ir::Tensor>& expected) {
-  std::ifstream in(nfc, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto info = context::read_header(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), bytes.size());
-  ASSERT_TRUE(info.ok()) << info.status().to_string();
-  const std::vector<uint32_t> sources = context::pack_sources(*info);
-  if (info->packs.empty()) return;  // nothing packed, nothing left unchecked
-  ASSERT_FALSE(sources.empty()) << "no packed weight names its canonical source";
-  for (uint32_t i : sources)
-    for (uint64_t at = info->sections[i].offset; at < info->sections[i].offset + info->sections[i].size; ++at)
-      bytes[static_cast<size_t>(at)] = static_cast<char>(~bytes[static_cast<size_t>(at)]);
-  const fs::path garbled = nfc.string() + ".garbled";
-  {
-    std::ofstream out(garbled, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
-  auto binary = runtime::ContextModel::open_file(garbled.string(), {});
-  ASSERT_TRUE(binary.ok()) << binary.status().to_string();
-  runtime::SessionOptions so;
-  auto graph = (*binary)->graph(&so);
-  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
-  auto session = runtime::Session::create(std::move(*graph), so);
-  ASSERT_TRUE(session.ok()) << session.status().to_string();
-  auto got = (*session)->run(inputs);
-  ASSERT_TRUE(got.ok()) << sources.size() << " canonical weights inverted: " << got.status().to_string();
-  ASSERT_EQ(got->size(), expected.size());
-  for (size_t i = 0; i < got->size(); ++i) {
-    ASSERT_EQ((*got)[i].bytes(), expected[i].bytes());
-    EXPECT_EQ(std::memcmp((*got)[i].raw(), expected[i].raw(), expected[i].bytes()), 0)
-        << "output " << i << " changed with " << sources.size() << " canonical weights inverted";
-  }
-  fs::remove(garbled);
-}
+using testing::expect_packed_twins_alone_read;
 
 // Compiles `onnx` for `backend`, loads the binary, and compares the first inferences.
 void expect_round_trip(const std::string& label, const fs::path& onnx, const runtime::NamedTensors& inputs,

@@ -365,7 +365,8 @@ Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileCont
   if (e.fused_bias) return std::unique_ptr<CpuOp>();
   if (group > 1 && w->dim(1) == 1 && w->dim(0) == group) {
     const auto x_dims = ctx.type_of(node.input(0)).shape.static_dims();
-    return std::unique_ptr<CpuOp>(make_dwconv(node, *w, bias, std::move(e), x_dims ? &*x_dims : nullptr));
+    return std::unique_ptr<CpuOp>(
+        make_dwconv(node, *w, bias, std::move(e), x_dims ? &*x_dims : nullptr, ctx.packs.get()));
   }
   if (use_winograd(node, *w)) return make_winograd_conv(node, *w, bias, std::move(e), ctx.packs.get());
   if (use_small_channel_conv(node, *w)) return make_small_channel_conv(node, *w, bias, std::move(e));

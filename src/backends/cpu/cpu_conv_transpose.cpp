@@ -25,6 +25,7 @@
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_upsample_deconv.h"
+#include "backends/pack_store.h"
 #include "kernels/f32-gemm/f32_gemm.h"
 
 namespace nfuse::backends::cpu {
@@ -72,33 +73,38 @@ class ConvTranspose2d final : public CpuOp {
   }
 
   // A[r][ci] = W[g*cig + ci][co][ky][kx] with r = (co*kh + ky)*kw + kx: row stride 1, column
-  // stride cog*kh*kw. One run of panels per (group, chunk).
-  bool pack(const ir::Tensor& w) {
+  // stride cog*kh*kw. One run of panels per (group, chunk). Through `packs` when given (the key
+  // names the chunking, which the thread count chose).
+  bool pack(const ir::Tensor& w, PackStore* packs) {
     const size_t mr = cfg_->mr;
-    if (!packed_.resize(group_ * chunks_ * chunk_panels_ * mr * cig_)) return false;
-    const float* src = w.data<float>();
-    const size_t col_stride = cog_ * khw_;
-    for (size_t gi = 0; gi < group_; ++gi) {
-      for (size_t c = 0; c < chunks_; ++c) {
-        const size_t r0 = c * chunk_rows_, r1 = std::min(cog_, (c + 1) * chunk_co_) * khw_;
-        for (size_t p = 0; p < chunk_panels_; ++p) {
-          const size_t rs = r0 + p * mr;
-          const size_t rows = rs < r1 ? std::min(mr, r1 - rs) : 0;
-          float* dst = packed_.data() + ((gi * chunks_ + c) * chunk_panels_ + p) * mr * cig_;
-          if (rows == 0) continue;  // zero-filled already
-          kernels::f32_gemm_pack_a(mr, rows, cig_, src + gi * cig_ * col_stride + rs, 1, col_stride, dst);
+    auto fill = [&](float* packed) {
+      const float* src = w.data<float>();
+      const size_t col_stride = cog_ * khw_;
+      for (size_t gi = 0; gi < group_; ++gi) {
+        for (size_t c = 0; c < chunks_; ++c) {
+          const size_t r0 = c * chunk_rows_, r1 = std::min(cog_, (c + 1) * chunk_co_) * khw_;
+          for (size_t p = 0; p < chunk_panels_; ++p) {
+            const size_t rs = r0 + p * mr;
+            const size_t rows = rs < r1 ? std::min(mr, r1 - rs) : 0;
+            float* dst = packed + ((gi * chunks_ + c) * chunk_panels_ + p) * mr * cig_;
+            if (rows == 0) continue;  // zero-filled already
+            kernels::f32_gemm_pack_a(mr, rows, cig_, src + gi * cig_ * col_stride + rs, 1, col_stride, dst);
+          }
         }
       }
-    }
-    return true;
+    };
+    auto key = [&] {
+      return pack_key("f32.deconv.gemm", *node_.input(1), {mr, group_, chunks_, chunk_panels_, cig_, cog_, khw_});
+    };
+    return pack_weights(packs, *node_.input(1), key, group_ * chunks_ * chunk_panels_ * mr * cig_, &packed_, fill);
   }
 
   // The non-overlapping path for input dims `x_dims`; false when memory runs out.
-  bool use_upsample(const ir::Tensor& w, const ir::Tensor* bias, const std::vector<int64_t>& x_dims) {
+  bool use_upsample(const ir::Tensor& w, const ir::Tensor* bias, const std::vector<int64_t>& x_dims, PackStore* packs) {
     auto g = ops::resolve_conv_transpose(node_.attrs, x_dims, w_dims_);
     if (!g.ok() || !UpsampleDeconv::applies(*g)) return true;
     up_ = std::make_unique<UpsampleDeconv>();
-    if (!up_->init(*g, w, bias, epilogue_.act, epilogue_.residual)) return false;
+    if (!up_->init(*g, w, bias, epilogue_.act, epilogue_.residual, packs, node_.input(1))) return false;
     up_dims_ = x_dims;
     up_height_ = static_cast<size_t>(g->out[0]);
     up_stride_ = static_cast<size_t>(g->strides[0]);
@@ -293,7 +299,7 @@ class ConvTranspose2d final : public CpuOp {
   size_t group_ = 1, cig_ = 0, cog_ = 0, co_ = 0, kh_ = 1, kw_ = 1, khw_ = 1;
   size_t chunk_co_ = 1, chunks_ = 1, chunk_rows_ = 0, chunk_panels_ = 0, kc_ = 1, strip_panels_ = 1;
   std::vector<float> bias_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
   bool geo_valid_ = false;
   std::vector<int64_t> geo_dims_;
   TransposeGeometry geo_;
@@ -320,9 +326,10 @@ Result<std::unique_ptr<CpuOp>> make_conv_transpose(const ir::Node& node, const C
   if (e.fused_bias) return std::unique_ptr<CpuOp>();
   auto op = std::make_unique<ConvTranspose2d>(node, *w, bias, std::move(e),
                                               static_cast<size_t>(std::max(ctx.threads, 1)));
-  if (!op->pack(*w)) return out_of_memory(node.label() + ": packed weights");
+  if (!op->pack(*w, ctx.packs.get())) return out_of_memory(node.label() + ": packed weights");
   const ir::Shape& planned = ctx.type_of(node.input(0)).shape;
-  if (auto dims = planned.static_dims(); dims && dims->size() == 4 && !op->use_upsample(*w, bias, *dims))
+  if (auto dims = planned.static_dims();
+      dims && dims->size() == 4 && !op->use_upsample(*w, bias, *dims, ctx.packs.get()))
     return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }

@@ -22,6 +22,7 @@
 #include "backends/cpu/cpu_dwconv.h"
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/pack_store.h"
 #include "core/aligned_storage.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
 #include "kernels/f32-dwconv/f32_dwconv_c16.h"
@@ -86,20 +87,24 @@ class DwConv final : public DwConvOp {
         centered_(centered),
         weights_(std::move(weights)) {
     if (bias) bias_ = PackedFloats::borrow(bias->data<float>(), static_cast<size_t>(bias->numel()), nullptr);
-    // The channel blocks' taps in the kernel's layout, once (a kernel call would repack them),
-    // unless the planned input planes are too large for them.
     if (centered_ || !small_planes) channel_blocks_ = nullptr;
-    if (channel_blocks_) {
-      const size_t channels = static_cast<size_t>(w_dims_[0]), taps = weights_.size() / std::max<size_t>(channels, 1);
-      const size_t block = taps * 16;
-      if (!taps16_.resize((channels + 15) / 16 * block)) {
-        channel_blocks_ = nullptr;  // out of memory: the per-plane kernels, which need none
-        return;
-      }
+  }
+
+  // The channel blocks' taps in the kernel's layout, once (a kernel call would repack them),
+  // unless the planned input planes are too large for them; through `packs` when given. The
+  // per-plane kernels read the weights as they are, so the key says the op reads them too.
+  void pack_channel_blocks(PackStore* packs) {
+    if (!channel_blocks_) return;
+    const size_t channels = static_cast<size_t>(w_dims_[0]), taps = weights_.size() / std::max<size_t>(channels, 1);
+    const size_t block = taps * 16;
+    auto fill = [&](float* dst) {
       for (size_t c0 = 0; c0 < channels; c0 += 16)
         kernels::f32_dwconv_c16_pack(weights_.data() + c0 * taps, std::min<size_t>(16, channels - c0), taps,
-                                     taps16_.data() + c0 / 16 * block);
-    }
+                                     dst + c0 / 16 * block);
+    };
+    auto key = [&] { return pack_key("f32.dwconv.c16", *node_.input(1), {channels, taps}); };
+    if (!pack_weights(packs, *node_.input(1), key, (channels + 15) / 16 * block, &taps16_, fill, true))
+      channel_blocks_ = nullptr;  // out of memory: the per-plane kernels, which need none
   }
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
@@ -282,7 +287,7 @@ class DwConv final : public DwConvOp {
   bool centered_;  // scratch_floats() covers run_centered()'s mapped plane
   kernels::F32DwconvC16Fn channel_blocks_ = kernels::f32_dwconv_c16_select(kernels::selected_isa());
   PackedFloats weights_, bias_;  // the node's graph constants, read in place (bias: none when null)
-  AlignedFloats taps16_;         // channel_blocks_' taps, f32_dwconv_c16_pack's layout per 16 channels
+  PackedFloats taps16_;          // channel_blocks_' taps, f32_dwconv_c16_pack's layout per 16 channels
   Conv2dGeometryCache geo_;
   kernels::F32DwconvFn fn_ = nullptr;
   const Conv2dGeometry* last_ = nullptr;
@@ -292,13 +297,15 @@ class DwConv final : public DwConvOp {
 }  // namespace
 
 std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                      Epilogue epilogue, const std::vector<int64_t>* x_dims) {
+                                      Epilogue epilogue, const std::vector<int64_t>* x_dims, PackStore* packs) {
   const bool small_planes =
       !x_dims || x_dims->size() != 4 || (*x_dims)[2] * (*x_dims)[3] <= static_cast<int64_t>(kChannelBlockMaxPixels);
   // The graph owns its constants for as long as an op built on its node exists.
-  return std::make_unique<DwConv>(node, w.dims(),
-                                  PackedFloats::borrow(w.data<float>(), static_cast<size_t>(w.numel()), nullptr), bias,
-                                  std::move(epilogue), false, small_planes);
+  auto op = std::make_unique<DwConv>(node, w.dims(),
+                                     PackedFloats::borrow(w.data<float>(), static_cast<size_t>(w.numel()), nullptr),
+                                     bias, std::move(epilogue), false, small_planes);
+  op->pack_channel_blocks(packs);
+  return op;
 }
 
 std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, ir::Tensor w) {

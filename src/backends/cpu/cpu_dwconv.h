@@ -29,8 +29,10 @@ class DwConvOp : public CpuOp {
 
 // w: [C, 1, kh, kw] f32; bias: [C] or nullptr; both the node's graph constants, read in place
 // for the op's life. x_dims: the planned input dims (nullptr when unknown until run time).
+// packs: where the channel-block taps are packed through (null: the op packs its own).
 std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
-                                      Epilogue epilogue, const std::vector<int64_t>* x_dims = nullptr);
+                                      Epilogue epilogue, const std::vector<int64_t>* x_dims = nullptr,
+                                      PackStore* packs = nullptr);
 // The same for run_centered() only: its scratch holds an input plane for the map; w (computed by
 // the caller) is kept by the op.
 std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, ir::Tensor w);

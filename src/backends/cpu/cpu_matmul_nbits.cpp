@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "backends/cpu/cpu_op.h"
+#include "backends/cpu/cpu_qlinear_conv_params.h"
+#include "backends/pack_store.h"
 #include "kernels/f32-gemm/f32_gemm.h"
 
 namespace nfuse::backends::cpu {
@@ -25,26 +27,25 @@ class MatMulNBitsOp final : public CpuOp {
  public:
   MatMulNBitsOp(size_t k, size_t n) : cfg_(kernels::f32_gemm_config()), k_(k), n_(n) {}
 
-  // Dequantizes the codes into W^T [N][K] and packs it. False when memory runs out.
-  bool pack(const uint8_t* q, const float* scales, const uint8_t* zp, size_t block) {
-    const size_t blocks = (k_ + block - 1) / block, blob = block / 2, zp_stride = (blocks + 1) / 2;
-    std::vector<float> wt(k_ * n_);
-    for (size_t j = 0; j < n_; ++j) {
-      for (size_t b = 0; b < blocks; ++b) {
-        int zero = 8;
-        if (zp) zero = (zp[j * zp_stride + b / 2] >> (4 * (b % 2))) & 0x0F;
-        const float scale = scales[j * blocks + b];
-        const uint8_t* codes = q + (j * blocks + b) * blob;
-        const size_t k_end = std::min(k_, (b + 1) * block);
-        for (size_t kk = b * block; kk < k_end; ++kk) {
-          const size_t i = kk - b * block;
-          const int code = (codes[i / 2] >> (4 * (i % 2))) & 0x0F;
-          wt[j * k_ + kk] = static_cast<float>(code - zero) * scale;
-        }
-      }
+  // Dequantizes the codes into W^T [N][K] and packs it, through `packs` when given (keyed by the
+  // codes' value `codes`, the block size and a hash of the scales and zero points). False when
+  // memory runs out.
+  bool pack(const uint8_t* q, const float* scales, const uint8_t* zp, size_t block, PackStore* packs,
+            const ir::Value* codes) {
+    const size_t blocks = (k_ + block - 1) / block, zp_stride = (blocks + 1) / 2;
+    auto fill = [&](float* dst) { dequantize_and_pack(q, scales, zp, block, dst); };
+    const size_t floats = kernels::f32_gemm_packed_b_size(k_, n_, cfg_.nr);
+    if (packs && codes) {
+      std::vector<float> baked(scales, scales + n_ * blocks);
+      for (size_t i = 0; zp && i < n_ * zp_stride; ++i) baked.push_back(zp[i]);
+      auto key = [&] {
+        return pack_key("f32.nbits4.pack_b", *codes,
+                        {cfg_.nr, k_, n_, block, zp ? 1u : 0u, qconv_values_hash(nullptr, baked, baked.size())});
+      };
+      return pack_weights(packs, *codes, key, floats, &packed_, fill);
     }
-    if (!packed_.resize(kernels::f32_gemm_packed_b_size(k_, n_, cfg_.nr))) return false;
-    kernels::f32_gemm_pack_b(cfg_, k_, n_, wt.data(), 1, k_, packed_.data());
+    if (!packed_.resize(floats)) return false;
+    fill(packed_.data());
     return true;
   }
   std::vector<float> bias_;
@@ -76,14 +77,35 @@ class MatMulNBitsOp final : public CpuOp {
   }
 
  private:
+  // W^T [N][K] dequantized from the codes, packed into dst.
+  void dequantize_and_pack(const uint8_t* q, const float* scales, const uint8_t* zp, size_t block, float* dst) const {
+    const size_t blocks = (k_ + block - 1) / block, blob = block / 2, zp_stride = (blocks + 1) / 2;
+    std::vector<float> wt(k_ * n_);
+    for (size_t j = 0; j < n_; ++j) {
+      for (size_t b = 0; b < blocks; ++b) {
+        int zero = 8;
+        if (zp) zero = (zp[j * zp_stride + b / 2] >> (4 * (b % 2))) & 0x0F;
+        const float scale = scales[j * blocks + b];
+        const uint8_t* codes = q + (j * blocks + b) * blob;
+        const size_t k_end = std::min(k_, (b + 1) * block);
+        for (size_t kk = b * block; kk < k_end; ++kk) {
+          const size_t i = kk - b * block;
+          const int code = (codes[i / 2] >> (4 * (i % 2))) & 0x0F;
+          wt[j * k_ + kk] = static_cast<float>(code - zero) * scale;
+        }
+      }
+    }
+    kernels::f32_gemm_pack_b(cfg_, k_, n_, wt.data(), 1, k_, dst);
+  }
+
   const kernels::F32GemmConfig& cfg_;
   size_t k_, n_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_matmul_nbits(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_matmul_nbits(const ir::Node& node, const CompileContext& ctx) {
   const int64_t k = node.attrs.get_int("K", 0), n = node.attrs.get_int("N", 0);
   const int64_t block = node.attrs.get_int("block_size", 0);
   if (!is_f32(node.input(0)) || node.attrs.get_int("bits", 4) != 4 || node.has_input(4) || k < 1 || n < 1 ||
@@ -102,7 +124,7 @@ Result<std::unique_ptr<CpuOp>> make_matmul_nbits(const ir::Node& node, const Com
   }
   auto op = std::make_unique<MatMulNBitsOp>(static_cast<size_t>(k), static_cast<size_t>(n));
   if (!op->pack(q->data<uint8_t>(), scales->data<float>(), zp ? zp->data<uint8_t>() : nullptr,
-                static_cast<size_t>(block))) {
+                static_cast<size_t>(block), ctx.packs.get(), node.input(1))) {
     return out_of_memory(node.label() + ": packed B");
   }
   if (bias) op->bias_.assign(bias->data<float>(), bias->data<float>() + n);

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_q8_im2col.h"
+#include "backends/pack_store.h"
 
 namespace nfuse::backends::cpu {
 namespace {
@@ -68,15 +69,29 @@ QConv16Wx::QConv16Wx(const kernels::Qs16WxConfig& cfg, size_t co, size_t k, size
   block_ = std::min<size_t>(kMaxBlock, std::max<size_t>(32, kBlockBytes / (kpad() * sizeof(int16_t)) / 32 * 32));
 }
 
-bool QConv16Wx::pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_unsigned) {
+bool QConv16Wx::pack(const ir::Tensor& w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_unsigned,
+                     PackStore* packs, const ir::Value* weight, uint64_t baked) {
   x_zp_ = x_zp, x_unsigned_ = x_unsigned;
   const size_t cg = co_ / group_;
   panel_bytes_ = kernels::qs16_wxgemm_packed_w_size(cfg_, cg, k_);
-  if (!packed_.resize((panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float))) return false;
-  for (size_t g = 0; g < group_; ++g) {
-    kernels::qs16_wxgemm_pack_w(cfg_, cg, k_, w + g * cg * k_, bias ? bias + g * cg : nullptr, multiplier + g * cg,
-                                x_zp, x_unsigned, reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
+  const size_t floats = (panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float);
+  auto fill = [&](float* dst) {
+    for (size_t g = 0; g < group_; ++g) {
+      kernels::qs16_wxgemm_pack_w(cfg_, cg, k_, w.data<int8_t>() + g * cg * k_, bias ? bias + g * cg : nullptr,
+                                  multiplier + g * cg, x_zp, x_unsigned,
+                                  reinterpret_cast<uint8_t*>(dst) + g * panel_bytes_);
+    }
+  };
+  if (packs && weight) {
+    const std::string family = std::string("q16.conv.wx.") + cfg_.name;
+    auto key = [&] {
+      return pack_key(family.c_str(), *weight,
+                      {co_, k_, group_, static_cast<uint64_t>(x_zp), x_unsigned ? 1u : 0u, baked});
+    };
+    return pack_weights(packs, *weight, key, floats, &packed_, fill);
   }
+  if (!packed_.resize(floats)) return false;
+  fill(packed_.data());
   return true;
 }
 

@@ -28,9 +28,11 @@ class QConv16Wx {
 
   QConv16Wx(const kernels::Qs16WxConfig& cfg, size_t co, size_t k, size_t group);
 
-  // Packs the s8 weights [Co][K] per group with bias (int32 [Co] or nullptr), multipliers (f32
-  // [Co]) and x's zero point (in x's type); false when memory runs out.
-  bool pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_unsigned);
+  // Packs the s8 weights w [Co][K] per group with bias (int32 [Co] or nullptr), multipliers (f32
+  // [Co]) and x's zero point (in x's type); false when memory runs out. Through `packs` when
+  // given: `weight` is w's value, `baked` qconv_values_hash of the bias and multipliers.
+  bool pack(const ir::Tensor& w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_unsigned,
+            PackStore* packs = nullptr, const ir::Value* weight = nullptr, uint64_t baked = 0);
 
   // Scratch floats per worker for geometry g: the packed X block, and the padded planes (worker
   // 0's, read by all).
@@ -56,7 +58,7 @@ class QConv16Wx {
   bool x_unsigned_ = false;
   bool direct_ = false;   // of the geometry run() last saw: X is the input planes
   size_t row_elems_ = 0;  // padded: elements of one padded row, all phases (direct: W)
-  AlignedFloats packed_;
+  PackedFloats packed_;
   std::vector<size_t> row_offset_;  // each K row's start in the padded planes (or the input)
 };
 

@@ -177,17 +177,18 @@ class QLinearConv final : public CpuOp {
 
 }  // namespace
 
-std::unique_ptr<CpuOp> make_qlinear_dwconv(const ir::Node& node, const ir::Tensor& w, const int32_t* bias,
-                                           std::vector<float> mult, bool x_signed, int32_t x_zp, bool y_signed,
-                                           int32_t y_zp);
+Result<std::unique_ptr<CpuOp>> make_qlinear_dwconv(const ir::Node& node, const ir::Tensor& w, const int32_t* bias,
+                                                   std::vector<float> mult, bool x_signed, int32_t x_zp, bool y_signed,
+                                                   int32_t y_zp, PackStore* packs);
 
 Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const CompileContext& ctx) {
   if (!node.input(0)) return std::unique_ptr<CpuOp>();
   QConvParams q;
-  if (!read_qconv_params(node, node.input(0)->type.dtype, &q, false).empty()) return std::unique_ptr<CpuOp>();
+  if (!read_qconv_params(node, node.input(0)->type.dtype, &q).empty()) return std::unique_ptr<CpuOp>();
   const ir::Tensor& w = *node.input(3)->constant;
   if (w.dim(1) == 1 && q.group > 1) {  // depthwise: the direct kernel (cpu_qlinear_dwconv.cpp)
-    return make_qlinear_dwconv(node, w, q.bias.data(), std::move(q.mult), q.x_signed, q.x_zp, q.y_signed, q.y_zp);
+    return make_qlinear_dwconv(node, w, q.bias.data(), std::move(q.mult), q.x_signed, q.x_zp, q.y_signed, q.y_zp,
+                               ctx.packs.get());
   }
   auto op = std::make_unique<QLinearConv>(node, w, q.x_signed, q.x_zp, q.y_signed, q.y_zp);
   if (!op->pack(w, q.bias.data(), q.mult, static_cast<size_t>(q.group), ctx.packs.get())) {

@@ -23,28 +23,44 @@
 #include "backends/cpu/cpu_qconv16_wx.h"
 #include "backends/cpu/cpu_qlinear16_util.h"
 #include "backends/cpu/cpu_qlinear_conv16_rows.h"
+#include "backends/cpu/cpu_qlinear_conv_params.h"
+#include "backends/pack_store.h"
 #include "kernels/qs16-dwconv/qs16_dwconv.h"
 #include "kernels/qs16-gemm/qs16_gemm.h"
 
 namespace nfuse::backends::cpu {
 
-bool pack_qs16_conv_weights(const kernels::Qs16GemmConfig& cfg, const W8A16Params& p, const int32_t* bias,
-                            size_t group, AlignedFloats* packed, size_t* panel_bytes) {
+bool pack_qs16_conv_weights(const kernels::Qs16GemmConfig& cfg, const W8A16Params& p, const int32_t* bias, size_t group,
+                            PackStore* packs, const ir::Value* weight, PackedFloats* packed, size_t* panel_bytes) {
   const size_t co = static_cast<size_t>(p.w->dim(0)), k = static_cast<size_t>(p.w->numel()) / co;
   const size_t cg = co / group;
   *panel_bytes = kernels::qs16_gemm_packed_b_size(cfg, k, cg);
-  if (!packed->resize((*panel_bytes * group + sizeof(float) - 1) / sizeof(float))) return false;
-  const size_t cin_g = static_cast<size_t>(p.w->dim(1)), taps = k / cin_g;
-  const int8_t* w = p.w->data<int8_t>();
-  std::vector<int8_t> wr(static_cast<size_t>(p.w->numel()));  // K in (ky, kx, c) order
-  for (size_t o = 0; o < co; ++o)
-    for (size_t c = 0; c < cin_g; ++c)
-      for (size_t t = 0; t < taps; ++t) wr[o * k + t * cin_g + c] = w[o * k + c * taps + t];
-  for (size_t g = 0; g < group; ++g) {
-    kernels::qs16_gemm_pack_b(cfg, k, cg, wr.data() + g * cg * k, 1, k, bias ? bias + g * cg : nullptr,
-                              p.mult.data() + g * cg, p.x_zp, p.x_unsigned,
-                              reinterpret_cast<uint8_t*>(packed->data()) + g * *panel_bytes);
+  const size_t bytes = *panel_bytes;
+  auto fill = [&](float* dst) {
+    const size_t cin_g = static_cast<size_t>(p.w->dim(1)), taps = k / cin_g;
+    const int8_t* w = p.w->data<int8_t>();
+    std::vector<int8_t> wr(static_cast<size_t>(p.w->numel()));  // K in (ky, kx, c) order
+    for (size_t o = 0; o < co; ++o)
+      for (size_t c = 0; c < cin_g; ++c)
+        for (size_t t = 0; t < taps; ++t) wr[o * k + t * cin_g + c] = w[o * k + c * taps + t];
+    for (size_t g = 0; g < group; ++g) {
+      kernels::qs16_gemm_pack_b(cfg, k, cg, wr.data() + g * cg * k, 1, k, bias ? bias + g * cg : nullptr,
+                                p.mult.data() + g * cg, p.x_zp, p.x_unsigned,
+                                reinterpret_cast<uint8_t*>(dst) + g * bytes);
+    }
+  };
+  const size_t floats = (bytes * group + sizeof(float) - 1) / sizeof(float);
+  if (packs && weight) {
+    const std::string family = std::string("q16.conv.gemm.") + cfg.name;
+    auto key = [&] {
+      return pack_key(
+          family.c_str(), *weight,
+          {co, k, group, static_cast<uint64_t>(p.x_zp), p.x_unsigned ? 1u : 0u, qconv_values_hash(bias, p.mult, co)});
+    };
+    return pack_weights(packs, *weight, key, floats, packed, fill);
   }
+  if (!packed->resize(floats)) return false;
+  fill(packed->data());
   return true;
 }
 
@@ -118,13 +134,14 @@ class QLinearConv16 final : public CpuOp {
     k_ = static_cast<size_t>(p.w->numel()) / co_;
   }
 
-  bool pack(const int32_t* bias, size_t group) {
+  bool pack(const int32_t* bias, size_t group, PackStore* packs) {
     group_ = group;
     if (const kernels::Qs16WxConfig* wx = QConv16Wx::config()) {  // W * X: weights [Co][K] as they are
       wx_ = std::make_unique<QConv16Wx>(*wx, co_, k_, group);
-      return wx_->pack(p_.w->data<int8_t>(), bias, p_.mult.data(), p_.x_zp, p_.x_unsigned);
+      return wx_->pack(*p_.w, bias, p_.mult.data(), p_.x_zp, p_.x_unsigned, packs, node_.input(3),
+                       qconv_values_hash(bias, p_.mult, co_));
     }
-    return pack_qs16_conv_weights(cfg_, p_, bias, group, &packed_, &panel_bytes_);
+    return pack_qs16_conv_weights(cfg_, p_, bias, group, packs, node_.input(3), &packed_, &panel_bytes_);
   }
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
@@ -207,7 +224,7 @@ class QLinearConv16 final : public CpuOp {
   const kernels::Qs16GemmConfig& cfg_;
   W8A16Params p_;
   size_t co_ = 0, k_ = 0, group_ = 1, panel_bytes_ = 0;
-  AlignedFloats packed_;
+  PackedFloats packed_;
   std::unique_ptr<QConv16Wx> wx_;                // the W * X path, where the ISA has it (packed_ then unused)
   std::vector<uint16_t> nhwc_, cols_, product_;  // grow only
   Conv2dGeometryCache geo_;
@@ -279,7 +296,7 @@ class QLinearDwConv16 final : public CpuOp {
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_qlinear_conv16(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_qlinear_conv16(const ir::Node& node, const CompileContext& ctx) {
   auto none = [] { return std::unique_ptr<CpuOp>(); };
   if (ops::has_fused_epilogue(node)) return none();
   auto p = read_w8a16_params(node, 0);
@@ -295,7 +312,8 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_conv16(const ir::Node& node, const C
   const int32_t* bias = b ? b->data<int32_t>() : nullptr;
   if (p->w->dim(1) == 1 && group > 1) return std::unique_ptr<CpuOp>(std::make_unique<QLinearDwConv16>(node, *p, bias));
   auto op = std::make_unique<QLinearConv16>(node, *p);
-  if (!op->pack(bias, static_cast<size_t>(group))) return out_of_memory(node.label() + ": packed weights");
+  if (!op->pack(bias, static_cast<size_t>(group), ctx.packs.get()))
+    return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

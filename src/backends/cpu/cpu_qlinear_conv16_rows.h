@@ -15,10 +15,11 @@
 namespace nfuse::backends::cpu {
 
 // Weights [Co][K] per group as the qs16 GEMM's packed B (K x Co/group, K in (ky, kx, c) order),
-// with bias, the x_zp correction and the multipliers; `panel_bytes` per group. False when memory
-// runs out.
-bool pack_qs16_conv_weights(const kernels::Qs16GemmConfig& cfg, const W8A16Params& p, const int32_t* bias,
-                            size_t group, AlignedFloats* packed, size_t* panel_bytes);
+// with bias, the x_zp correction and the multipliers; `panel_bytes` per group. Through `packs`
+// when given (`weight`: the weights' value; the key names everything baked in). False when
+// memory runs out.
+bool pack_qs16_conv_weights(const kernels::Qs16GemmConfig& cfg, const W8A16Params& p, const int32_t* bias, size_t group,
+                            PackStore* packs, const ir::Value* weight, PackedFloats* packed, size_t* panel_bytes);
 
 // Spatial positions [s0, s1) of channels [0, cin_g) of x, counted from the first pixel of input
 // row `row0` (a channel's rows are contiguous), into NHWC: dst[s * cin_g + c].

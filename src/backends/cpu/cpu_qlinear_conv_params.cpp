@@ -14,7 +14,7 @@ bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
 
 }  // namespace
 
-std::string read_qconv_params(const ir::Node& node, ir::DType xt, QConvParams* q, bool with_weights) {
+std::string read_qconv_params(const ir::Node& node, ir::DType xt, QConvParams* q) {
   if (ops::has_fused_epilogue(node)) return "unsupported op: QLinearConv with a fused epilogue";
   if (node.num_inputs() < 8 || !node.input(0) || !node.input(7)) return "unsupported op: QLinearConv without y_zero_point";
   const ir::Tensor* xs = const_of(node.input(1));
@@ -46,7 +46,6 @@ std::string read_qconv_params(const ir::Node& node, ir::DType xt, QConvParams* q
   }
   q->m = static_cast<size_t>(co);
   q->k = static_cast<size_t>(taps);
-  if (with_weights) q->w.assign(w->data<int8_t>(), w->data<int8_t>() + w->numel());
   q->bias.assign(q->m, 0);
   if (b) std::copy(b->data<int32_t>(), b->data<int32_t>() + co, q->bias.begin());
   q->mult.resize(q->m);

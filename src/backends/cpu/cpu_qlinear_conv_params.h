@@ -17,7 +17,6 @@ namespace nfuse::backends::cpu {
 
 struct QConvParams {
   size_t m = 0, k = 0;       // output channels, taps per output (C/group * kh * kw)
-  std::vector<int8_t> w;     // [m][k]
   std::vector<int32_t> bias; // [m], zeros when absent
   std::vector<float> mult;   // [m]
   int32_t x_zp = 0, y_zp = 0;
@@ -27,10 +26,9 @@ struct QConvParams {
 
 // "" and *q filled when QLinearConv `node` (its input of dtype `x_dtype`) has what the integer
 // kernels need; else why not, starting with the partition report's category ("dtype: ...",
-// "unsupported op: ..."). q->w stays empty unless `with_weights` (callers that pack from the
-// weight tensor itself, or only ask whether the node is supported, leave its bytes unread: a
-// context binary's canonical copy that a packed twin replaces).
-std::string read_qconv_params(const ir::Node& node, ir::DType x_dtype, QConvParams* q, bool with_weights = true);
+// "unsupported op: ..."). The weight's bytes are not read: kernels pack from the weight tensor
+// itself, so a context binary's canonical copy that a packed twin replaces stays unread.
+std::string read_qconv_params(const ir::Node& node, ir::DType x_dtype, QConvParams* q);
 
 // FNV-1a over the per-channel values packed beside the weights (bias, multipliers), for pack
 // keys: two convolutions sharing a weight but not their scales or bias never share packed panels.

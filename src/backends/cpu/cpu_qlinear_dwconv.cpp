@@ -27,6 +27,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_conv_util.h"
+#include "backends/cpu/cpu_q8_dw_taps.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
 #include "kernels/qu8-dwconv/qu8_dwconv.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
@@ -52,11 +53,11 @@ class QLinearDwConv final : public CpuOp {
         y_zp_(y_zp) {
     co_ = static_cast<size_t>(w.dim(0));
     taps_ = static_cast<size_t>(w.numel()) / co_;
-    w_.assign(w.data<int8_t>(), w.data<int8_t>() + w.numel());
-    wf_.assign(w_.begin(), w_.end());
     bias_.assign(co_, 0);
     if (bias) std::copy(bias, bias + co_, bias_.begin());
   }
+
+  bool pack(const ir::Tensor& w, PackStore* packs) { return w_.pack(*node_.input(3), w, packs); }
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
     if (taps_ > kMaxF32Taps) return 0;
@@ -157,7 +158,7 @@ class QLinearDwConv final : public CpuOp {
     kernels::Qu8DwconvParams p;
     p.in = buf;
     p.in_stride = dl.stride;
-    const int8_t* w = w_.data() + o * taps_;
+    const int8_t* w = w_.s8(o);
     int32_t wsum = 0;
     for (size_t k = 0; k < 9; ++k) wsum += w[k];
     for (size_t kx = 0; kx < 3; ++kx) p.w[kx] = kernels::qu8_dwconv_pack_column(w, kx);
@@ -192,7 +193,7 @@ class QLinearDwConv final : public CpuOp {
     p.in_width = g.w;
     p.pad_top = g.pad_top;
     p.pad_left = g.pad_left;
-    p.w = wf_.data() + o * taps_;
+    p.w = w_.f32(o);
     p.out = sums;
     p.out_stride = g.wo;
     p.out_width = g.wo;
@@ -207,7 +208,7 @@ class QLinearDwConv final : public CpuOp {
     const size_t c = o / (co_ / g.c);
     const X* x = static_cast<const X*>(xv) + (n * g.c + c) * g.h * g.w;
     Y* y = static_cast<Y*>(yv) + index * g.ho * g.wo;
-    const int8_t* w = w_.data() + o * taps_;
+    const int8_t* w = w_.s8(o);
     const int16_t zp = static_cast<int16_t>(x_zp_);
     // Requantization as the qu8 GEMM does it (qu8_gemm.h, "Exactness"): clamp in f32 to
     // [qmin - y_zp, qmax - y_zp], then round half to even by adding and subtracting 1.5 * 2^23
@@ -259,8 +260,7 @@ class QLinearDwConv final : public CpuOp {
   bool x_signed_, y_signed_;
   int32_t x_zp_, y_zp_;
   size_t co_ = 0, taps_ = 0;
-  std::vector<int8_t> w_;
-  std::vector<float> wf_;  // w_ as f32, for the f32 kernels
+  Q8DwTaps w_;
   kernels::F32DwconvFn fn_ = nullptr;
   kernels::Qu8VcvtKernels vcvt_{};
   kernels::Qu8GemmRequant rq_;
@@ -275,10 +275,12 @@ class QLinearDwConv final : public CpuOp {
 
 // Called by make_qlinear_conv (cpu_qlinear_conv.cpp) once it has validated the node: one input
 // channel per group. The sum stays exact in int32 (the caller bounds |bias| + K * 255 * 128).
-std::unique_ptr<CpuOp> make_qlinear_dwconv(const ir::Node& node, const ir::Tensor& w, const int32_t* bias,
-                                           std::vector<float> mult, bool x_signed, int32_t x_zp, bool y_signed,
-                                           int32_t y_zp) {
-  return std::make_unique<QLinearDwConv>(node, w, bias, std::move(mult), x_signed, x_zp, y_signed, y_zp);
+Result<std::unique_ptr<CpuOp>> make_qlinear_dwconv(const ir::Node& node, const ir::Tensor& w, const int32_t* bias,
+                                                   std::vector<float> mult, bool x_signed, int32_t x_zp, bool y_signed,
+                                                   int32_t y_zp, PackStore* packs) {
+  auto op = std::make_unique<QLinearDwConv>(node, w, bias, std::move(mult), x_signed, x_zp, y_signed, y_zp);
+  if (!op->pack(w, packs)) return out_of_memory(node.label() + ": depthwise taps");
+  return std::unique_ptr<CpuOp>(std::move(op));
 }
 
 }  // namespace nfuse::backends::cpu

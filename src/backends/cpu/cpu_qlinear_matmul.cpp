@@ -8,6 +8,8 @@
 #include <cmath>
 
 #include "backends/cpu/cpu_op.h"
+#include "backends/cpu/cpu_qlinear_conv_params.h"
+#include "backends/pack_store.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
 #include "kernels/quant_arithmetic.h"
 
@@ -23,11 +25,19 @@ class QLinearMatMul final : public CpuOp {
       : node_(node), cfg_(kernels::qu8_gemm_config()), k_(k), n_(n), a_signed_(a_signed), y_signed_(y_signed),
         y_zp_(y_zp) {}
 
-  bool pack(const int8_t* b, const std::vector<float>& mult, int32_t a_zp) {
+  // B through `packs` when given: the key names the kernel configuration and everything baked
+  // into the panels (a's zero point and signedness, the multipliers).
+  bool pack(const ir::Tensor& b, const std::vector<float>& mult, int32_t a_zp, PackStore* packs) {
     const size_t bytes = kernels::qu8_gemm_packed_b_size(cfg_, k_, n_);
-    if (!packed_.resize((bytes + sizeof(float) - 1) / sizeof(float))) return false;
-    kernels::qu8_gemm_pack_b(cfg_, k_, n_, b, n_, 1, nullptr, mult.data(), a_zp, a_signed_, packed_.data());
-    return true;
+    const std::string family = std::string("q8.matmul.gemm.") + cfg_.name;
+    auto key = [&] {
+      return pack_key(family.c_str(), *node_.input(3),
+                      {k_, n_, static_cast<uint64_t>(a_zp), a_signed_ ? 1u : 0u, qconv_values_hash(nullptr, mult, n_)});
+    };
+    return pack_weights(
+        packs, *node_.input(3), key, (bytes + sizeof(float) - 1) / sizeof(float), &packed_, [&](float* dst) {
+          kernels::qu8_gemm_pack_b(cfg_, k_, n_, b.data<int8_t>(), n_, 1, nullptr, mult.data(), a_zp, a_signed_, dst);
+        });
   }
 
   size_t scratch_floats(const OpTensors&, size_t) const override {
@@ -62,12 +72,12 @@ class QLinearMatMul final : public CpuOp {
   size_t k_, n_;
   bool a_signed_, y_signed_;
   int32_t y_zp_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_qlinear_matmul(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_qlinear_matmul(const ir::Node& node, const CompileContext& ctx) {
   auto none = [] { return std::unique_ptr<CpuOp>(); };
   if (ops::has_fused_epilogue(node) || node.num_inputs() != 8 || !node.input(0) ||
       node.input(0)->type.shape.rank() < 2) {
@@ -105,7 +115,7 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_matmul(const ir::Node& node, const C
   }
   auto op = std::make_unique<QLinearMatMul>(node, static_cast<size_t>(k), static_cast<size_t>(n), at == ir::DType::kI8,
                                             yz->dtype() == ir::DType::kI8, static_cast<int32_t>(yz->get_int(0)));
-  if (!op->pack(b->data<int8_t>(), mult, az ? static_cast<int32_t>(az->get_int(0)) : 0)) {
+  if (!op->pack(*b, mult, az ? static_cast<int32_t>(az->get_int(0)) : 0, ctx.packs.get())) {
     return out_of_memory(node.label() + ": packed weights");
   }
   return std::unique_ptr<CpuOp>(std::move(op));

@@ -6,6 +6,8 @@
 // returns nullptr and runs on ref.
 #include "backends/cpu/cpu_op.h"
 #include "backends/cpu/cpu_qlinear16_util.h"
+#include "backends/cpu/cpu_qlinear_conv_params.h"
+#include "backends/pack_store.h"
 #include "kernels/qs16-gemm/qs16_gemm.h"
 
 namespace nfuse::backends::cpu {
@@ -17,12 +19,20 @@ class QLinearMatMul16 final : public CpuOp {
       : node_(node), cfg_(kernels::qs16_gemm_config()), p_(p), k_(static_cast<size_t>(p.w->dim(0))),
         n_(static_cast<size_t>(p.w->dim(1))) {}
 
-  bool pack() {
+  // B through `packs` when given, keyed as cpu_qlinear_matmul.cpp keys its 8-bit panels.
+  bool pack(PackStore* packs) {
     const size_t bytes = kernels::qs16_gemm_packed_b_size(cfg_, k_, n_);
-    if (!packed_.resize((bytes + sizeof(float) - 1) / sizeof(float))) return false;
-    kernels::qs16_gemm_pack_b(cfg_, k_, n_, p_.w->data<int8_t>(), n_, 1, nullptr, p_.mult.data(), p_.x_zp,
-                              p_.x_unsigned, packed_.data());
-    return true;
+    const std::string family = std::string("q16.matmul.gemm.") + cfg_.name;
+    auto key = [&] {
+      return pack_key(
+          family.c_str(), *node_.input(3),
+          {k_, n_, static_cast<uint64_t>(p_.x_zp), p_.x_unsigned ? 1u : 0u, qconv_values_hash(nullptr, p_.mult, n_)});
+    };
+    return pack_weights(packs, *node_.input(3), key, (bytes + sizeof(float) - 1) / sizeof(float), &packed_,
+                        [&](float* dst) {
+                          kernels::qs16_gemm_pack_b(cfg_, k_, n_, p_.w->data<int8_t>(), n_, 1, nullptr, p_.mult.data(),
+                                                    p_.x_zp, p_.x_unsigned, dst);
+                        });
   }
 
   size_t scratch_floats(const OpTensors&, size_t) const override {
@@ -52,12 +62,12 @@ class QLinearMatMul16 final : public CpuOp {
   const kernels::Qs16GemmConfig& cfg_;
   W8A16Params p_;
   size_t k_, n_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_qlinear_matmul16(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_qlinear_matmul16(const ir::Node& node, const CompileContext& ctx) {
   if (ops::has_fused_epilogue(node) || node.num_inputs() != 8 || !node.input(0) ||
       node.input(0)->type.shape.rank() < 2) {
     return std::unique_ptr<CpuOp>();
@@ -66,7 +76,7 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_matmul16(const ir::Node& node, const
   // B 2-D; K <= 2^26 keeps the GEMM's int64 -> f32 conversion exact (qs16_gemm.h).
   if (!p || p->w->rank() != 2 || p->w->dim(0) > (int64_t{1} << 26)) return std::unique_ptr<CpuOp>();
   auto op = std::make_unique<QLinearMatMul16>(node, *p);
-  if (!op->pack()) return out_of_memory(node.label() + ": packed weights");
+  if (!op->pack(ctx.packs.get())) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_op.h"
+#include "backends/pack_store.h"
 #include "kernels/f32-gemm/f32_gemm.h"
 #include "kernels/f32-vunary/f32_vunary.h"
 
@@ -46,10 +47,26 @@ void run_gemm(const kernels::F32GemmConfig& cfg, RunContext& rc, GemmShape s, co
   rc.pool.run(tasks.count(), task);
 }
 
-// Packs the rows [j0, j0 + n) of a row-major [*, k] weight matrix as a k x n GEMM B (its transpose).
-bool pack_transposed(const kernels::F32GemmConfig& cfg, const float* w, size_t k, size_t n, AlignedFloats* out) {
-  if (!out->resize(kernels::f32_gemm_packed_b_size(k, n, cfg.nr))) return false;
-  kernels::f32_gemm_pack_b(cfg, k, n, w, 1, k, out->data());
+// Where a direction's weights come from: W and R's values, packed through `packs` when given
+// (each pack keyed by direction and part, so a context binary's panels are read in place).
+struct WeightSource {
+  PackStore* packs = nullptr;
+  const ir::Value* w = nullptr;
+  const ir::Value* r = nullptr;
+};
+
+// Packs n rows of a row-major [*, k] weight matrix at `w` (rows `part` of value `v`'s direction
+// `dir`) as a k x n GEMM B (its transpose).
+bool pack_transposed(const kernels::F32GemmConfig& cfg, const float* w, size_t k, size_t n, PackedFloats* out,
+                     PackStore* packs, const ir::Value* v, size_t dir, size_t part) {
+  auto fill = [&](float* dst) { kernels::f32_gemm_pack_b(cfg, k, n, w, 1, k, dst); };
+  const size_t floats = kernels::f32_gemm_packed_b_size(k, n, cfg.nr);
+  if (packs && v) {
+    auto key = [&] { return pack_key("f32.rnn.pack_b", *v, {cfg.nr, k, n, dir, part}); };
+    return pack_weights(packs, *v, key, floats, out, fill);
+  }
+  if (!out->resize(floats)) return false;
+  fill(out->data());
   return true;
 }
 
@@ -112,7 +129,7 @@ class SequenceLengths {
 };
 
 struct Direction {
-  AlignedFloats w_packed, r_packed;  // K x 4H panels: K = input for W, hidden for R
+  PackedFloats w_packed, r_packed;   // K x 4H panels: K = input for W, hidden for R
   std::vector<float> bias;           // Wb + Rb, 4H
 };
 
@@ -124,14 +141,13 @@ class LstmOp final : public CpuOp {
         clip_(clip) {}
 
   // Packs direction d's weights; false when memory runs out.
-  bool add_direction(const float* w, const float* r, const float* b) {
-    const size_t g = 4 * hidden_;
+  bool add_direction(const float* w, const float* r, const float* b, const WeightSource& src) {
+    const size_t g = 4 * hidden_, dir = dirs_.size();
     Direction d;
-    if (!d.w_packed.resize(kernels::f32_gemm_packed_b_size(input_, g, cfg_.nr))) return false;
-    if (!d.r_packed.resize(kernels::f32_gemm_packed_b_size(hidden_, g, cfg_.nr))) return false;
     // W is [4H][input]: B[k][j] = W[j][k], strides (1, input).
-    kernels::f32_gemm_pack_b(cfg_, input_, g, w, 1, input_, d.w_packed.data());
-    kernels::f32_gemm_pack_b(cfg_, hidden_, g, r, 1, hidden_, d.r_packed.data());
+    if (!pack_transposed(cfg_, w, input_, g, &d.w_packed, src.packs, src.w, dir, 0) ||
+        !pack_transposed(cfg_, r, hidden_, g, &d.r_packed, src.packs, src.r, dir, 0))
+      return false;
     d.bias.assign(g, 0.0f);
     if (b)
       for (size_t j = 0; j < g; ++j) d.bias[j] = b[j] + b[g + j];
@@ -252,12 +268,13 @@ class GruOp final : public CpuOp {
       : cfg_(kernels::f32_gemm_config()), input_(static_cast<size_t>(input)), hidden_(static_cast<size_t>(hidden)),
         reverse_only_(reverse_only), clip_(clip), lbr_(linear_before_reset) {}
 
-  bool add_direction(const float* w, const float* r, const float* b) {
-    const size_t hs = hidden_, g = 3 * hs;
+  bool add_direction(const float* w, const float* r, const float* b, const WeightSource& src) {
+    const size_t hs = hidden_, g = 3 * hs, dir = dirs_.size();
     Direction d;
-    if (!pack_transposed(cfg_, w, input_, g, &d.w)) return false;
-    if (lbr_ ? !pack_transposed(cfg_, r, hs, g, &d.r) : !pack_transposed(cfg_, r, hs, 2 * hs, &d.r) ||
-                                                          !pack_transposed(cfg_, r + 2 * hs * hs, hs, hs, &d.r_h))
+    if (!pack_transposed(cfg_, w, input_, g, &d.w, src.packs, src.w, dir, 0)) return false;
+    if (lbr_ ? !pack_transposed(cfg_, r, hs, g, &d.r, src.packs, src.r, dir, 0)
+             : !pack_transposed(cfg_, r, hs, 2 * hs, &d.r, src.packs, src.r, dir, 1) ||
+                   !pack_transposed(cfg_, r + 2 * hs * hs, hs, hs, &d.r_h, src.packs, src.r, dir, 2))
       return false;
     d.x_bias.assign(g, 0.0f);
     d.r_bias.assign(g, 0.0f);
@@ -318,7 +335,7 @@ class GruOp final : public CpuOp {
 
  private:
   struct Direction {
-    AlignedFloats w, r, r_h;  // r: all 3H columns (lbr) or z and r only; r_h: h columns (not lbr)
+    PackedFloats w, r, r_h;  // r: all 3H columns (lbr) or z and r only; r_h: h columns (not lbr)
     std::vector<float> x_bias, r_bias;
   };
 
@@ -391,7 +408,7 @@ bool omitted(const ir::Node& node, size_t i) { return i >= node.inputs.size() ||
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileContext& ctx) {
   const ir::Attributes& at = node.attrs;
   const bool lstm = node.op_type == "LSTM";
   if ((!lstm && node.op_type != "GRU") || ops::has_fused_epilogue(node))
@@ -422,11 +439,12 @@ Result<std::unique_ptr<CpuOp>> make_rnn(const ir::Node& node, const CompileConte
   if (xs[2].is_static() && xs[2].value != input) return std::unique_ptr<CpuOp>();
   const float clip = at.has("clip") ? at.get_float("clip", 0.0f) : std::numeric_limits<float>::infinity();
   const bool reverse = direction == "reverse";
+  const WeightSource src{ctx.packs.get(), node.input(1), node.input(2)};
   auto build = [&](auto op) -> Result<std::unique_ptr<CpuOp>> {
     for (size_t d = 0; d < static_cast<size_t>(dirs); ++d) {
       if (!op->add_direction(w->data<float>() + d * static_cast<size_t>(gates * hidden * input),
                              r->data<float>() + d * static_cast<size_t>(gates * hidden * hidden),
-                             b ? b->data<float>() + d * static_cast<size_t>(2 * gates * hidden) : nullptr))
+                             b ? b->data<float>() + d * static_cast<size_t>(2 * gates * hidden) : nullptr, src))
         return out_of_memory(node.label() + ": " + node.op_type + " weights");
     }
     return std::unique_ptr<CpuOp>(std::move(op));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/pack_store.h"
+
 namespace nfuse::backends::cpu {
 namespace {
 
@@ -41,7 +43,7 @@ void deconv_gemm(const kernels::F32GemmConfig& cfg, const ConstPlaneRows& x, siz
 }
 
 bool RowDeconv::init(const ops::ConvGeometry& g, const ir::Tensor& w, const ir::Tensor* bias, const Activation& act,
-                     bool residual) {
+                     bool residual, PackStore* packs, const ir::Value* weight) {
   auto u = [](int64_t v) { return static_cast<size_t>(v); };
   group_ = u(g.group);
   cig_ = u(g.in_channels) / group_;
@@ -62,22 +64,29 @@ bool RowDeconv::init(const ops::ConvGeometry& g, const ir::Tensor& w, const ir::
   bias_.assign(cog_ * group_, 0.0f);
   if (bias) std::copy_n(bias->data<float>(), bias_.size(), bias_.begin());
   const size_t per = panels_ * cfg_->mr * cig_;  // floats per (group, tap row)
-  if (!packed_.resize(group_ * kh_ * per)) return false;
-  // A[(co, kx)][ci] = W[g * cig + ci][co][ky][kx], one matrix per (group, tap row).
-  std::vector<float> a(m_ * cig_);
-  const float* src = w.data<float>();
-  for (size_t gi = 0; gi < group_; ++gi) {
-    for (size_t ky = 0; ky < kh_; ++ky) {
-      for (size_t ci = 0; ci < cig_; ++ci)
-        for (size_t co = 0; co < cog_; ++co)
-          for (size_t kx = 0; kx < kw_; ++kx)
-            a[(co * kw_ + kx) * cig_ + ci] = src[(((gi * cig_ + ci) * cog_ + co) * kh_ + ky) * kw_ + kx];
-      float* dst = packed_.data() + (gi * kh_ + ky) * per;
-      for (size_t p = 0; p * cfg_->mr < m_; ++p)
-        kernels::f32_gemm_pack_a(cfg_->mr, std::min(cfg_->mr, m_ - p * cfg_->mr), cig_, a.data() + p * cfg_->mr * cig_,
-                                 cig_, 1, dst + p * cfg_->mr * cig_);
+  auto fill = [&](float* packed) {
+    // A[(co, kx)][ci] = W[g * cig + ci][co][ky][kx], one matrix per (group, tap row).
+    std::vector<float> a(m_ * cig_);
+    const float* src = w.data<float>();
+    for (size_t gi = 0; gi < group_; ++gi) {
+      for (size_t ky = 0; ky < kh_; ++ky) {
+        for (size_t ci = 0; ci < cig_; ++ci)
+          for (size_t co = 0; co < cog_; ++co)
+            for (size_t kx = 0; kx < kw_; ++kx)
+              a[(co * kw_ + kx) * cig_ + ci] = src[(((gi * cig_ + ci) * cog_ + co) * kh_ + ky) * kw_ + kx];
+        float* dst = packed + (gi * kh_ + ky) * per;
+        for (size_t p = 0; p * cfg_->mr < m_; ++p)
+          kernels::f32_gemm_pack_a(cfg_->mr, std::min(cfg_->mr, m_ - p * cfg_->mr), cig_,
+                                   a.data() + p * cfg_->mr * cig_, cig_, 1, dst + p * cfg_->mr * cig_);
+      }
     }
+  };
+  if (packs && weight) {
+    auto key = [&] { return pack_key("f32.deconv.rows", *weight, {cfg_->mr, group_, cig_, cog_, kh_, kw_}); };
+    return pack_weights(packs, *weight, key, group_ * kh_ * per, &packed_, fill);
   }
+  if (!packed_.resize(group_ * kh_ * per)) return false;
+  fill(packed_.data());
   return true;
 }
 

@@ -33,9 +33,9 @@ void deconv_gemm(const kernels::F32GemmConfig& cfg, const ConstPlaneRows& x, siz
 
 class RowDeconv {
  public:
-  // False when memory runs out.
+  // False when memory runs out. Packed through `packs` when given, as UpsampleDeconv::init.
   bool init(const ops::ConvGeometry& g, const ir::Tensor& w, const ir::Tensor* bias, const Activation& act,
-            bool residual);
+            bool residual, PackStore* packs = nullptr, const ir::Value* weight = nullptr);
   size_t scratch_floats(size_t out_rows) const;
   // Input rows [lo, hi) that output rows [y0, y1) read.
   void input_rows(size_t y0, size_t y1, size_t* lo, size_t* hi) const;
@@ -54,7 +54,7 @@ class RowDeconv {
   int64_t pad_left_ = 0;
   size_t m_ = 0, kc_ = 0, panels_ = 0, chunk_rows_ = 1;
   std::vector<float> bias_;  // per output channel (zeros without one)
-  AlignedFloats packed_;     // per group and tap row: A panels, rows (co, kx), K = cig
+  PackedFloats packed_;      // per group and tap row: A panels, rows (co, kx), K = cig
 };
 
 }  // namespace nfuse::backends::cpu

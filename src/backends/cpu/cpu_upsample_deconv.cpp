@@ -4,6 +4,7 @@
 
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_row_deconv.h"
+#include "backends/pack_store.h"
 
 namespace nfuse::backends::cpu {
 namespace {
@@ -28,7 +29,7 @@ bool UpsampleDeconv::applies(const ops::ConvGeometry& g) {
 }
 
 bool UpsampleDeconv::init(const ops::ConvGeometry& g, const ir::Tensor& w, const ir::Tensor* bias,
-                          const Activation& act, bool residual) {
+                          const Activation& act, bool residual, PackStore* packs, const ir::Value* weight) {
   auto u = [](int64_t v) { return static_cast<size_t>(v); };
   ci_ = u(g.in_channels);
   co_ = u(g.out_channels);
@@ -52,18 +53,26 @@ bool UpsampleDeconv::init(const ops::ConvGeometry& g, const ir::Tensor& w, const
   all_bias_.assign(m_all, 0.0f);
   if (bias)
     for (size_t r = 0; r < m_all; ++r) all_bias_[r] = bias->data<float>()[(r % m_) / kw_];
-  // A[(ky, co, kx)][ci] = W[ci][co][ky][kx].
-  std::vector<float> a(m_all * ci_);
-  const float* src = w.data<float>();
-  for (size_t ky = 0; ky < s_; ++ky)
-    for (size_t ci = 0; ci < ci_; ++ci)
-      for (size_t co = 0; co < co_; ++co)
-        for (size_t kx = 0; kx < kw_; ++kx)
-          a[(ky * m_ + co * kw_ + kx) * ci_ + ci] = src[((ci * co_ + co) * s_ + ky) * kw_ + kx];
-  if (!all_packed_.resize(all_panels_ * cfg_->mr * ci_) || !packed_.resize(s_ * panels_ * cfg_->mr * ci_)) return false;
-  pack_panels(*cfg_, a.data(), m_all, ci_, all_packed_.data());
-  for (size_t ky = 0; ky < s_; ++ky)
-    pack_panels(*cfg_, a.data() + ky * m_ * ci_, m_, ci_, packed_.data() + ky * panels_ * cfg_->mr * ci_);
+  const size_t floats = (all_panels_ + s_ * panels_) * cfg_->mr * ci_;
+  auto fill = [&](float* dst) {
+    // A[(ky, co, kx)][ci] = W[ci][co][ky][kx].
+    std::vector<float> a(m_all * ci_);
+    const float* src = w.data<float>();
+    for (size_t ky = 0; ky < s_; ++ky)
+      for (size_t ci = 0; ci < ci_; ++ci)
+        for (size_t co = 0; co < co_; ++co)
+          for (size_t kx = 0; kx < kw_; ++kx)
+            a[(ky * m_ + co * kw_ + kx) * ci_ + ci] = src[((ci * co_ + co) * s_ + ky) * kw_ + kx];
+    pack_panels(*cfg_, a.data(), m_all, ci_, dst);
+    for (size_t ky = 0; ky < s_; ++ky)
+      pack_panels(*cfg_, a.data() + ky * m_ * ci_, m_, ci_, dst + (all_panels_ + ky * panels_) * cfg_->mr * ci_);
+  };
+  if (packs && weight) {
+    auto key = [&] { return pack_key("f32.deconv.upsample", *weight, {cfg_->mr, ci_, co_, s_, kw_}); };
+    return pack_weights(packs, *weight, key, floats, &packed_, fill);
+  }
+  if (!packed_.resize(floats)) return false;
+  fill(packed_.data());
   return true;
 }
 
@@ -85,7 +94,7 @@ void UpsampleDeconv::run(const ConstPlaneRows& x, const PlaneRows& y, const Cons
   const size_t full_lo = std::min(h_, (y0 + s_ - 1) / s_), full_hi = std::max(full_lo, std::min(h_, y1 / s_));
   for (size_t iy = full_lo; iy < full_hi; iy += all_chunk_rows_) {
     const size_t rows = std::min(all_chunk_rows_, full_hi - iy), np = rows * w_;
-    gemm(x, all_packed_.data(), all_bias_.data(), s_ * m_, iy, rows, ws);
+    gemm(x, all_panels(), all_bias_.data(), s_ * m_, iy, rows, ws);
     for (size_t ky = 0; ky < s_; ++ky) scatter(y, r, ky, iy, rows, ws + ky * m_ * np, np);
   }
   // The input rows at either end whose output rows are only partly wanted: those tap rows alone.
@@ -96,7 +105,7 @@ void UpsampleDeconv::run(const ConstPlaneRows& x, const PlaneRows& y, const Cons
     for (size_t ky = 0; ky < s_; ++ky) {
       const size_t oy = iy * s_ + ky;
       if (oy < y0 || oy >= y1) continue;
-      gemm(x, packed_.data() + ky * panels_ * cfg_->mr * ci_, all_bias_.data(), m_, iy, 1, ws);
+      gemm(x, tap_panels(ky), all_bias_.data(), m_, iy, 1, ws);
       scatter(y, r, ky, iy, 1, ws, w_);
     }
   }

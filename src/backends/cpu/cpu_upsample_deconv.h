@@ -24,9 +24,10 @@ namespace nfuse::backends::cpu {
 class UpsampleDeconv {
  public:
   static bool applies(const ops::ConvGeometry& g);
-  // False when memory runs out.
+  // False when memory runs out. The panels are packed through `packs` when given (a context
+  // binary's are then read in place, and `weight`'s bytes not at all); `weight` is w's value.
   bool init(const ops::ConvGeometry& g, const ir::Tensor& w, const ir::Tensor* bias, const Activation& act,
-            bool residual);
+            bool residual, PackStore* packs = nullptr, const ir::Value* weight = nullptr);
   // Floats of scratch run() needs for `out_rows` output rows.
   size_t scratch_floats(size_t out_rows) const;
   // Input rows [lo, hi) that output rows [y0, y1) read.
@@ -48,8 +49,10 @@ class UpsampleDeconv {
   size_t s_ = 1, kw_ = 1, m_ = 0, kc_ = 0, chunk_rows_ = 1, all_chunk_rows_ = 1;
   size_t panels_ = 0, all_panels_ = 0;
   std::vector<float> all_bias_;  // per GEMM row (ky, co, kx); its first m_ serve every tap row
-  AlignedFloats packed_;          // per tap row: A_ky panels
-  AlignedFloats all_packed_;      // all tap rows: rows (ky, co, kx)
+  // All tap rows' panels (rows (ky, co, kx)), then each tap row's A_ky panels alone.
+  PackedFloats packed_;
+  const float* all_panels() const { return packed_.data(); }
+  const float* tap_panels(size_t ky) const { return packed_.data() + (all_panels_ + ky * panels_) * cfg_->mr * ci_; }
 };
 
 }  // namespace nfuse::backends::cpu

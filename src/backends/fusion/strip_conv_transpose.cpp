@@ -60,7 +60,8 @@ Rejection conv_transpose_rejection(const ir::Node& node, const PlanView& type_of
   return {};
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const PlanView& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const PlanView& type_of,
+                                                              PackStore* packs) {
   const ir::Tensor& w = *node.input(1)->constant;
   const ir::Tensor* bias = node.has_input(2) ? &*node.input(2)->constant : nullptr;
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g,
@@ -68,7 +69,8 @@ Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& no
   NFUSE_ASSIGN_OR_RETURN(cpu::Epilogue e, cpu::read_epilogue(node));
   // A residual: make_strip_layer adds it as externals[0].
   auto make = [&](auto layer) -> Result<std::unique_ptr<StripLayer>> {
-    if (!layer->kernel.init(g, w, bias, e.act, e.residual)) return out_of_memory(node.label() + ": packed weights");
+    if (!layer->kernel.init(g, w, bias, e.act, e.residual, packs, node.input(1)))
+      return out_of_memory(node.label() + ": packed weights");
     return std::unique_ptr<StripLayer>(std::move(layer));
   };
   if (cpu::UpsampleDeconv::applies(g)) return make(std::make_unique<StripConvTranspose<cpu::UpsampleDeconv>>(g));

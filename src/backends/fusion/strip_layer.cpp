@@ -143,7 +143,7 @@ Rejection int8_rejection(const ir::Node& node, const PlanView& type_of) {
     return qadd_params(node, type_of, &p);
   }
   QConvParams q;
-  if (Rejection why = qconv_params(node, type_of, &q, false); !why.empty()) return why;
+  if (Rejection why = qconv_params(node, type_of, &q); !why.empty()) return why;
   auto g = ops::resolve_conv(node.attrs, *type_of(x).shape.static_dims(), node.input(3)->constant->dims());
   if (!g.ok()) return reject(SupportReason::kUnsupportedOp, "QLinearConv geometry does not resolve");
   const bool depthwise = g->group > 1 && g->group == g->in_channels && g->group == g->out_channels;
@@ -304,7 +304,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
     if (node.op_type == "Conv") {
       NFUSE_ASSIGN_OR_RETURN(layer, make_strip_conv(node, type_of, packs));
     } else {
-      NFUSE_ASSIGN_OR_RETURN(layer, make_strip_conv_transpose(node, type_of));
+      NFUSE_ASSIGN_OR_RETURN(layer, make_strip_conv_transpose(node, type_of, packs));
     }
     NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue e, ops::read_fused_epilogue(node));
     if (e.residual) {
@@ -315,7 +315,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
   } else if (node.op_type == "QLinearConv") {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qconv(node, type_of, packs));
   } else if (is_qconv16(node)) {
-    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qconv16(node, type_of));
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qconv16(node, type_of, packs));
   } else if (is_qlinear_add(node)) {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_qadd(node, type_of, main_input));
   } else if (is_qlinear_lookup(node)) {
@@ -327,7 +327,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_layer(const ir::Node& node, const
   } else if (is_concat(node)) {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_concat(node, type_of, main_input));
   } else if (node.op_type == "MatMul") {
-    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_matmul(node, type_of));
+    NFUSE_ASSIGN_OR_RETURN(layer, make_strip_matmul(node, type_of, packs));
   } else if (node.op_type == "Resize") {
     NFUSE_ASSIGN_OR_RETURN(layer, make_strip_resize(node, type_of));
   } else {

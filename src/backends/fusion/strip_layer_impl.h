@@ -98,7 +98,7 @@ inline constexpr int64_t kMaxExactF32Taps = 514;
 
 using cpu::QConvParams;
 // "" and *q filled when QLinearConv `node` has the constants the integer members need; else why.
-Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q, bool with_weights = true);
+Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q);
 // "" and *p filled for a com.microsoft QLinearAdd of two same-shape operands; else why.
 Rejection qadd_params(const ir::Node& node, const PlanView& type_of, kernels::Q8VbinaryParams* p);
 // QLinearConv members; the GEMM ones pack their panels through `packs` when given.
@@ -110,11 +110,11 @@ Rejection qlookup_rejection(const ir::Node& node, const PlanView& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_qlookup(const ir::Node& node, const PlanView& type_of);
 // MatMul of a 4-D X by a constant [W, K] (strip_matmul.cpp): "" when a member can run it.
 Rejection matmul_rejection(const ir::Node& node, const PlanView& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_matmul(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_matmul(const ir::Node& node, const PlanView& type_of, PackStore* packs);
 // nfuse.QLinearConv16 (W8A16) 1x1 and depthwise (strip_qlinear16.cpp): "" when a member can run
 // it, else why.
 Rejection qconv16_rejection(const ir::Node& node, const PlanView& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, const PlanView& type_of, PackStore* packs);
 inline bool is_qconv16(const ir::Node& node) { return node.domain == "nfuse" && node.op_type == "QLinearConv16"; }
 
 // How Add/Mul's other operand broadcasts over the main one ([N, C, H, W]); false when it does
@@ -131,7 +131,8 @@ Result<std::unique_ptr<StripLayer>> make_strip_resize(const ir::Node& node, cons
 // 2-D ConvTranspose with constant weights (strip_conv_transpose.cpp): "" when a member can run
 // it, else why.
 Rejection conv_transpose_rejection(const ir::Node& node, const PlanView& type_of);
-Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const PlanView& type_of);
+Result<std::unique_ptr<StripLayer>> make_strip_conv_transpose(const ir::Node& node, const PlanView& type_of,
+                                                              PackStore* packs);
 Result<std::unique_ptr<StripLayer>> make_strip_pool(const ir::Node& node, const PlanView& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_unary(const ir::Node& node, const PlanView& type_of);
 Result<std::unique_ptr<StripLayer>> make_strip_binary(const ir::Node& node, const PlanView& type_of, int main_input);

@@ -5,6 +5,7 @@
 // activation go with it. Gemm is two-dimensional and never a member (rank != 4).
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/fusion/strip_layer_impl.h"
+#include "backends/pack_store.h"
 #include "kernels/f32-gemm/f32_gemm.h"
 
 namespace nfuse::backends::fusion {
@@ -17,10 +18,15 @@ class StripMatMul final : public StripLayer {
     k_ = static_cast<size_t>(b.dim(0));
     n_ = static_cast<size_t>(b.dim(1));
     if (bias) bias_.assign(bias->data<float>(), bias->data<float>() + n_);
-    ok_ = packed_.resize(kernels::f32_gemm_packed_b_size(k_, n_, cfg_.nr));
-    if (ok_) kernels::f32_gemm_pack_b(cfg_, k_, n_, b.data<float>(), n_, 1, packed_.data());
   }
-  bool ok() const { return ok_; }
+  // B (the constant of `weight`) into the GEMM's panels, through `packs` when given; false when
+  // memory runs out.
+  bool pack(const ir::Value& weight, PackStore* packs) {
+    auto key = [&] { return pack_key("f32.strip.matmul.pack_b", weight, {cfg_.nr, k_, n_}); };
+    return pack_weights(
+        packs, weight, key, kernels::f32_gemm_packed_b_size(k_, n_, cfg_.nr), &packed_,
+        [&](float* dst) { kernels::f32_gemm_pack_b(cfg_, k_, n_, weight.constant->data<float>(), n_, 1, dst); });
+  }
 
   size_t scratch_floats(size_t) const override {
     return (kernels::f32_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
@@ -49,8 +55,7 @@ class StripMatMul final : public StripLayer {
   cpu::Activation act_;
   size_t k_ = 0, n_ = 0;
   std::vector<float> bias_;
-  AlignedFloats packed_;
-  bool ok_ = false;
+  PackedFloats packed_;
 };
 
 }  // namespace
@@ -72,12 +77,12 @@ Rejection matmul_rejection(const ir::Node& node, const PlanView& type_of) {
   return {};
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_matmul(const ir::Node& node, const PlanView& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_matmul(const ir::Node& node, const PlanView& type_of, PackStore* packs) {
   NFUSE_ASSIGN_OR_RETURN(ops::FusedEpilogue e, ops::read_fused_epilogue(node));
   const ir::Tensor& b = *node.input(1)->constant;
   auto layer = std::make_unique<StripMatMul>(b, e.bias ? &*e.bias->constant : nullptr,
                                              cpu::make_activation(e));
-  if (!layer->ok()) return out_of_memory(node.label() + ": packed weights");
+  if (!layer->pack(*node.input(1), packs)) return out_of_memory(node.label() + ": packed weights");
   auto x = *type_of(node.input(0)).shape.static_dims();
   auto u = [](int64_t v) { return static_cast<size_t>(v); };
   layer->in = {u(x[1]), u(x[2]), u(x[3])};

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/cpu/cpu_q8_dw_taps.h"
 #include "backends/cpu/cpu_qconv_padded.h"
 #include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "backends/fusion/strip_layer_impl.h"
@@ -187,24 +188,29 @@ class StripQConv final : public WindowedLayer {
 class StripQDwConv final : public WindowedLayer {
  public:
   StripQDwConv(const ops::ConvGeometry& g, const QConvParams& q) : WindowedLayer(g), q_(q) {
-    wf_.assign(q.w.begin(), q.w.end());
     fn_ = kernels::f32_dwconv_select(kernels::selected_isa(), kh_, kw_, sh_, sw_, dh_, dw_);
     vcvt_ = kernels::qu8_vcvt_select(kernels::selected_isa());
     rq_ = kernels::qu8_requant(q.y_signed, q.y_zp, qmin_of(q.y_signed), qmax_of(q.y_signed));
     const bool shape_ok = kh_ == 3 && kw_ == 3 && dh_ == 1 && dw_ == 1 && (sh_ == 1 || sh_ == 2) && (sw_ == 1 || sw_ == 2);
     direct_ = shape_ok ? kernels::qu8_dwconv3x3_select(kernels::selected_isa()) : nullptr;
-    if (direct_) {
-      const int32_t zp_u8 = q.x_zp + (q.x_signed ? 128 : 0);  // the zero point as the kernel reads bytes
-      for (size_t c = 0; c < out.c; ++c) {
-        const int8_t* w = q.w.data() + c * 9;
-        int32_t wsum = 0;
-        for (size_t k = 0; k < 9; ++k) wsum += w[k];
-        Column col;
-        for (size_t kx = 0; kx < 3; ++kx) col.w[kx] = kernels::qu8_dwconv_pack_column(w, kx);
-        col.bias = static_cast<int32_t>(static_cast<uint32_t>(q.bias[c]) - static_cast<uint32_t>(zp_u8 * wsum));
-        columns_.push_back(col);
-      }
+  }
+
+  // The taps, through `packs` as the cpu op packs them, and the direct kernel's columns built
+  // from that copy; false when memory runs out.
+  bool pack(const ir::Value& weight, PackStore* packs) {
+    if (!taps_.pack(weight, *weight.constant, packs)) return false;
+    if (!direct_) return true;
+    const int32_t zp_u8 = q_.x_zp + (q_.x_signed ? 128 : 0);  // the zero point as the kernel reads bytes
+    for (size_t c = 0; c < out.c; ++c) {
+      const int8_t* w = taps_.s8(c);
+      int32_t wsum = 0;
+      for (size_t k = 0; k < 9; ++k) wsum += w[k];
+      Column col;
+      for (size_t kx = 0; kx < 3; ++kx) col.w[kx] = kernels::qu8_dwconv_pack_column(w, kx);
+      col.bias = static_cast<int32_t>(static_cast<uint32_t>(q_.bias[c]) - static_cast<uint32_t>(zp_u8 * wsum));
+      columns_.push_back(col);
     }
+    return true;
   }
 
   size_t scratch_floats(size_t rows) const override {
@@ -276,7 +282,7 @@ class StripQDwConv final : public WindowedLayer {
   // rows unpacked to f32 (x - x_zp) with the padding 0, the f32 kernel's exact sums, and the
   // vectorised requantization (qu8_vcvt.h), as the cpu op does for whole planes.
   void run_f32(const RowView& x, const RowView& y, size_t y0, size_t y1, float* ws) const {
-    const size_t rows = window_rows(y1 - y0), st = stride(), n = (y1 - y0) * out.w, taps = kh_ * kw_;
+    const size_t rows = window_rows(y1 - y0), st = stride(), n = (y1 - y0) * out.w;
     const int64_t first = static_cast<int64_t>(y0 * sh_) - static_cast<int64_t>(pt_);
     const size_t left = std::min(pl_, st), n_copy = std::min(in.w, st - left);
     const uint8_t flip = q_.x_signed ? 0x80 : 0;
@@ -292,7 +298,7 @@ class StripQDwConv final : public WindowedLayer {
       p.in_stride = st;
       p.in_height = rows;
       p.in_width = st;
-      p.w = wf_.data() + c * taps;
+      p.w = taps_.f32(c);
       p.out = acc;
       p.out_stride = out.w;
       p.out_width = out.w;
@@ -303,7 +309,7 @@ class StripQDwConv final : public WindowedLayer {
   }
 
   QConvParams q_;
-  std::vector<float> wf_;
+  cpu::Q8DwTaps taps_;
   kernels::F32DwconvFn fn_ = nullptr;
   kernels::Qu8DwconvFn direct_ = nullptr;
   kernels::Qu8VcvtKernels vcvt_{};
@@ -363,9 +369,9 @@ bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
 
 }  // namespace
 
-Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q, bool with_weights) {
+Rejection qconv_params(const ir::Node& node, const PlanView& type_of, QConvParams* q) {
   if (!node.input(0)) return reject(SupportReason::kUnsupportedOp, "QLinearConv without an input");
-  std::string why = cpu::read_qconv_params(node, type_of(node.input(0)).dtype, q, with_weights);
+  std::string why = cpu::read_qconv_params(node, type_of(node.input(0)).dtype, q);
   return why.empty() ? Rejection{} : reject(SupportReason::kUnsupportedOp, std::move(why));
 }
 
@@ -407,16 +413,18 @@ Result<std::unique_ptr<StripLayer>> make_strip_qconv(const ir::Node& node, const
   if (!x_dims) return unsupported(node.label() + ": QLinearConv input without static dims");
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(node.attrs, *x_dims, node.input(3)->constant->dims()));
   const bool depthwise = g.group > 1 && g.group == g.in_channels && g.group == g.out_channels;
-  // The GEMM members pack their panels from the weight tensor itself (pack_wx), so only the
-  // depthwise one copies the int8 weights.
+  // Every member packs from the weight tensor itself (pack_wx, Q8DwTaps): no copy of the int8
+  // weights here.
   QConvParams q;
-  if (Rejection why = qconv_params(node, type_of, &q, depthwise); !why.empty())
+  if (Rejection why = qconv_params(node, type_of, &q); !why.empty())
     return unsupported(node.label() + ": " + why.text());
   std::unique_ptr<StripLayer> layer;
   const bool pointwise = g.group == 1 && g.kernel[0] * g.kernel[1] == 1 && g.strides[0] == 1 && g.strides[1] == 1 &&
                          g.pad_begin[0] == 0 && g.pad_begin[1] == 0 && g.out[0] == g.in[0] && g.out[1] == g.in[1];
   if (depthwise) {
-    layer = std::make_unique<StripQDwConv>(g, q);
+    auto conv = std::make_unique<StripQDwConv>(g, q);
+    if (!conv->pack(*node.input(3), packs)) return out_of_memory(node.label() + ": depthwise taps");
+    layer = std::move(conv);
   } else if (!pointwise) {
     auto conv = std::make_unique<StripQConv>(g, q);
     if (!conv->pack(q, *node.input(3), packs)) return out_of_memory(node.label() + ": packed weights");

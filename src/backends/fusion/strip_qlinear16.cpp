@@ -29,7 +29,9 @@ class StripQConv16Gemm final : public WindowedLayer {
     direct_ = kh_ * kw_ == 1 && sh_ == 1 && sw_ == 1 && pt_ == 0 && pl_ == 0 && geo_.group == 1 && out.h == in.h &&
               out.w == in.w;
   }
-  bool init(const int32_t* bias) { return cpu::pack_qs16_conv_weights(cfg_, p_, bias, geo_.group, &packed_, &panel_bytes_); }
+  bool init(const int32_t* bias, PackStore* packs, const ir::Value* weight) {
+    return cpu::pack_qs16_conv_weights(cfg_, p_, bias, geo_.group, packs, weight, &packed_, &panel_bytes_);
+  }
 
   // The product block, the GEMM's workspace, then (im2col) the window in NHWC and the im2col block.
   size_t scratch_floats(size_t rows) const override {
@@ -92,7 +94,7 @@ class StripQConv16Gemm final : public WindowedLayer {
   cpu::Conv2dGeometry geo_;
   size_t cin_g_ = 0, cg_ = 0, k_ = 0, panel_bytes_ = 0;
   bool direct_ = false;
-  AlignedFloats packed_;
+  PackedFloats packed_;
 };
 
 class StripQDwConv16 final : public WindowedLayer {
@@ -154,7 +156,8 @@ Rejection qconv16_rejection(const ir::Node& node, const PlanView& type_of) {
   return {};
 }
 
-Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, const PlanView& type_of) {
+Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, const PlanView& type_of,
+                                                       PackStore* packs) {
   auto p = cpu::read_w8a16_params(node, 0, type_of(node.input(0)).dtype);
   if (!p) return unsupported(node.label() + ": QLinearConv16 parameters");
   NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g,
@@ -164,7 +167,7 @@ Result<std::unique_ptr<StripLayer>> make_strip_qconv16(const ir::Node& node, con
     layer = std::make_unique<StripQDwConv16>(g, *p, qconv16_bias(node));
   } else {
     auto conv = std::make_unique<StripQConv16Gemm>(g, *p);
-    if (!conv->init(qconv16_bias(node))) return out_of_memory(node.label() + ": packed weights");
+    if (!conv->init(qconv16_bias(node), packs, node.input(3))) return out_of_memory(node.label() + ": packed weights");
     layer = std::move(conv);
   }
   layer->in.elem = layer->out.elem = sizeof(uint16_t);

@@ -65,6 +65,7 @@ struct PackedBlob {
   std::string weight;  // the top-level graph value packed (PackStore::Entry::weight)
   const float* data = nullptr;
   size_t floats = 0;
+  bool weight_read_too = false;  // the packing op also reads the weight: never a "when read" source
 };
 
 }  // namespace nfuse::context

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <unordered_map>
 #include <variant>
 
@@ -315,8 +316,12 @@ Result<std::string> context_bytes(const ir::Graph& graph, const ContextInfo& inf
   info.sections.resize(1 + list.size());
   for (size_t i : by_size) info.sections[1 + i] = place(Section::Kind::kTensor, list[i].raw(), list[i].bytes());
   info.packs.clear();
+  std::set<std::string> read_too;  // weights some op reads beside its packed twin: checked at load
+  for (const PackedBlob& p : packs)
+    if (p.weight_read_too) read_too.insert(p.weight);
   for (const PackedBlob& p : packs) {
-    info.packs.push_back({p.key, p.floats, static_cast<uint32_t>(info.sections.size()), encoder.sole_source(p.weight)});
+    const int source = read_too.count(p.weight) ? -1 : encoder.sole_source(p.weight);
+    info.packs.push_back({p.key, p.floats, static_cast<uint32_t>(info.sections.size()), source});
     info.sections.push_back(place(Section::Kind::kPacked, p.data, p.floats * sizeof(float)));
   }
 

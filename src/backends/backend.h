@@ -131,6 +131,9 @@ struct CompileContext {
   // Prepacked weights by key (backends/pack_store.h): served from a context binary, or recorded
   // for one. Null: ops pack their own.
   std::shared_ptr<PackStore> packs;
+  // Strip heights a context binary stored for fused groups, by the group's first member
+  // (fusion backend); taken as the choice, without the cost model's search. Null: none.
+  const std::unordered_map<const ir::Node*, int>* stored_tile_rows = nullptr;
 };
 
 // Bytes one run moves to and from the arena (graph inputs, outputs and intermediates; constants
@@ -142,6 +145,7 @@ struct GroupTraffic {
   int64_t fused_bytes = 0;
   int64_t layerwise_bytes = 0;
   int tile_rows = 0;               // output rows per strip (0: not tiled)
+  const ir::Node* first = nullptr;  // the group's first member (for stored strip heights)
   size_t scratch_bytes = 0;        // per-thread line buffers
 };
 struct PartitionTraffic {

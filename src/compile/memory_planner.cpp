@@ -1,7 +1,10 @@
 #include "compile/memory_planner.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
+#include <set>
+#include <utility>
 
 namespace nfuse::compile {
 
@@ -40,6 +43,46 @@ MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, size_t alignm
     placed.push_back({offset, offset + size, r.first_step, r.last_step});
     plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
   }
+  return plan;
+}
+
+std::optional<MemoryPlan> check_memory_plan(const std::vector<BufferRequest>& requests,
+                                            const std::vector<size_t>& offsets, size_t alignment) {
+  if (offsets.size() != requests.size() || alignment == 0) return std::nullopt;
+  MemoryPlan plan;
+  std::vector<size_t> ends(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const size_t size = align_up(std::max<size_t>(requests[i].bytes, 1), alignment);
+    if (offsets[i] % alignment != 0 || offsets[i] > std::numeric_limits<size_t>::max() / 2 - size) return std::nullopt;
+    ends[i] = offsets[i] + size;
+    plan.naive_bytes += size;
+    plan.arena_bytes = std::max(plan.arena_bytes, ends[i]);
+  }
+  // A sweep over the steps: the buffers live at the current step, disjoint by construction and
+  // ordered by offset, so a new one overlaps some live buffer exactly when it overlaps one of
+  // its two neighbours in that order.
+  std::vector<size_t> by_first(requests.size()), by_last(requests.size());
+  std::iota(by_first.begin(), by_first.end(), 0);
+  std::iota(by_last.begin(), by_last.end(), 0);
+  std::sort(by_first.begin(), by_first.end(),
+            [&](size_t a, size_t b) { return requests[a].first_step < requests[b].first_step; });
+  std::sort(by_last.begin(), by_last.end(),
+            [&](size_t a, size_t b) { return requests[a].last_step < requests[b].last_step; });
+  std::set<std::pair<size_t, size_t>> live;  // (offset, end)
+  size_t next_dead = 0;
+  for (size_t i : by_first) {
+    const int step = requests[i].first_step;
+    for (; next_dead < by_last.size() && requests[by_last[next_dead]].last_step < step; ++next_dead) {
+      const size_t d = by_last[next_dead];
+      if (requests[d].first_step <= requests[d].last_step) live.erase({offsets[d], ends[d]});
+    }
+    if (requests[i].first_step > requests[i].last_step) continue;  // never live
+    auto after = live.lower_bound({offsets[i], 0});
+    if (after != live.end() && after->first < ends[i]) return std::nullopt;
+    if (after != live.begin() && std::prev(after)->second > offsets[i]) return std::nullopt;
+    live.insert({offsets[i], ends[i]});
+  }
+  plan.offsets = offsets;
   return plan;
 }
 

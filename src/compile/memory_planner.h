@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace nfuse::compile {
@@ -23,5 +24,12 @@ struct MemoryPlan {
 // Greedy by size (largest first, each at the lowest offset that does not collide in time with
 // a buffer already placed): simple, deterministic and near-optimal on DNN graphs.
 MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, size_t alignment = 64);
+
+// `offsets` as the plan of `requests` when they are one: one offset per request, each a multiple
+// of `alignment`, and no two requests live at one step sharing a byte (their sizes rounded up as
+// plan_memory rounds them). A layout read from a context binary is checked so before it is used;
+// checking takes O(n log n) where planning takes O(n^2). nullopt when it is not a valid layout.
+std::optional<MemoryPlan> check_memory_plan(const std::vector<BufferRequest>& requests,
+                                            const std::vector<size_t>& offsets, size_t alignment = 64);
 
 }  // namespace nfuse::compile

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 
 #include "backends/device_profile.h"
@@ -207,11 +208,16 @@ std::vector<BufferRequest> arena_requests(Plan& plan, const std::vector<const ir
 }
 
 // Adds the compiled partitions' scratch needs (each live during its own lifetime step) to the
-// tensors' requests, lays out the arena and records every offset.
+// tensors' requests, lays out the arena and records every offset: `stored`'s layout when it is
+// one for these requests (check_memory_plan), else planned here.
 void place_arena(Plan& plan, std::vector<BufferRequest> requests, const std::vector<size_t>& request_of_slot,
-                 const std::vector<int>& first_lifetime_step) {
+                 const std::vector<int>& first_lifetime_step, const StoredLayout* stored) {
   const size_t tensor_requests = requests.size();
-  plan.tensor_arena_bytes = plan_memory(requests).arena_bytes;
+  std::optional<MemoryPlan> tensors;
+  if (stored) tensors = check_memory_plan(requests, stored->tensor_offsets);
+  if (!tensors) tensors = plan_memory(requests);
+  plan.tensor_arena_bytes = tensors->arena_bytes;
+  plan.tensor_offsets = std::move(tensors->offsets);
   std::vector<std::vector<backends::ScratchNeed>> needs(plan.steps.size());
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     needs[i] = plan.steps[i].compiled->scratch_needs();
@@ -221,7 +227,10 @@ void place_arena(Plan& plan, std::vector<BufferRequest> requests, const std::vec
       plan.scratch_bytes = std::max(plan.scratch_bytes, n.bytes);
     }
   }
-  plan.memory = plan_memory(requests);
+  std::optional<MemoryPlan> all;
+  if (stored) all = check_memory_plan(requests, stored->offsets);
+  plan.layout_from_binary = stored && all && plan.tensor_offsets == stored->tensor_offsets;
+  plan.memory = all ? std::move(*all) : plan_memory(requests);
   for (size_t s = 0; s < plan.values.size(); ++s)
     if (request_of_slot[s] != SIZE_MAX)
       plan.values[s].arena_offset = static_cast<int64_t>(plan.memory.offsets[request_of_slot[s]]);
@@ -242,6 +251,28 @@ bool uses_partitioner(const PlanOptions& options) {
          o.always_partition;
 }
 
+// The plan's input signature; nullopt when an input's dims are not all known.
+std::optional<std::map<std::string, std::vector<int64_t>>> plan_signature(const Plan& plan) {
+  std::map<std::string, std::vector<int64_t>> signature;
+  for (size_t i = 0; i < plan.input_slots.size(); ++i) {
+    const PlannedValue& pv = plan.values[static_cast<size_t>(plan.input_slots[i])];
+    const std::optional<std::vector<int64_t>> dims = pv.type.shape.static_dims();
+    if (!dims) return std::nullopt;
+    signature[pv.value->name] = *dims;
+  }
+  return signature;
+}
+
+// The layout a context binary stores for this plan's signature and thread count, or null.
+const StoredLayout* stored_layout(const PlanOptions& options, const Plan& plan) {
+  if (!options.layouts) return nullptr;
+  const auto signature = plan_signature(plan);
+  if (!signature) return nullptr;
+  for (const StoredLayout& l : *options.layouts)
+    if (l.threads == options.threads && l.signature == *signature) return &l;
+  return nullptr;
+}
+
 // The placement a context binary stores for this signature and thread count, when it still fits
 // the plan: each runtime node in exactly one partition, on a backend that runs it, no partition
 // empty, and no partition reading a value a later one produces (partitions run in order; inside
@@ -253,15 +284,10 @@ const partition::PartitionResult* stored_placement(const std::vector<const ir::N
                                                    partition::BackendPool& pool, const Plan& plan) {
   // A full-offload requirement is the partitioner's check to make.
   if (!options.placements || options.partition.require_full_offload) return nullptr;
-  std::map<std::string, std::vector<int64_t>> signature;
-  for (size_t i = 0; i < plan.input_slots.size(); ++i) {
-    const PlannedValue& pv = plan.values[static_cast<size_t>(plan.input_slots[i])];
-    const std::optional<std::vector<int64_t>> dims = pv.type.shape.static_dims();
-    if (!dims) return nullptr;
-    signature[pv.value->name] = *dims;
-  }
+  const auto signature = plan_signature(plan);
+  if (!signature) return nullptr;
   for (const StoredPlacement& p : *options.placements) {
-    if (p.threads != options.threads || p.signature != signature) continue;
+    if (p.threads != options.threads || p.signature != *signature) continue;
     if (p.result.prefer.empty()) return nullptr;
     std::unordered_map<const ir::Node*, int> partition_of;  // -1: a runtime node not placed yet
     for (const ir::Node* n : runtime_nodes) partition_of[n] = -1;
@@ -393,6 +419,12 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
   cc.pool = options.workers && options.workers->threads() == threads ? options.workers
                                                                      : std::make_shared<ThreadPool>(options.threads);
   Plan* p = plan.get();
+  const StoredLayout* layout = stored_layout(options, *plan);
+  std::unordered_map<const ir::Node*, int> stored_tiles;
+  if (layout) {
+    for (const auto& [node, rows] : layout->tile_rows) stored_tiles[node] = rows;
+    cc.stored_tile_rows = &stored_tiles;
+  }
   cc.type_of = p->view(graph);
   cc.slot_of = [p](const ir::Value* v) { return p->slot_of.at(v); };
   // Which values the arena holds is known before compile; where, only once the partitions'
@@ -451,7 +483,7 @@ Result<std::unique_ptr<Plan>> build_plan(const ir::Graph& graph,
     NFUSE_ASSIGN_OR_RETURN(backends::Backend * backend, pool.get(step.partition.backend));
     NFUSE_ASSIGN_OR_RETURN(step.compiled, backend->compile(step.partition, cc));
   }
-  place_arena(*plan, std::move(requests), *request_of_slot, first_lifetime_step);
+  place_arena(*plan, std::move(requests), *request_of_slot, first_lifetime_step, layout);
   return plan;
 }
 

@@ -47,6 +47,10 @@ struct Plan {
   std::vector<int> output_slots;     // graph outputs, in order
   MemoryPlan memory;                 // tensors and the partitions' scratch
   size_t tensor_arena_bytes = 0;     // what the tensors alone would need
+  std::vector<size_t> tensor_offsets;  // the tensors-alone layout behind tensor_arena_bytes
+  // The arena layout and the fused groups' strip heights came from a context binary (checked)
+  // instead of being planned again.
+  bool layout_from_binary = false;
   size_t scratch_bytes = 0;          // the largest scratch need of one step (inside the arena)
   int folded_nodes = 0;              // nodes evaluated at plan time
   // Where every node runs and why, when the partitioner placed them (backend "auto", pins,
@@ -67,6 +71,18 @@ struct StoredPlacement {
   partition::PartitionResult result;
 };
 
+// The layout decisions of one compiled plan (input signature, thread count), as a context binary
+// stores them: each fused group's strip height by its first member (pointers into the graph it
+// was read with), and the arena offsets of the plan's buffer requests (the tensors alone, then
+// with the partitions' scratch). A plan for that signature and thread count takes the strip
+// heights as its choice and the offsets once check_memory_plan accepts them.
+struct StoredLayout {
+  std::map<std::string, std::vector<int64_t>> signature;
+  int threads = 1;
+  std::vector<std::pair<const ir::Node*, int>> tile_rows;
+  std::vector<size_t> tensor_offsets, offsets;
+};
+
 struct PlanOptions {
   std::string backend = "ref";  // a backend's name, or "auto": the cost-model partitioner
   int threads = 1;
@@ -82,6 +98,8 @@ struct PlanOptions {
   std::shared_ptr<backends::PackStore> packs;
   // Placements a context binary brought for this graph (not for other graphs: its pointers).
   std::shared_ptr<const std::vector<StoredPlacement>> placements;
+  // Layouts a context binary brought for this graph (not for other graphs: its pointers).
+  std::shared_ptr<const std::vector<StoredLayout>> layouts;
 };
 
 // build_plan's first stage alone: concrete types and the values known at plan time, no steps

@@ -11,6 +11,7 @@ CompiledSubgraphs::CompiledSubgraphs(SessionOptions options) : options_(std::mov
   options_.outputs.clear();
   options_.packs = nullptr;       // bodies are other graphs: their value names may mean other tensors
   options_.placements = nullptr;  // and the stored placements point at the top-level graph's nodes
+  options_.layouts = nullptr;     // as do the stored layouts
 }
 
 Result<CompiledSubgraphs::Body*> CompiledSubgraphs::body_for(const ir::Node& owner, const ir::Graph& body,

@@ -196,9 +196,11 @@ Result<std::unique_ptr<ir::Graph>> ContextModel::graph() const {
 
 Result<std::unique_ptr<ir::Graph>> ContextModel::graph(SessionOptions* options) const {
   auto placements = std::make_shared<std::vector<compile::StoredPlacement>>();
-  NFUSE_ASSIGN_OR_RETURN(auto g, context::read_graph(info_, data_, keepalive_, placements.get()));
+  auto layouts = std::make_shared<std::vector<compile::StoredLayout>>();
+  NFUSE_ASSIGN_OR_RETURN(auto g, context::read_graph(info_, data_, keepalive_, placements.get(), layouts.get()));
   *options = session_options(std::move(*options));
   options->placements = std::move(placements);
+  options->layouts = std::move(layouts);
   return g;
 }
 
@@ -253,13 +255,19 @@ Status save_context(const Session& session, const std::string& source_name, cons
     info.pack_ms = so.packs->packed_ms();
   }
   std::vector<compile::StoredPlacement> placements;
+  std::vector<compile::StoredLayout> layouts;
   for (const auto& signature : info.signatures) {
     const compile::Plan* plan = session.cached_plan(signature);
-    // Plans of a shape-specialized copy of the graph place other nodes: partitioned at load.
-    if (plan && plan->partition_report && !plan->specialized_graph)
-      placements.push_back({signature, so.threads, *plan->partition_report});
+    // Plans of a shape-specialized copy of the graph place other nodes: planned again at load.
+    if (!plan || plan->specialized_graph) continue;
+    if (plan->partition_report) placements.push_back({signature, so.threads, *plan->partition_report});
+    compile::StoredLayout layout{signature, so.threads, {}, plan->tensor_offsets, plan->memory.offsets};
+    for (const compile::Step& step : plan->steps)
+      for (const backends::GroupTraffic& g : step.compiled->traffic().groups)
+        if (g.first && g.tile_rows > 0) layout.tile_rows.emplace_back(g.first, g.tile_rows);
+    layouts.push_back(std::move(layout));
   }
-  return context::write_context(session.graph(), info, path, packs, placements);
+  return context::write_context(session.graph(), info, path, packs, placements, layouts);
 }
 
 }  // namespace nfuse::runtime

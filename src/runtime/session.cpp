@@ -86,6 +86,7 @@ compile::PlanOptions Session::plan_options() const {
   po.run_subgraph = subgraph_runner_;
   po.packs = options_.packs;
   po.placements = options_.placements;
+  po.layouts = options_.layouts;
   return po;
 }
 
@@ -108,6 +109,7 @@ Result<std::unique_ptr<compile::Plan>> Session::specialized_plan(
   compile::PlanOptions po = plan_options();
   po.packs = nullptr;  // another graph: its value names may mean other tensors
   po.placements = nullptr;
+  po.layouts = nullptr;
   po.run_subgraph = make_subgraph_runner(subgraphs);
   NFUSE_ASSIGN_OR_RETURN(auto plan, compile::build_plan(*g, input_dims, po));
   plan->specialized_graph = std::move(g);

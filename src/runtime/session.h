@@ -60,6 +60,8 @@ struct SessionOptions {
   std::shared_ptr<backends::PackStore> packs;
   // Placements a context binary stores for this graph (ContextModel::graph(SessionOptions*)).
   std::shared_ptr<const std::vector<compile::StoredPlacement>> placements;
+  // Layouts (strip heights, arena offsets) a context binary stores for this graph.
+  std::shared_ptr<const std::vector<compile::StoredLayout>> layouts;
   // A context binary's weights checked on demand (above); null for every other model.
   std::shared_ptr<const DeferredWeights> deferred;
 };

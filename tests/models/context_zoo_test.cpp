@@ -75,6 +75,7 @@ void expect_round_trip(const std::string& label, const fs::path& onnx, const run
   const fs::path nfc = fs::temp_directory_path() / ("nfuse_ctx_" + label + "_" + backend + ".nfc");
   Status saved = runtime::save_context(**compiled, onnx.filename().string(), file_sha(onnx), nfc.string());
   ASSERT_TRUE(saved.ok()) << saved.to_string();
+  const testing::ArenaLayout layout = testing::arena_layout(**compiled, inputs);
   compiled->reset();  // the loaded session must not lean on the compiling one
 
   runtime::ContextLoadOptions lo;
@@ -83,7 +84,8 @@ void expect_round_trip(const std::string& label, const fs::path& onnx, const run
   ASSERT_TRUE(binary.ok()) << binary.status().to_string();
   EXPECT_EQ((*binary)->info().options.backend, backend);
   ASSERT_EQ((*binary)->info().signatures.size(), 1u);
-  auto loaded_graph = (*binary)->graph();
+  runtime::SessionOptions loaded_options;  // as sessions of a binary read it: stored plans included
+  auto loaded_graph = (*binary)->graph(&loaded_options);
   ASSERT_TRUE(loaded_graph.ok()) << loaded_graph.status().to_string();
   // Constants are borrowed from the mapping, not copied.
   for (const auto& v : (*loaded_graph)->values()) {
@@ -97,13 +99,14 @@ void expect_round_trip(const std::string& label, const fs::path& onnx, const run
     has_conv = has_conv || n->op_type == "Conv" || n->op_type == "QLinearConv";
     has_dense_qconv = has_dense_qconv || (n->op_type == "QLinearConv" && n->attrs.get_int("group", 1) == 1);
   }
-  auto loaded = runtime::Session::create(std::move(*loaded_graph), (*binary)->session_options({}));
+  auto loaded = runtime::Session::create(std::move(*loaded_graph), loaded_options);
   ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
   EXPECT_TRUE((*loaded)->pass_report().lines().empty()) << "a loaded binary must not run the passes again";
   auto got = (*loaded)->run(inputs);
   ASSERT_TRUE(got.ok()) << got.status().to_string();
   ASSERT_EQ(got->size(), expected->size());
   EXPECT_EQ((*binary)->packs().packed(), 0u) << "the CPU that compiled it must read every packed weight in place";
+  testing::expect_stored_layout_used(**loaded, inputs, layout);
   // On cpu every convolution packs through the store, FP32 and INT8 (QLinearConv) alike.
   if (backend == "cpu" && has_conv) {
     EXPECT_GT((*binary)->packs().hits(), 0u) << "no packed weight was read from the binary";

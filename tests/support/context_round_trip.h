@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,31 @@
 #include "runtime/session.h"
 
 namespace nfuse::testing {
+
+// The arena layout of a session's plan for `inputs` (empty offsets when it has none).
+struct ArenaLayout {
+  std::vector<size_t> offsets;
+  size_t arena_bytes = 0, tensor_arena_bytes = 0;
+  bool from_binary = false;
+};
+inline ArenaLayout arena_layout(const runtime::Session& session, const runtime::NamedTensors& inputs) {
+  std::map<std::string, std::vector<int64_t>> signature;
+  for (const auto& [name, t] : inputs) signature[name] = t.dims();
+  const compile::Plan* plan = session.cached_plan(signature);
+  if (!plan) return {};
+  return {plan->memory.offsets, plan->memory.arena_bytes, plan->tensor_arena_bytes, plan->layout_from_binary};
+}
+
+// A session of a binary took the binary's layout (arena offsets, strip heights) for `inputs`:
+// the compiling session's, `compiled`.
+inline void expect_stored_layout_used(const runtime::Session& loaded, const runtime::NamedTensors& inputs,
+                                      const ArenaLayout& compiled) {
+  const ArenaLayout got = arena_layout(loaded, inputs);
+  EXPECT_TRUE(got.from_binary) << "the binary's arena layout was planned again";
+  EXPECT_EQ(got.offsets, compiled.offsets);
+  EXPECT_EQ(got.arena_bytes, compiled.arena_bytes);
+  EXPECT_EQ(got.tensor_arena_bytes, compiled.tensor_arena_bytes);
+}
 
 // The canonical weights the loader leaves unchecked (their packed twins are what sessions read)
 // are not read at all: with every byte of them inverted, a session of the binary at `nfc` loads,

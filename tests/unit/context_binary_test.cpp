@@ -308,6 +308,54 @@ TEST_F(ContextBinary, StoredPlacementIsUsedWhereItFits) {
   }
 }
 
+// The arena layout and strip heights a binary stores are taken where they check out; offsets
+// that collide, are misaligned, or are too few, and strip heights of any value, never make a
+// wrong plan: the arena is planned again (the strip heights only choose a speed).
+TEST_F(ContextBinary, StoredLayoutIsUsedWhereItChecksOut) {
+  runtime::SessionOptions so;
+  so.backend = "cpu";
+  auto compiled = runtime::Session::create(two_layer_graph(), so);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  auto expected = (*compiled)->run({{"x", input()}});
+  ASSERT_TRUE(expected.ok()) << expected.status().to_string();
+  const compile::Plan* original = (*compiled)->cached_plan({{"x", {1, kWidth}}});
+  ASSERT_NE(original, nullptr);
+  ASSERT_GE(original->memory.offsets.size(), 2u);
+  const compile::StoredLayout good{{{"x", {1, kWidth}}}, 1, {}, original->tensor_offsets, original->memory.offsets};
+  std::vector<compile::StoredLayout> variants(5, good);
+  for (size_t& o : variants[1].offsets) o = 0;                                 // everything on one spot
+  variants[2].offsets[0] += 4;                                                 // misaligned
+  variants[3].tensor_offsets.pop_back();                                       // too few
+  variants[4].tile_rows = {{(*compiled)->graph().nodes().front().get(), -7}};  // a strip height nonsense
+  for (size_t v = 0; v < variants.size(); ++v) {
+    ContextInfo info;
+    context::record_device(&info);
+    info.source_name = "dense.onnx";
+    info.source_sha256 = kSha;
+    info.options.backend = "cpu";
+    info.backends = {"cpu"};
+    info.signatures = {{{"x", {1, kWidth}}}};
+    const std::string q = path("layout.nfc");
+    ASSERT_TRUE(context::write_context((*compiled)->graph(), info, q, {}, {}, {variants[v]}).ok());
+    auto b = runtime::ContextModel::open_file(q, {});
+    ASSERT_TRUE(b.ok()) << b.status().to_string();
+    runtime::SessionOptions o;
+    auto graph = (*b)->graph(&o);
+    ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+    ASSERT_NE(o.layouts, nullptr);
+    ASSERT_EQ(o.layouts->size(), 1u);
+    auto session = runtime::Session::create(std::move(*graph), o);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    auto got = (*session)->prepare({{"x", {1, kWidth}}});
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ((*got)->layout_from_binary, v == 0 || v == 4) << "variant " << v;
+    EXPECT_EQ((*got)->memory.offsets, original->memory.offsets) << "variant " << v;
+    auto out = (*session)->run({{"x", input()}});
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    EXPECT_EQ(std::memcmp((*out)[0].raw(), (*expected)[0].raw(), (*expected)[0].bytes()), 0) << "variant " << v;
+  }
+}
+
 TEST_F(ContextBinary, TruncationAtEverySectionBoundaryIsCorrupt) {
   std::vector<size_t> cuts = {0, 1, 8, 63, 64, bytes_.size() - 1};
   for (const context::Section& s : info_.sections) {

@@ -121,6 +121,8 @@ void expect_packed_round_trip(Case c, const std::string& backend, const std::vec
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   auto expected = (*compiled)->run(c.feeds);
   ASSERT_TRUE(expected.ok()) << expected.status().to_string();
+  const testing::ArenaLayout layout = testing::arena_layout(**compiled, c.feeds);
+  ASSERT_FALSE(layout.offsets.empty());
   const fs::path nfc = fs::temp_directory_path() /
                        ("nfuse_kernel_packs_" + c.name + "_" + backend + "_" + std::to_string(::getpid()) + ".nfc");
   ASSERT_TRUE(runtime::save_context(**compiled, c.name + ".onnx", kSha, nfc.string()).ok());
@@ -135,14 +137,16 @@ void expect_packed_round_trip(Case c, const std::string& backend, const std::vec
     for (const context::ContextInfo::Packed& p : (*binary)->info().packs) found = found || p.key.rfind(family, 0) == 0;
     EXPECT_TRUE(found) << "no packed buffer of family " << family << "; the binary holds:" << keys;
   }
-  auto graph = (*binary)->graph();
+  runtime::SessionOptions so_loaded;  // as sessions of a binary read it: stored plans included
+  auto graph = (*binary)->graph(&so_loaded);
   ASSERT_TRUE(graph.ok()) << graph.status().to_string();
-  auto loaded = runtime::Session::create(std::move(*graph), (*binary)->session_options({}));
+  auto loaded = runtime::Session::create(std::move(*graph), so_loaded);
   ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
   auto got = (*loaded)->run(c.feeds);
   ASSERT_TRUE(got.ok()) << got.status().to_string();
   EXPECT_EQ((*binary)->packs().packed(), 0u) << "something packed at load; the binary holds:" << keys;
   EXPECT_GT((*binary)->packs().hits(), 0u);
+  testing::expect_stored_layout_used(**loaded, c.feeds, layout);
   ASSERT_EQ(got->size(), expected->size());
   for (size_t i = 0; i < got->size(); ++i) {
     ASSERT_EQ((*got)[i].dims(), (*expected)[i].dims());

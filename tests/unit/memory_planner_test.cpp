@@ -55,5 +55,43 @@ TEST(MemoryPlanner, RandomGraphsNeverOverlap) {
   }
 }
 
+// A stored layout is taken only when it is one: plan_memory's own answers pass (and give the
+// same arena), and any offset moved onto a buffer live at the same step, misaligned, out of
+// range, or a count that does not match is refused.
+TEST(MemoryPlanner, CheckAcceptsPlansAndRefusesCollisions) {
+  std::mt19937 rng(23);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<BufferRequest> requests;
+    const int n = 1 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      const int first = static_cast<int>(rng() % 30);
+      requests.push_back({rng() % 5000, first, first + static_cast<int>(rng() % 8)});
+    }
+    const MemoryPlan plan = plan_memory(requests);
+    auto checked = check_memory_plan(requests, plan.offsets);
+    ASSERT_TRUE(checked.has_value()) << "trial " << trial;
+    EXPECT_EQ(checked->arena_bytes, plan.arena_bytes);
+    EXPECT_EQ(checked->offsets, plan.offsets);
+    // Every request moved onto every other one live at the same step is refused.
+    for (size_t a = 0; a < requests.size(); ++a) {
+      for (size_t b = 0; b < requests.size(); ++b) {
+        if (a == b || requests[a].first_step > requests[b].last_step || requests[b].first_step > requests[a].last_step)
+          continue;
+        std::vector<size_t> moved = plan.offsets;
+        moved[a] = moved[b];
+        EXPECT_FALSE(check_memory_plan(requests, moved).has_value()) << trial << ": " << a << " on " << b;
+      }
+    }
+    std::vector<size_t> bad = plan.offsets;
+    bad[0] += 8;
+    EXPECT_FALSE(check_memory_plan(requests, bad).has_value());
+    bad[0] = SIZE_MAX - 63;
+    EXPECT_FALSE(check_memory_plan(requests, bad).has_value());
+    bad = plan.offsets;
+    bad.push_back(0);
+    EXPECT_FALSE(check_memory_plan(requests, bad).has_value());
+  }
+}
+
 }  // namespace
 }  // namespace nfuse::compile

@@ -160,7 +160,14 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
   const size_t l2_floats = kernels::cpu_features().l2_bytes / sizeof(float);
   // Strips of whole multiples of the last member's granularity (Winograd's 4-row tiles).
   const size_t last_g = g->layers_[g->stages_.back().layers.front()]->row_granularity();
-  size_t tiles = std::clamp<size_t>(ctx.tile_rows > 0 ? static_cast<size_t>(ctx.tile_rows) : round_up(rule, last_g), 1,
+  // A strip height the caller fixed, or a context binary stored for this group (the search's
+  // answer when it was compiled): taken as it is, no search.
+  int fixed = ctx.tile_rows;
+  if (fixed <= 0 && ctx.stored_tile_rows) {
+    auto it = ctx.stored_tile_rows->find(nodes.front());
+    if (it != ctx.stored_tile_rows->end()) fixed = it->second;
+  }
+  size_t tiles = std::clamp<size_t>(fixed > 0 ? static_cast<size_t>(fixed) : round_up(rule, last_g), 1,
                                     std::max<size_t>(1, height));
   // Groups of narrow rows only (which `auto` gives back, fusion_backend.cpp, but a forced plan
   // runs) keep the rule's strips: shrunk to fit L2, their members' per-channel calls and the
@@ -177,13 +184,13 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
   // height, and smaller strips only add per-call costs (that stem: 11.5 ms at one row, 9.8 at
   // the rule's three).
   bool can_fit = true;
-  if (ctx.tile_rows <= 0 && tiles > min_tiles) {
+  if (fixed <= 0 && tiles > min_tiles) {
     g->plan_tiles(min_tiles, threads, &fused);
     can_fit = g->scratch_floats_ <= l2_floats;
   }
   for (;;) {
     g->plan_tiles(tiles, threads, &fused);
-    if (ctx.tile_rows > 0 || !can_fit || tiles <= min_tiles || g->scratch_floats_ <= l2_floats) break;
+    if (fixed > 0 || !can_fit || tiles <= min_tiles || g->scratch_floats_ <= l2_floats) break;
     tiles = std::max<size_t>(min_tiles, tiles / 2 / last_g * last_g);
   }
 
@@ -212,6 +219,7 @@ Result<std::unique_ptr<FusedGroup>> FusedGroup::create(const GroupPlan& plan, co
   for (const ir::Node* n : plan.operands) t.nodes.push_back(n->label());
   t.label = nodes.front()->name + (nodes.size() > 1 ? " .. " + nodes.back()->name : "");
   t.tile_rows = static_cast<int>(g->tile_rows_);
+  t.first = nodes.front();
   t.scratch_bytes = g->scratch_floats_ * sizeof(float);
   return g;
 }

@@ -186,9 +186,10 @@ class GraphDecoder {
   GraphDecoder(const ContextInfo& info, const uint8_t* file, std::shared_ptr<const void> keepalive)
       : info_(info), file_(file), keepalive_(std::move(keepalive)) {}
 
-  // `placements`: the top-level graph's, decoded when given.
+  // `placements`, `layouts`: the top-level graph's, decoded when given.
   Status decode(const fb::Graph& src, ir::Graph& dst, int depth,
-                std::vector<compile::StoredPlacement>* placements = nullptr) {
+                std::vector<compile::StoredPlacement>* placements = nullptr,
+                std::vector<compile::StoredLayout>* layouts = nullptr) {
     if (depth > kMaxGraphDepth) return corrupt_binary("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth));
     if (depth == 0) top_ = &dst;
     dst.name = str(src.name());
@@ -247,6 +248,12 @@ class GraphDecoder {
         Result<compile::StoredPlacement> placed = decode_placement(*p, values, nodes);
         if (!placed.ok()) return placed.status().with_context("placement " + std::to_string(placements->size()));
         placements->push_back(std::move(*placed));
+      }
+    if (layouts && src.layouts())
+      for (const fb::Layout* l : *src.layouts()) {
+        Result<compile::StoredLayout> laid = decode_layout(*l, nodes);
+        if (!laid.ok()) return laid.status().with_context("layout " + std::to_string(layouts->size()));
+        layouts->push_back(std::move(*laid));
       }
     return ok_status();
   }
@@ -357,6 +364,24 @@ class GraphDecoder {
   }
 
   // Every index bounds-checked; whether the placement fits the plan is the planner's check.
+  // The strip heights and offsets as the file says them: a node index must name a node, and the
+  // planner takes the offsets only once check_memory_plan accepts them.
+  static Result<compile::StoredLayout> decode_layout(const fb::Layout& l, const std::vector<const ir::Node*>& nodes) {
+    compile::StoredLayout out;
+    if (l.signature() && l.signature()->inputs())
+      for (const auto* in : *l.signature()->inputs()) out.signature[str(in->name())] = copy_vector(in->dims());
+    out.threads = l.threads();
+    if (l.tiles())
+      for (const fb::GroupTiles* t : *l.tiles()) {
+        if (t->node() < 0 || static_cast<size_t>(t->node()) >= nodes.size())
+          return corrupt_binary("node index " + std::to_string(t->node()) + " out of range");
+        out.tile_rows.emplace_back(nodes[static_cast<size_t>(t->node())], t->tile_rows());
+      }
+    if (l.tensor_offsets()) out.tensor_offsets.assign(l.tensor_offsets()->begin(), l.tensor_offsets()->end());
+    if (l.offsets()) out.offsets.assign(l.offsets()->begin(), l.offsets()->end());
+    return out;
+  }
+
   Result<compile::StoredPlacement> decode_placement(const fb::Placement& p, const std::vector<ir::Value*>& values,
                                                     const std::vector<const ir::Node*>& nodes) {
     auto value_at = [&values](int32_t i) -> Result<const ir::Value*> {
@@ -630,7 +655,8 @@ Status verify_sections(const ContextInfo& info, const uint8_t* file, const std::
 
 Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uint8_t* file,
                                               std::shared_ptr<const void> keepalive,
-                                              std::vector<compile::StoredPlacement>* placements) {
+                                              std::vector<compile::StoredPlacement>* placements,
+                                              std::vector<compile::StoredLayout>* layouts) {
   const Section& s = info.sections[0];
   const uint8_t* bytes = file + s.offset;
   fbs::Verifier verifier(bytes, static_cast<size_t>(s.size), kMaxGraphDepth * 4 + 16, 100000000);
@@ -638,7 +664,8 @@ Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uin
     return corrupt_binary("graph section: FlatBuffers verification failed");
   auto graph = std::make_unique<ir::Graph>();
   GraphDecoder decoder(info, file, std::move(keepalive));
-  NFUSE_RETURN_IF_ERROR(decoder.decode(*fbs::GetRoot<fb::Graph>(bytes), *graph, 0, placements), "graph section");
+  NFUSE_RETURN_IF_ERROR(decoder.decode(*fbs::GetRoot<fb::Graph>(bytes), *graph, 0, placements, layouts),
+                        "graph section");
   Status verified = graph->verify();
   if (!verified.ok()) return corrupt_binary("graph section: " + verified.message());
   NFUSE_RETURN_IF_ERROR_PLAIN(decoder.check_pack_sources(pack_sources(info)));

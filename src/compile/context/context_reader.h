@@ -72,9 +72,11 @@ std::vector<uint32_t> pack_sources(const ContextInfo& info);
 
 // The graph of a validated binary whose bytes stay valid while `keepalive` lives: constants
 // are tensors borrowed from the file's sections (no copy), holding `keepalive`.
-// `placements`, when given, receives the stored placements of the graph (pointers into it).
+// `placements` and `layouts`, when given, receive the graph's stored placements and layouts
+// (pointers into it).
 Result<std::unique_ptr<ir::Graph>> read_graph(const ContextInfo& info, const uint8_t* file,
                                               std::shared_ptr<const void> keepalive,
-                                              std::vector<compile::StoredPlacement>* placements = nullptr);
+                                              std::vector<compile::StoredPlacement>* placements = nullptr,
+                                              std::vector<compile::StoredLayout>* layouts = nullptr);
 
 }  // namespace nfuse::context

@@ -55,9 +55,10 @@ class GraphEncoder {
  public:
   GraphEncoder(fbs::FlatBufferBuilder& fbb, TensorSections& sections) : fbb_(fbb), sections_(sections) {}
 
-  // `placements` for the top-level graph only.
+  // `placements` and `layouts` for the top-level graph only.
   Result<fbs::Offset<fb::Graph>> encode(const ir::Graph& g,
-                                        const std::vector<compile::StoredPlacement>* placements = nullptr) {
+                                        const std::vector<compile::StoredPlacement>* placements = nullptr,
+                                        const std::vector<compile::StoredLayout>* layouts = nullptr) {
     const bool top = depth_++ == 0;
     std::unordered_map<const ir::Value*, int> index;
     std::vector<fbs::Offset<fb::Value>> values;
@@ -88,19 +89,28 @@ class GraphEncoder {
       opsets.push_back(fb::CreateOpsetDirect(fbb_, domain.c_str(), version));
     auto inputs = indices(g.inputs());
     auto outputs = indices(g.outputs());
+    std::unordered_map<const ir::Node*, int> node_index;
+    if (placements || layouts)
+      for (const auto& n : g.nodes()) node_index[n.get()] = static_cast<int>(node_index.size());
     std::vector<fbs::Offset<fb::Placement>> placed;
     if (placements) {
-      std::unordered_map<const ir::Node*, int> node_index;
-      for (const auto& n : g.nodes()) node_index[n.get()] = static_cast<int>(node_index.size());
       for (const compile::StoredPlacement& p : *placements) {
         Result<fbs::Offset<fb::Placement>> one = encode_placement(p, index, node_index);
         if (!one.ok()) return one.status().with_context("placement");
         placed.push_back(*one);
       }
     }
+    std::vector<fbs::Offset<fb::Layout>> laid;
+    if (layouts) {
+      for (const compile::StoredLayout& l : *layouts) {
+        Result<fbs::Offset<fb::Layout>> one = encode_layout(l, node_index);
+        if (!one.ok()) return one.status().with_context("layout");
+        laid.push_back(*one);
+      }
+    }
     --depth_;
     return fb::CreateGraphDirect(fbb_, g.name.c_str(), &opsets, &values, &nodes, &inputs, &outputs,
-                                 placements ? &placed : nullptr);
+                                 placements ? &placed : nullptr, layouts ? &laid : nullptr);
   }
 
   // The section of the top-level constant `name` when the node that packs it is the only reader
@@ -168,6 +178,25 @@ class GraphEncoder {
     return fb::CreateAttribute(fbb_, n, fb::AttrKind_Graph, 0, 0.0f, 0, 0, 0, 0, 0, body);
   }
 
+  fbs::Offset<fb::Signature> encode_signature(const std::map<std::string, std::vector<int64_t>>& signature) {
+    std::vector<fbs::Offset<fb::NamedDims>> dims;
+    for (const auto& [name, d] : signature) dims.push_back(fb::CreateNamedDimsDirect(fbb_, name.c_str(), &d));
+    return fb::CreateSignatureDirect(fbb_, &dims);
+  }
+
+  Result<fbs::Offset<fb::Layout>> encode_layout(const compile::StoredLayout& l,
+                                                const std::unordered_map<const ir::Node*, int>& node_index) {
+    std::vector<fbs::Offset<fb::GroupTiles>> tiles;
+    for (const auto& [node, rows] : l.tile_rows) {
+      auto it = node_index.find(node);
+      if (it == node_index.end()) return internal_error("a fused group's first member is not in the graph");
+      tiles.push_back(fb::CreateGroupTiles(fbb_, it->second, rows));
+    }
+    std::vector<uint64_t> tensor_offsets(l.tensor_offsets.begin(), l.tensor_offsets.end());
+    std::vector<uint64_t> offsets(l.offsets.begin(), l.offsets.end());
+    return fb::CreateLayoutDirect(fbb_, encode_signature(l.signature), l.threads, &tiles, &tensor_offsets, &offsets);
+  }
+
   Result<fbs::Offset<fb::Placement>> encode_placement(const compile::StoredPlacement& p,
                                                       const std::unordered_map<const ir::Value*, int>& value_index,
                                                       const std::unordered_map<const ir::Node*, int>& node_index) {
@@ -190,9 +219,7 @@ class GraphEncoder {
       if (it == node_index.end()) return internal_error("a placed node is not in the graph");
       return it->second;
     };
-    std::vector<fbs::Offset<fb::NamedDims>> dims;
-    for (const auto& [name, d] : p.signature) dims.push_back(fb::CreateNamedDimsDirect(fbb_, name.c_str(), &d));
-    auto signature = fb::CreateSignatureDirect(fbb_, &dims);
+    auto signature = encode_signature(p.signature);
     std::vector<fbs::Offset<fb::BackendCost>> profile;
     for (const backends::BackendProfile& b : r.profile.backends)
       profile.push_back(fb::CreateBackendCostDirect(fbb_, b.backend.c_str(), b.gflops_f32, b.gflops_f32_depthwise,
@@ -285,11 +312,12 @@ size_t aligned(size_t offset, size_t alignment) { return (offset + alignment - 1
 
 Result<std::string> context_bytes(const ir::Graph& graph, const ContextInfo& info_in,
                                   const std::vector<PackedBlob>& packs,
-                                  const std::vector<compile::StoredPlacement>& placements) {
+                                  const std::vector<compile::StoredPlacement>& placements,
+                                  const std::vector<compile::StoredLayout>& layouts) {
   fbs::FlatBufferBuilder fbb(64 * 1024);
   TensorSections tensors;
   GraphEncoder encoder(fbb, tensors);
-  Result<fbs::Offset<fb::Graph>> root = encoder.encode(graph, &placements);
+  Result<fbs::Offset<fb::Graph>> root = encoder.encode(graph, &placements, &layouts);
   if (!root.ok()) return root.status().with_context("compiling a context binary");
   fbb.Finish(*root);
 
@@ -343,8 +371,9 @@ Result<std::string> context_bytes(const ir::Graph& graph, const ContextInfo& inf
 }
 
 Status write_context(const ir::Graph& graph, const ContextInfo& info, const std::string& path,
-                     const std::vector<PackedBlob>& packs, const std::vector<compile::StoredPlacement>& placements) {
-  NFUSE_ASSIGN_OR_RETURN(std::string bytes, context_bytes(graph, info, packs, placements));
+                     const std::vector<PackedBlob>& packs, const std::vector<compile::StoredPlacement>& placements,
+                     const std::vector<compile::StoredLayout>& layouts) {
+  NFUSE_ASSIGN_OR_RETURN(std::string bytes, context_bytes(graph, info, packs, placements, layouts));
   std::string partial = path + ".partial";
   {
     std::ofstream f(partial, std::ios::binary | std::ios::trunc);

@@ -3,15 +3,18 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "backends/pack_store.h"
 #include "compile/context/context_reader.h"
 #include "runtime/context_model.h"
 #include "runtime/session.h"
@@ -81,6 +84,65 @@ inline void expect_packed_twins_alone_read(const std::filesystem::path& nfc, con
         << "output " << i << " changed with " << sources.size() << " canonical weights inverted";
   }
   std::filesystem::remove(garbled);
+}
+
+// A graph to compile, with its feeds.
+struct Case {
+  std::string name;
+  std::unique_ptr<ir::Graph> graph;
+  runtime::NamedTensors feeds;
+};
+
+// Compiles `c` for `backend` as `nfuse compile` records it, loads the binary back, and requires
+// of the loaded session: nothing packed at load (this CPU compiled it), packed buffers of every
+// key prefix in `families`, the compiling session's arena layout, its first inference bit for
+// bit, and the same with every canonical weight a packed twin replaces inverted. `sources`:
+// whether some canonical weight is left to be checked when read (expect_packed_twins_alone_read).
+inline void expect_packed_round_trip(Case c, const std::string& backend, const std::vector<std::string>& families,
+                                     bool sources = true) {
+  SCOPED_TRACE(c.name + " on " + backend);
+  ASSERT_NE(c.graph, nullptr);
+  runtime::SessionOptions so;
+  so.backend = backend;
+  so.packs = std::make_shared<backends::PackStore>(true);  // as `nfuse compile` records them
+  auto compiled = runtime::Session::create(std::move(c.graph), so);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  auto expected = (*compiled)->run(c.feeds);
+  ASSERT_TRUE(expected.ok()) << expected.status().to_string();
+  const ArenaLayout layout = arena_layout(**compiled, c.feeds);
+  ASSERT_FALSE(layout.offsets.empty());
+  const std::filesystem::path nfc =
+      std::filesystem::temp_directory_path() /
+      ("nfuse_kernel_packs_" + c.name + "_" + backend + "_" + std::to_string(::getpid()) + ".nfc");
+  ASSERT_TRUE(runtime::save_context(**compiled, c.name + ".onnx", std::string(64, '0'), nfc.string()).ok());
+  compiled->reset();
+
+  auto binary = runtime::ContextModel::open_file(nfc.string(), {});
+  ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+  std::string keys;
+  for (const context::ContextInfo::Packed& p : (*binary)->info().packs) keys += "\n  " + p.key;
+  for (const std::string& family : families) {
+    bool found = false;
+    for (const context::ContextInfo::Packed& p : (*binary)->info().packs) found = found || p.key.rfind(family, 0) == 0;
+    EXPECT_TRUE(found) << "no packed buffer of family " << family << "; the binary holds:" << keys;
+  }
+  runtime::SessionOptions so_loaded;  // as sessions of a binary read it: stored plans included
+  auto graph = (*binary)->graph(&so_loaded);
+  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  auto loaded = runtime::Session::create(std::move(*graph), so_loaded);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+  auto got = (*loaded)->run(c.feeds);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ((*binary)->packs().packed(), 0u) << "something packed at load; the binary holds:" << keys;
+  EXPECT_GT((*binary)->packs().hits(), 0u);
+  expect_stored_layout_used(**loaded, c.feeds, layout);
+  ASSERT_EQ(got->size(), expected->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    ASSERT_EQ((*got)[i].dims(), (*expected)[i].dims());
+    EXPECT_EQ(std::memcmp((*got)[i].raw(), (*expected)[i].raw(), (*got)[i].bytes()), 0) << "output " << i;
+  }
+  expect_packed_twins_alone_read(nfc, c.feeds, *expected, sources);
+  std::filesystem::remove(nfc);
 }
 
 }  // namespace nfuse::testing

@@ -29,8 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kSha = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
-
 // Builds f32 graphs with random constants from one seed.
 class F32Graph {
  public:
@@ -101,60 +99,8 @@ class F32Graph {
   int next_ = 0;
 };
 
-struct Case {
-  std::string name;
-  std::unique_ptr<ir::Graph> graph;
-  runtime::NamedTensors feeds;
-};
-
-// Compiles `c` for `backend` with a recording store, loads the binary back and checks it as the
-// file comment says; `families`: key prefixes the binary's packs must include. `sources`: whether
-// some canonical weight is left to be checked when read (see expect_packed_twins_alone_read).
-void expect_packed_round_trip(Case c, const std::string& backend, const std::vector<std::string>& families,
-                              bool sources = true) {
-  SCOPED_TRACE(c.name + " on " + backend);
-  ASSERT_NE(c.graph, nullptr);
-  runtime::SessionOptions so;
-  so.backend = backend;
-  so.packs = std::make_shared<backends::PackStore>(true);  // as `nfuse compile` records them
-  auto compiled = runtime::Session::create(std::move(c.graph), so);
-  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
-  auto expected = (*compiled)->run(c.feeds);
-  ASSERT_TRUE(expected.ok()) << expected.status().to_string();
-  const testing::ArenaLayout layout = testing::arena_layout(**compiled, c.feeds);
-  ASSERT_FALSE(layout.offsets.empty());
-  const fs::path nfc = fs::temp_directory_path() /
-                       ("nfuse_kernel_packs_" + c.name + "_" + backend + "_" + std::to_string(::getpid()) + ".nfc");
-  ASSERT_TRUE(runtime::save_context(**compiled, c.name + ".onnx", kSha, nfc.string()).ok());
-  compiled->reset();
-
-  auto binary = runtime::ContextModel::open_file(nfc.string(), {});
-  ASSERT_TRUE(binary.ok()) << binary.status().to_string();
-  std::string keys;
-  for (const context::ContextInfo::Packed& p : (*binary)->info().packs) keys += "\n  " + p.key;
-  for (const std::string& family : families) {
-    bool found = false;
-    for (const context::ContextInfo::Packed& p : (*binary)->info().packs) found = found || p.key.rfind(family, 0) == 0;
-    EXPECT_TRUE(found) << "no packed buffer of family " << family << "; the binary holds:" << keys;
-  }
-  runtime::SessionOptions so_loaded;  // as sessions of a binary read it: stored plans included
-  auto graph = (*binary)->graph(&so_loaded);
-  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
-  auto loaded = runtime::Session::create(std::move(*graph), so_loaded);
-  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
-  auto got = (*loaded)->run(c.feeds);
-  ASSERT_TRUE(got.ok()) << got.status().to_string();
-  EXPECT_EQ((*binary)->packs().packed(), 0u) << "something packed at load; the binary holds:" << keys;
-  EXPECT_GT((*binary)->packs().hits(), 0u);
-  testing::expect_stored_layout_used(**loaded, c.feeds, layout);
-  ASSERT_EQ(got->size(), expected->size());
-  for (size_t i = 0; i < got->size(); ++i) {
-    ASSERT_EQ((*got)[i].dims(), (*expected)[i].dims());
-    EXPECT_EQ(std::memcmp((*got)[i].raw(), (*expected)[i].raw(), (*got)[i].bytes()), 0) << "output " << i;
-  }
-  testing::expect_packed_twins_alone_read(nfc, c.feeds, *expected, sources);
-  fs::remove(nfc);
-}
+using testing::Case;
+using testing::expect_packed_round_trip;
 
 // Conv -> ConvTranspose k2 s2 (no overlap: UpsampleDeconv) -> Relu -> ConvTranspose k3 s2 p1
 // op1 (overlapping taps: the GEMM + col2im op, RowDeconv in a strip) -> Conv.

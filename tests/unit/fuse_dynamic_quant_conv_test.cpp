@@ -9,7 +9,9 @@
 // Clip and Sigmoid after the pattern fused into the node on every path.
 #include "passes/fuse_dynamic_quant.h"
 
+#include "kernels/cpu_features.h"
 #include "pass_test_util.h"
+#include "support/context_round_trip.h"
 
 namespace nfuse::passes_test {
 namespace {
@@ -185,6 +187,29 @@ TEST(FuseDynamicQuantConv, AScaleThatBroadcastsAlongWidthIsNotFused) {
   ASSERT_TRUE(fuse_dynamic_quant(*g, log).ok());
   EXPECT_TRUE(log.empty());
   EXPECT_EQ(count_ops(*g, "ConvInteger"), 1);
+}
+
+// A context binary of the fused graph reads every prepacked buffer (panels, column sums, the
+// depthwise path's centred weights) from the file: W * X (where the CPU has it) and X * W, u8 and
+// s8, grouped, depthwise.
+TEST(FuseDynamicQuantConv, ContextBinariesReadThePackedWeights) {
+  for (size_t vi : {size_t{0}, size_t{1}, size_t{3}, size_t{6}}) {
+    const ConvVariant& v = kVariants[vi];
+    std::unique_ptr<ir::Graph> g = load(conv_model(v));
+    ASSERT_TRUE(g);
+    ir::Tensor x = ir::Tensor::allocate(ir::DType::kF32, g->inputs()[0]->type.shape.static_dims().value());
+    const std::vector<float> r = random_values(x.numel(), 5, -3.0f, 5.0f);
+    std::copy(r.begin(), r.end(), x.data<float>());
+    const bool depthwise = v.group == v.m && v.group > 1;
+    testing::expect_packed_round_trip({"dynconv" + std::to_string(vi), load(conv_model(v)), {{"x", x}}}, "cpu",
+                                      depthwise ? std::vector<std::string>{"q8.dyn.dw.centered|"}
+                                                : std::vector<std::string>{"q8.dyn.colsum|", "q8.dynconv."});
+    // AVX2 has no W * X kernel: the X * W panels (on NEON the first round already packed those).
+    if (depthwise || !kernels::isa_supported(kernels::Isa::kAvx2Fma)) continue;
+    kernels::ScopedIsaOverride avx2(kernels::Isa::kAvx2Fma);
+    testing::expect_packed_round_trip({"dynconv_xw" + std::to_string(vi), std::move(g), {{"x", x}}}, "cpu",
+                                      {"q8.dyn.colsum|", "q8.dynconv.gemm."});
+  }
 }
 
 }  // namespace

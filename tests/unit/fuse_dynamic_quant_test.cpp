@@ -7,6 +7,7 @@
 #include "passes/fuse_dynamic_quant.h"
 
 #include "pass_test_util.h"
+#include "support/context_round_trip.h"
 
 namespace nfuse::passes_test {
 namespace {
@@ -144,6 +145,21 @@ TEST(FuseDynamicQuant, ANonConstantWeightStays) {
   ASSERT_TRUE(fuse_dynamic_quant(*g, log).ok());
   EXPECT_TRUE(log.empty());
   EXPECT_EQ(count_ops(*g, "MatMulInteger"), 1);
+}
+
+// A context binary of the fused graph reads the packed panels and column sums from the file.
+TEST(FuseDynamicQuant, ContextBinariesReadThePackedWeights) {
+  for (int type : {kU8, kI8}) {
+    Variant v;
+    v.weight_type = type;
+    std::unique_ptr<ir::Graph> g = load(one_layer(v));
+    ASSERT_TRUE(g);
+    ir::Tensor x = ir::Tensor::allocate(ir::DType::kF32, {2, 3, kK});
+    const std::vector<float> r = random_values(x.numel(), 9, -2.0f, 3.0f);
+    std::copy(r.begin(), r.end(), x.data<float>());
+    testing::expect_packed_round_trip({"dynmatmul" + std::to_string(type), std::move(g), {{"x", x}}}, "cpu",
+                                      {"q8.dyn.colsum|", "q8.dynmatmul.gemm."});
+  }
 }
 
 }  // namespace

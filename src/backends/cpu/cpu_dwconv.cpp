@@ -308,10 +308,8 @@ std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w,
   return op;
 }
 
-std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, ir::Tensor w) {
-  auto kept = std::make_shared<const ir::Tensor>(std::move(w));
-  PackedFloats weights = PackedFloats::borrow(kept->data<float>(), static_cast<size_t>(kept->numel()), kept);
-  return std::make_unique<DwConv>(node, kept->dims(), std::move(weights), nullptr, Epilogue{}, true, false);
+std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, std::vector<int64_t> w_dims, PackedFloats w) {
+  return std::make_unique<DwConv>(node, std::move(w_dims), std::move(w), nullptr, Epilogue{}, true, false);
 }
 
 }  // namespace nfuse::backends::cpu

@@ -33,8 +33,8 @@ class DwConvOp : public CpuOp {
 std::unique_ptr<DwConvOp> make_dwconv(const ir::Node& node, const ir::Tensor& w, const ir::Tensor* bias,
                                       Epilogue epilogue, const std::vector<int64_t>* x_dims = nullptr,
                                       PackStore* packs = nullptr);
-// The same for run_centered() only: its scratch holds an input plane for the map; w (computed by
-// the caller) is kept by the op.
-std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, ir::Tensor w);
+// The same for run_centered() only: its scratch holds an input plane for the map; w (f32 of
+// `w_dims`, computed or served from a binary by the caller) is kept by the op.
+std::unique_ptr<DwConvOp> make_dwconv_centered(const ir::Node& node, std::vector<int64_t> w_dims, PackedFloats w);
 
 }  // namespace nfuse::backends::cpu

@@ -31,6 +31,8 @@
 #include "backends/cpu/cpu_op.h"
 #include "backends/cpu/cpu_q8_im2col.h"
 #include "backends/cpu/cpu_qconv_wx.h"
+#include "backends/cpu/cpu_qlinear_conv_params.h"
+#include "backends/pack_store.h"
 #include "kernels/f32-qvcvt/f32_qvcvt.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
 
@@ -49,16 +51,24 @@ class DynamicQuantConv final : public CpuOp {
         co_(static_cast<size_t>(w.dim(0))),
         k_(static_cast<size_t>(w.numel()) / co_),
         group_(group),
-        ch_(w, co_, k_, k_, 1, w_zp, w_scale, bias),
+        ch_(co_, w.dtype() == ir::DType::kU8, w_zp, w_scale, bias),
         run_scale_(co_) {}
 
   // Packs each group's weights (X * W: K in the im2col rows' (ky, kx, c) order; W * X: as they
-  // are); false when memory runs out.
-  bool prepare(const ir::Tensor& w) {
+  // are) and their column sums, through `packs` when given; false when memory runs out. The
+  // W * X panels get this run's row parameters written into them, so a binary's copy is copied
+  // (not packed again) into memory of the op's own.
+  bool prepare(const ir::Tensor& w, PackStore* packs) {
+    const ir::Value& weight = *node_.input(1);
+    if (!ch_.pack_colsums(weight, k_, k_, 1, packs)) return false;
     if (const kernels::Qu8WxConfig* wx = QConvWx::config()) {
       wx_ = std::make_unique<QConvWx>(*wx, co_, k_, group_);
-      if (!wx_->pack(ch_.shifted.data(), nullptr, nullptr, 0, false)) return false;
-      ch_.shifted = {};
+      const std::string family = std::string("q8.dynconv.wx.") + wx->name;
+      auto key = [&] { return pack_key(family.c_str(), weight, {co_, k_, group_}); };
+      if (!wx_->pack_with(packs, &weight, key, [&](int8_t* bs) {
+            for (size_t i = 0; i < co_ * k_; ++i) bs[i] = DynamicQuantChannels::shifted(w, i);
+          }))
+        return false;
       bias_prime_.resize(co_);
       row_bias_.assign(co_ + wx->mr, 0.0f);  // a tile reads MR rows
       std::copy(ch_.bias.begin(), ch_.bias.end(), row_bias_.begin());
@@ -68,18 +78,22 @@ class DynamicQuantConv final : public CpuOp {
       }
       return true;
     }
-    std::vector<int8_t> tap_major(co_ * k_);
     const size_t cin_g = static_cast<size_t>(w.dim(1));
-    q8_weights_to_tap_major(ch_.shifted.data(), co_, cin_g, k_ / cin_g, tap_major.data());
     const size_t cg = co_ / group_;
     panel_bytes_ = kernels::qu8_gemm_packed_b_size(cfg_, k_, cg);
-    if (!packed_.resize((panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float))) return false;
-    for (size_t g = 0; g < group_; ++g) {
-      kernels::qu8_gemm_pack_b(cfg_, k_, cg, tap_major.data() + g * cg * k_, 1, k_, nullptr, nullptr, 0, false,
-                               reinterpret_cast<uint8_t*>(packed_.data()) + g * panel_bytes_);
-    }
-    ch_.shifted = {};  // packed now
-    return true;
+    const std::string family = std::string("q8.dynconv.gemm.") + cfg_.name;
+    auto key = [&] { return pack_key(family.c_str(), weight, {co_, k_, group_}); };
+    auto fill = [&](float* dst) {
+      const std::vector<int8_t> bs = DynamicQuantChannels::shifted(w);
+      std::vector<int8_t> tap_major(co_ * k_);
+      q8_weights_to_tap_major(bs.data(), co_, cin_g, k_ / cin_g, tap_major.data());
+      for (size_t g = 0; g < group_; ++g) {
+        kernels::qu8_gemm_pack_b(cfg_, k_, cg, tap_major.data() + g * cg * k_, 1, k_, nullptr, nullptr, 0, false,
+                                 reinterpret_cast<uint8_t*>(dst) + g * panel_bytes_);
+      }
+    };
+    return pack_weights(packs, weight, key, (panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float), &packed_,
+                        fill);
   }
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
@@ -163,7 +177,7 @@ class DynamicQuantConv final : public CpuOp {
     for (size_t o = 0; o < co_; ++o) {
       run_scale_[o] = q.scale * ch_.scale[o];
       // acc = sum Bs (x_q - a), wrapping as int32 like the ref's cast of the exact sum.
-      bias_prime_[o] = static_cast<int32_t>(static_cast<uint32_t>(-a * ch_.colsum[o]));
+      bias_prime_[o] = static_cast<int32_t>(static_cast<uint32_t>(-a * ch_.colsum(o)));
     }
     wx_->set_row_params(bias_prime_.data(), run_scale_.data());
     kernels::Qu8GemmRequant rq;
@@ -211,7 +225,7 @@ class DynamicQuantConv final : public CpuOp {
     for (size_t c = c0; c < c1; ++c) {
       const size_t o = first + c;
       const float so = run_scale_[o], bo = ch_.bias[o];
-      const int64_t shift = a * ch_.colsum[o], offset = ch_.offset[o];
+      const int64_t shift = a * ch_.colsum(o), offset = ch_.offset[o];
       float* yo = y + c * p;
       for (size_t i = 0; i < p; ++i) {
         int64_t v = int64_t{acc[i * cg + c]} - shift;
@@ -230,7 +244,7 @@ class DynamicQuantConv final : public CpuOp {
   size_t co_, k_, group_, panel_bytes_ = 0;
   DynamicQuantChannels ch_;
   std::vector<float> run_scale_;
-  AlignedFloats packed_;
+  PackedFloats packed_;
   std::vector<uint8_t> xq_, cols_, nhwc_;  // grow only: sized by the largest input seen
   std::vector<int32_t> product_;
   std::vector<int64_t> rowsum_;
@@ -296,20 +310,29 @@ class DynamicQuantDepthwise final : public CpuOp {
   std::vector<float> run_scale_;       // x_scale * w_scale[c], this run's
 };
 
-// The weights minus their zero points, as f32 (exact), for the float depthwise kernel.
-ir::Tensor centered_weights(const ir::Tensor& w, const ir::Tensor& w_zp) {
-  ir::Tensor f = ir::Tensor::allocate(ir::DType::kF32, w.dims());
+// The weights minus their zero points, as f32 (exact), for the float depthwise kernel: through
+// `packs` when given (keyed by the zero points' values too).
+bool centered_weights(const ir::Value& weight, const ir::Tensor& w_zp, PackStore* packs, PackedFloats* out) {
+  const ir::Tensor& w = *weight.constant;
   const int64_t per_channel = w.numel() / w.dim(0);
-  for (int64_t i = 0; i < w.numel(); ++i) {
-    const int64_t zp = w_zp.get_int(w_zp.numel() == 1 ? 0 : i / per_channel);
-    f.data<float>()[i] = static_cast<float>(w.get_int(i) - zp);
-  }
-  return f;
+  auto fill = [&](float* dst) {
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      const int64_t zp = w_zp.get_int(w_zp.numel() == 1 ? 0 : i / per_channel);
+      dst[i] = static_cast<float>(w.get_int(i) - zp);
+    }
+  };
+  std::vector<float> zps;
+  for (int64_t i = 0; i < w_zp.numel(); ++i) zps.push_back(static_cast<float>(w_zp.get_int(i)));
+  auto key = [&] {
+    return pack_key("q8.dyn.dw.centered", weight,
+                    {static_cast<uint64_t>(w.numel()), qconv_values_hash(nullptr, zps, zps.size())});
+  };
+  return pack_weights(packs, weight, key, static_cast<size_t>(w.numel()), out, fill);
 }
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, const CompileContext& ctx) {
   auto none = [] { return std::unique_ptr<CpuOp>(); };
   auto const_of = [](const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; };
   const ir::Tensor* w = const_of(node.input(1));
@@ -317,6 +340,7 @@ Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, con
   const ir::Tensor* w_scale = const_of(node.input(3));
   const ir::Tensor* bias = const_of(node.input(4));
   if (!w || !w_zp || !w_scale || (node.input(4) && !bias) || w->rank() != 4 || w->numel() == 0) return none();
+  if (w->dtype() != ir::DType::kU8 && w->dtype() != ir::DType::kI8) return none();
   const int64_t m = w->dim(0), group = node.attrs.get_int("group", 1);
   const int64_t k = w->numel() / m;
   // Exact int32 accumulation (|(A - a)(B - b)| <= 255 * 255 per term); beyond, the ref's wrap.
@@ -330,12 +354,15 @@ Result<std::unique_ptr<CpuOp>> make_dynamic_quant_conv(const ir::Node& node, con
   const Activation& act = epilogue.act;
   // Depthwise, with every partial sum an integer below 2^24: exact on the f32 kernel (class comment).
   if (group == m && w->dim(1) == 1 && k * 255 * 255 < (int64_t{1} << 24)) {
-    std::unique_ptr<DwConvOp> dw = make_dwconv_centered(node, centered_weights(*w, *w_zp));
+    PackedFloats centered;
+    if (!centered_weights(*node.input(1), *w_zp, ctx.packs.get(), &centered))
+      return out_of_memory(node.label() + ": centered weights");
+    std::unique_ptr<DwConvOp> dw = make_dwconv_centered(node, w->dims(), std::move(centered));
     return std::unique_ptr<CpuOp>(
         std::make_unique<DynamicQuantDepthwise>(node, std::move(dw), *w, *w_scale, bias, act));
   }
   auto op = std::make_unique<DynamicQuantConv>(node, *w, *w_zp, *w_scale, bias, static_cast<size_t>(group), act);
-  if (!op->prepare(*w)) return out_of_memory(node.label() + ": packed weights");
+  if (!op->prepare(*w, ctx.packs.get())) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

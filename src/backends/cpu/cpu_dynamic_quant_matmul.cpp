@@ -31,16 +31,22 @@ class DynamicQuantMatMul final : public CpuOp {
         quantize_(kernels::f32_quantize_q8_select(kernels::selected_isa())),
         k_(k),
         n_(n),
-        ch_(w, n, k, 1, n, w_zp, w_scale, bias),
+        ch_(n, w.dtype() == ir::DType::kU8, w_zp, w_scale, bias),
         run_scale_(n) {}
 
-  // Packs the weights; false when memory runs out.
-  bool prepare() {
+  // Packs the weights (Bs) and their column sums, through `packs` when given; false when memory
+  // runs out.
+  bool prepare(PackStore* packs) {
+    const ir::Value& weight = *node_.input(1);
     const size_t bytes = kernels::qu8_gemm_packed_b_size(cfg_, k_, n_);
-    if (!packed_.resize((bytes + sizeof(float) - 1) / sizeof(float))) return false;
-    kernels::qu8_gemm_pack_b(cfg_, k_, n_, ch_.shifted.data(), n_, 1, nullptr, nullptr, 0, false, packed_.data());
-    ch_.shifted = {};  // packed now
-    return true;
+    const std::string family = std::string("q8.dynmatmul.gemm.") + cfg_.name;
+    auto key = [&] { return pack_key(family.c_str(), weight, {k_, n_}); };
+    auto fill = [&](float* dst) {
+      const std::vector<int8_t> bs = DynamicQuantChannels::shifted(*weight.constant);
+      kernels::qu8_gemm_pack_b(cfg_, k_, n_, bs.data(), n_, 1, nullptr, nullptr, 0, false, dst);
+    };
+    return pack_weights(packs, weight, key, (bytes + sizeof(float) - 1) / sizeof(float), &packed_, fill) &&
+           ch_.pack_colsums(weight, k_, 1, n_, packs);
   }
 
   size_t scratch_floats(const OpTensors&, size_t) const override {
@@ -91,7 +97,7 @@ class DynamicQuantMatMul final : public CpuOp {
         int32_t acc;
         for (size_t j = 0; j < n_; ++j) {
           std::memcpy(&acc, row + j, sizeof(acc));
-          int64_t v = int64_t{acc} - a * ch_.colsum[j];
+          int64_t v = int64_t{acc} - a * ch_.colsum(j);
           if (ch_.any_offset) v += ch_.offset[j] * rowsum_[i];
           row[j] = static_cast<float>(static_cast<int32_t>(v)) * s[j] + ch_.bias[j];
         }
@@ -107,13 +113,14 @@ class DynamicQuantMatMul final : public CpuOp {
   size_t k_, n_;
   DynamicQuantChannels ch_;
   std::vector<float> run_scale_;
-  AlignedFloats packed_, xq_;
+  PackedFloats packed_;
+  AlignedFloats xq_;
   std::vector<int64_t> rowsum_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<CpuOp>> make_dynamic_quant_matmul(const ir::Node& node, const CompileContext&) {
+Result<std::unique_ptr<CpuOp>> make_dynamic_quant_matmul(const ir::Node& node, const CompileContext& ctx) {
   auto none = [] { return std::unique_ptr<CpuOp>(); };
   auto const_of = [](const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; };
   const ir::Tensor* w = const_of(node.input(1));
@@ -121,6 +128,7 @@ Result<std::unique_ptr<CpuOp>> make_dynamic_quant_matmul(const ir::Node& node, c
   const ir::Tensor* w_scale = const_of(node.input(3));
   const ir::Tensor* bias = const_of(node.input(4));
   if (!w || !w_zp || !w_scale || (node.input(4) && !bias) || w->rank() != 2) return none();
+  if (w->dtype() != ir::DType::kU8 && w->dtype() != ir::DType::kI8) return none();
   const int64_t k = w->dim(0), n = w->dim(1);
   // Exact int32 accumulation (|(A - a)(B - b)| <= 255 * 255 per term); beyond, the ref's wrap.
   if (k == 0 || n == 0 || k * 255 * 255 >= (int64_t{1} << 31)) return none();
@@ -130,7 +138,7 @@ Result<std::unique_ptr<CpuOp>> make_dynamic_quant_matmul(const ir::Node& node, c
   }
   auto op = std::make_unique<DynamicQuantMatMul>(node, static_cast<size_t>(k), static_cast<size_t>(n), *w, *w_zp,
                                                  *w_scale, bias);
-  if (!op->prepare()) return out_of_memory(node.label() + ": packed weights");
+  if (!op->prepare(ctx.packs.get())) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

@@ -2,6 +2,7 @@
 #include "backends/cpu/cpu_qconv_wx.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "backends/cpu/cpu_q8_im2col.h"
 #include "backends/cpu/cpu_qconv_padded.h"
@@ -36,6 +37,30 @@ bool QConvWx::pack(const int8_t* w, const int32_t* bias, const float* multiplier
   if (packs && weight && key) return pack_weights(packs, *weight, key, floats, &packed_, fill);
   if (!packed_.resize(floats)) return false;
   fill(packed_.data());
+  return true;
+}
+
+bool QConvWx::pack_with(PackStore* packs, const ir::Value* weight, const std::function<std::string()>& key,
+                        const std::function<void(int8_t*)>& produce) {
+  const size_t cg = co_ / group_;
+  panel_bytes_ = kernels::qu8_wxgemm_packed_w_size(cfg_, cg, k_);
+  const size_t floats = (panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float);
+  auto fill = [&](float* dst) {
+    std::vector<int8_t> w(co_ * k_);
+    produce(w.data());
+    for (size_t g = 0; g < group_; ++g) {
+      kernels::qu8_wxgemm_pack_w(cfg_, cg, k_, w.data() + g * cg * k_, nullptr, nullptr, 0, false,
+                                 reinterpret_cast<uint8_t*>(dst) + g * panel_bytes_);
+    }
+  };
+  if (!packs || !weight) {
+    if (!packed_.resize(floats)) return false;
+    fill(packed_.data());
+    return true;
+  }
+  PackedFloats stored;
+  if (!pack_weights(packs, *weight, key, floats, &stored, fill) || !packed_.resize(floats)) return false;
+  std::memcpy(packed_.data(), stored.data(), floats * sizeof(float));
   return true;
 }
 

@@ -40,8 +40,14 @@ class QConvWx {
   bool pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed,
             PackStore* packs = nullptr, const ir::Value* weight = nullptr,
             const std::function<std::string()>& key = {});
+  // Packs the s8 weights that `produce` writes ([Co][K]) with no bias, multipliers or zero point,
+  // for callers that write the row parameters per run (set_row_params): through `packs` under
+  // `key` when given, then copied into memory of the op's own, so that neither a binary's
+  // read-only panels nor a recording store's are rewritten. False when memory runs out.
+  bool pack_with(PackStore* packs, const ir::Value* weight, const std::function<std::string()>& key,
+                 const std::function<void(int8_t*)>& produce);
   // Rewrites every row's bias' and multiplier ([Co] each) in the packed weights (packed without
-  // a store: never a read-only binary's).
+  // a store, or by pack_with: never a read-only binary's).
   void set_row_params(const int32_t* bias_prime, const float* multiplier);
 
   // Scratch floats per worker for geometry g (the padded planes use x's zero point's byte only

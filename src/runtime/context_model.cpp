@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "backends/backend.h"
+#include "compile/context/compatibility.h"
 #include "compile/context/context_reader.h"
 #include "compile/context/context_writer.h"
 #include "compile/context/device_facts.h"
@@ -200,6 +201,8 @@ Result<std::unique_ptr<ir::Graph>> ContextModel::graph(SessionOptions* options) 
   NFUSE_ASSIGN_OR_RETURN(auto g, context::read_graph(info_, data_, keepalive_, placements.get(), layouts.get()));
   *options = session_options(std::move(*options));
   options->placements = std::move(placements);
+  if (!context::strip_heights_apply(info_))  // chosen for another L2: the cost model chooses again
+    for (compile::StoredLayout& l : *layouts) l.tile_rows.clear();
   options->layouts = std::move(layouts);
   return g;
 }

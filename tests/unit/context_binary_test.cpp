@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compile/context/checksum.h"
+#include "compile/context/compatibility.h"
 #include "compile/context/context_format.h"
 #include "compile/context/context_reader.h"
 #include "compile/context/context_writer.h"
@@ -446,6 +447,25 @@ TEST_F(ContextBinary, SuboptimalLoadsUnderPermissiveAndIsRefusedUnderStrict) {
   EXPECT_EQ(strict.code(), StatusCode::kIncompatibleDevice) << strict.to_string();
   EXPECT_NE(strict.message().find("sve2"), std::string::npos) << strict.message();
   EXPECT_EQ(load(good_, context::CompatMode::kStrict).code(), StatusCode::kOk);
+}
+
+// A fusion binary compiled on a CPU with another L2: its strip heights are chosen again at load,
+// and the verdict says so (suboptimal: refused under strict).
+TEST_F(ContextBinary, StripHeightsForAnotherL2AreChosenAgain) {
+  const std::string p = with_info("other_l2.nfc", [](ContextInfo* i) {
+    i->options.backend = "fusion";
+    i->backends = {"fusion"};
+    i->l2_bytes = context::this_device().l2_bytes * 2 + 4096;
+  });
+  auto binary = runtime::ContextModel::open_file(p, {});
+  ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+  EXPECT_FALSE(context::strip_heights_apply((*binary)->info()));
+  EXPECT_EQ((*binary)->verdict().validity, context::Validity::kSuboptimal);
+  ASSERT_FALSE((*binary)->verdict().reasons.empty());
+  EXPECT_NE((*binary)->verdict().reasons.back().find("strip heights"), std::string::npos)
+      << (*binary)->verdict().reasons.back();
+  EXPECT_EQ(load(p, context::CompatMode::kStrict).code(), StatusCode::kIncompatibleDevice);
+  EXPECT_TRUE(context::strip_heights_apply(info_));
 }
 
 TEST_F(ContextBinary, PrepackedWeightsAreReadInPlace) {

@@ -43,6 +43,11 @@ Status format_status(uint32_t format_version, const std::string& writer_version)
   return version_mismatch(what + "recompile the model with this nfuse (`nfuse compile`)");
 }
 
+bool strip_heights_apply(const ContextInfo& info) {
+  const size_t here = this_device().l2_bytes;
+  return info.l2_bytes == 0 || here == 0 || info.l2_bytes == here;
+}
+
 Verdict judge(const ContextInfo& info, const std::vector<std::string>& known_backends) {
   Verdict v;
   Status format = format_status(info.format_version, info.nfuse_version);
@@ -94,6 +99,11 @@ Verdict judge(const ContextInfo& info, const std::vector<std::string>& known_bac
                   static_cast<double>(floats) * sizeof(float) / (1024.0 * 1024.0), info.pack_ms);
     v.reasons.push_back("weights packed for " + info.planned_isa + " kernels; this CPU runs " + isa +
                         ": they are repacked at load from the kept canonical weights (" + cost + ")");
+  }
+  if ((info.options.backend == "fusion" || info.options.backend == "auto") && !strip_heights_apply(info)) {
+    v.reasons.push_back("fused groups' strip heights chosen for a " + std::to_string(info.l2_bytes / 1024) +
+                        " KiB L2; this CPU's is " + std::to_string(this_device().l2_bytes / 1024) +
+                        " KiB: chosen again at load (a fraction of a millisecond); recompile here to store them");
   }
   if (!v.reasons.empty()) v.validity = Validity::kSuboptimal;
   return v;

@@ -26,6 +26,11 @@ struct Verdict {
 // `known_backends`: the backends this build registers.
 Verdict judge(const ContextInfo& info, const std::vector<std::string>& known_backends);
 
+// Whether the fused groups' strip heights a binary stores were chosen for this CPU's L2 (the
+// header's cache sizes; unknown on either side counts as the same). Where not, sessions choose
+// them again and the verdict says so.
+bool strip_heights_apply(const ContextInfo& info);
+
 // The status a load under `mode` answers for `verdict`: ok for valid, and for suboptimal under
 // permissive; the typed error otherwise (kIncompatibleDevice for a suboptimal one under strict).
 Status load_status(const Verdict& verdict, CompatMode mode);

@@ -26,7 +26,7 @@ build: deps $(BUILD)/build.ninja
 # so that the libFuzzer target comes with it.
 $(ASAN_BUILD)/build.ninja: | deps
 	CC=clang CXX=clang++ cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DNFUSE_SANITIZE=ON -DNFUSE_FUZZ=ON
+	  -DNFUSE_SANITIZE=ON -DNFUSE_FUZZ=ON -DNFUSE_ZOO_DIR=$(abspath $(MODELS))
 
 asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)

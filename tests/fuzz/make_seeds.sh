@@ -22,6 +22,15 @@ if [ -z "$(ls -A "$dir")" ]; then
       for m in /usr/share/libonnx-testdata/data/pytorch-converted/test_{Conv2d,Linear}/model.onnx; do
         [ -f "$m" ] && "$NFUSE_CLI" compile "$m" --backend auto -o "$dir/seed_$((i++)).nfc" >/dev/null
       done
+      # The zoo's smallest model (NFUSE_ZOO, `make models`): fused groups with their stored strip
+      # heights, arena layouts and packed strips.
+      if [ -n "${NFUSE_ZOO:-}" ]; then
+        zoo_model="$NFUSE_ZOO/fashion_mnist_cnn.onnx"
+        [ -f "$zoo_model" ] || { echo "make_seeds.sh: $zoo_model is missing (make models)" >&2; exit 1; }
+        for backend in fusion auto; do
+          "$NFUSE_CLI" compile "$zoo_model" --backend "$backend" -o "$dir/seed_$((i++)).nfc" >/dev/null
+        done
+      fi
       ;;
     npy)
       /usr/bin/python3 - "$dir" <<'PY'

@@ -377,8 +377,10 @@ class GraphDecoder {
           return corrupt_binary("node index " + std::to_string(t->node()) + " out of range");
         out.tile_rows.emplace_back(nodes[static_cast<size_t>(t->node())], t->tile_rows());
       }
-    if (l.tensor_offsets()) out.tensor_offsets.assign(l.tensor_offsets()->begin(), l.tensor_offsets()->end());
-    if (l.offsets()) out.offsets.assign(l.offsets()->begin(), l.offsets()->end());
+    // Copied bytewise: a 64-bit vector in a hostile file need not be 8-byte aligned.
+    const std::vector<uint64_t> tensor_offsets = copy_vector(l.tensor_offsets()), offsets = copy_vector(l.offsets());
+    out.tensor_offsets.assign(tensor_offsets.begin(), tensor_offsets.end());
+    out.offsets.assign(offsets.begin(), offsets.end());
     return out;
   }
 

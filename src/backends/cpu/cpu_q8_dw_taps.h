@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "backends/pack_store.h"
 #include "core/aligned_storage.h"
@@ -23,6 +24,15 @@ class Q8DwTaps {
     return reinterpret_cast<const int8_t*>(packed_.data() + f32_floats()) + channel * taps_;
   }
   size_t taps() const { return taps_; }
+
+  // A 3x3 channel's weights and bias as the direct u8 kernel takes them (qu8_dwconv.h): the
+  // packed columns, and the bias with x's zero point folded in (x_zp_u8: the zero point as the
+  // kernel reads bytes, s8 with its sign bit flipped). One per channel; needs taps() == 9.
+  struct DirectColumn {
+    int32_t w[3] = {};
+    int32_t bias = 0;
+  };
+  std::vector<DirectColumn> direct_columns(const int32_t* bias, int32_t x_zp_u8) const;
 
  private:
   size_t f32_floats() const { return (channels_ * taps_ + 15) / 16 * 16; }

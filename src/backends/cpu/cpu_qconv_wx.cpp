@@ -22,17 +22,21 @@ QConvWx::QConvWx(const kernels::Qu8WxConfig& cfg, size_t co, size_t k, size_t gr
   block_ = std::min<size_t>(kMaxBlock, std::max<size_t>(32, kBlockBytes / kpad / 32 * 32));
 }
 
+void pack_wx_panels(const kernels::Qu8WxConfig& cfg, size_t co, size_t k, size_t group, const int8_t* w,
+                    const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed, uint8_t* dst) {
+  const size_t cg = co / group, panel_bytes = kernels::qu8_wxgemm_packed_w_size(cfg, cg, k);
+  for (size_t g = 0; g < group; ++g)
+    kernels::qu8_wxgemm_pack_w(cfg, cg, k, w + g * cg * k, bias ? bias + g * cg : nullptr,
+                               multiplier ? multiplier + g * cg : nullptr, x_zp, x_signed, dst + g * panel_bytes);
+}
+
 bool QConvWx::pack(const int8_t* w, const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed,
                    PackStore* packs, const ir::Value* weight, const std::function<std::string()>& key) {
   const size_t cg = co_ / group_;
   panel_bytes_ = kernels::qu8_wxgemm_packed_w_size(cfg_, cg, k_);
   const size_t floats = (panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float);
   auto fill = [&](float* dst) {
-    for (size_t g = 0; g < group_; ++g) {
-      kernels::qu8_wxgemm_pack_w(cfg_, cg, k_, w + g * cg * k_, bias ? bias + g * cg : nullptr,
-                                 multiplier ? multiplier + g * cg : nullptr, x_zp, x_signed,
-                                 reinterpret_cast<uint8_t*>(dst) + g * panel_bytes_);
-    }
+    pack_wx_panels(cfg_, co_, k_, group_, w, bias, multiplier, x_zp, x_signed, reinterpret_cast<uint8_t*>(dst));
   };
   if (packs && weight && key) return pack_weights(packs, *weight, key, floats, &packed_, fill);
   if (!packed_.resize(floats)) return false;
@@ -48,10 +52,7 @@ bool QConvWx::pack_with(PackStore* packs, const ir::Value* weight, const std::fu
   auto fill = [&](float* dst) {
     std::vector<int8_t> w(co_ * k_);
     produce(w.data());
-    for (size_t g = 0; g < group_; ++g) {
-      kernels::qu8_wxgemm_pack_w(cfg_, cg, k_, w.data() + g * cg * k_, nullptr, nullptr, 0, false,
-                                 reinterpret_cast<uint8_t*>(dst) + g * panel_bytes_);
-    }
+    pack_wx_panels(cfg_, co_, k_, group_, w.data(), nullptr, nullptr, 0, false, reinterpret_cast<uint8_t*>(dst));
   };
   if (!packs || !weight) {
     if (!packed_.resize(floats)) return false;

@@ -24,6 +24,11 @@
 
 namespace nfuse::backends::cpu {
 
+// The W * X panels of `group` groups of s8 weights [co / group][k] at w (bias and multiplier:
+// [co] or nullptr), one group every qu8_wxgemm_packed_w_size(cfg, co / group, k) bytes at dst.
+void pack_wx_panels(const kernels::Qu8WxConfig& cfg, size_t co, size_t k, size_t group, const int8_t* w,
+                    const int32_t* bias, const float* multiplier, int32_t x_zp, bool x_signed, uint8_t* dst);
+
 class QConvPaddedRows;
 
 class QConvWx {

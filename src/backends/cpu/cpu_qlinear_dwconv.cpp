@@ -57,7 +57,12 @@ class QLinearDwConv final : public CpuOp {
     if (bias) std::copy(bias, bias + co_, bias_.begin());
   }
 
-  bool pack(const ir::Tensor& w, PackStore* packs) { return w_.pack(*node_.input(3), w, packs); }
+  // The taps, and for 3x3 the direct kernel's columns (built once here, not per plane and run).
+  bool pack(const ir::Tensor& w, PackStore* packs) {
+    if (!w_.pack(*node_.input(3), w, packs)) return false;
+    if (taps_ == 9) columns_ = w_.direct_columns(bias_.data(), x_zp_u8());
+    return true;
+  }
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
     if (taps_ > kMaxF32Taps) return 0;
@@ -158,11 +163,8 @@ class QLinearDwConv final : public CpuOp {
     kernels::Qu8DwconvParams p;
     p.in = buf;
     p.in_stride = dl.stride;
-    const int8_t* w = w_.s8(o);
-    int32_t wsum = 0;
-    for (size_t k = 0; k < 9; ++k) wsum += w[k];
-    for (size_t kx = 0; kx < 3; ++kx) p.w[kx] = kernels::qu8_dwconv_pack_column(w, kx);
-    p.bias = static_cast<int32_t>(static_cast<uint32_t>(bias_[o]) - static_cast<uint32_t>(x_zp_u8() * wsum));
+    for (size_t kx = 0; kx < 3; ++kx) p.w[kx] = columns_[o].w[kx];
+    p.bias = columns_[o].bias;
     p.multiplier = mult_[o];
     p.rq = rq_;
     p.out = yv + index * g.ho * g.wo;
@@ -261,6 +263,7 @@ class QLinearDwConv final : public CpuOp {
   int32_t x_zp_, y_zp_;
   size_t co_ = 0, taps_ = 0;
   Q8DwTaps w_;
+  std::vector<Q8DwTaps::DirectColumn> columns_;  // 3x3: the direct kernel's, per output channel
   kernels::F32DwconvFn fn_ = nullptr;
   kernels::Qu8VcvtKernels vcvt_{};
   kernels::Qu8GemmRequant rq_;

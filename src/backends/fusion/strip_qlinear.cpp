@@ -17,6 +17,7 @@
 
 #include "backends/cpu/cpu_q8_dw_taps.h"
 #include "backends/cpu/cpu_qconv_padded.h"
+#include "backends/cpu/cpu_qconv_wx.h"
 #include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "backends/fusion/strip_layer_impl.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
@@ -61,12 +62,10 @@ bool pack_wx(const kernels::Qu8WxConfig& cfg, const QConvParams& q, const ir::Va
                     {q.m, q.k, group, static_cast<uint64_t>(q.x_zp), q.x_signed ? 1u : 0u,
                      cpu::qconv_values_hash(q.bias.data(), q.mult, q.m)});
   };
-  const size_t bytes = *panel_bytes;
   return pack_weights(packs, weight, key, floats, out, [&](float* dst) {
-    const int8_t* w = weight.constant->data<int8_t>();  // read only when the store has no panels
-    for (size_t gi = 0; gi < group; ++gi)
-      kernels::qu8_wxgemm_pack_w(cfg, cg, q.k, w + gi * cg * q.k, q.bias.data() + gi * cg, q.mult.data() + gi * cg,
-                                 q.x_zp, q.x_signed, reinterpret_cast<uint8_t*>(dst) + gi * bytes);
+    // The weights are read only when the store has no panels.
+    cpu::pack_wx_panels(cfg, q.m, q.k, group, weight.constant->data<int8_t>(), q.bias.data(), q.mult.data(), q.x_zp,
+                        q.x_signed, reinterpret_cast<uint8_t*>(dst));
   });
 }
 
@@ -199,17 +198,7 @@ class StripQDwConv final : public WindowedLayer {
   // from that copy; false when memory runs out.
   bool pack(const ir::Value& weight, PackStore* packs) {
     if (!taps_.pack(weight, *weight.constant, packs)) return false;
-    if (!direct_) return true;
-    const int32_t zp_u8 = q_.x_zp + (q_.x_signed ? 128 : 0);  // the zero point as the kernel reads bytes
-    for (size_t c = 0; c < out.c; ++c) {
-      const int8_t* w = taps_.s8(c);
-      int32_t wsum = 0;
-      for (size_t k = 0; k < 9; ++k) wsum += w[k];
-      Column col;
-      for (size_t kx = 0; kx < 3; ++kx) col.w[kx] = kernels::qu8_dwconv_pack_column(w, kx);
-      col.bias = static_cast<int32_t>(static_cast<uint32_t>(q_.bias[c]) - static_cast<uint32_t>(zp_u8 * wsum));
-      columns_.push_back(col);
-    }
+    if (direct_) columns_ = taps_.direct_columns(q_.bias.data(), q_.x_zp + (q_.x_signed ? 128 : 0));
     return true;
   }
 
@@ -228,10 +217,6 @@ class StripQDwConv final : public WindowedLayer {
   }
 
  private:
-  struct Column {  // one channel's weights and folded bias as the direct kernel takes them
-    int32_t w[3] = {};
-    int32_t bias = 0;
-  };
   size_t window_rows(size_t rows) const { return (rows - 1) * sh_ + (kh_ - 1) * dh_ + 1; }
   size_t stride() const { return ((out.w - 1) * sw_ + (kw_ - 1) * dw_ + 1 + 32 + 15) / 16 * 16; }
   size_t direct_stride() const {
@@ -314,7 +299,7 @@ class StripQDwConv final : public WindowedLayer {
   kernels::Qu8DwconvFn direct_ = nullptr;
   kernels::Qu8VcvtKernels vcvt_{};
   kernels::Qu8GemmRequant rq_;
-  std::vector<Column> columns_;
+  std::vector<cpu::Q8DwTaps::DirectColumn> columns_;  // the direct kernel's, per channel
 };
 
 // y = QLinearAdd(a, b) with both operands full-shape; the main input is a or b (kept in ref's

@@ -207,17 +207,26 @@ std::vector<BufferRequest> arena_requests(Plan& plan, const std::vector<const ir
   return requests;
 }
 
+// `stored` when it is a layout of `requests` (check_memory_plan), else one planned here; *from_stored
+// says which.
+MemoryPlan stored_or_planned(const std::vector<BufferRequest>& requests, const std::vector<size_t>* stored,
+                             bool* from_stored) {
+  std::optional<MemoryPlan> checked;
+  if (stored) checked = check_memory_plan(requests, *stored);
+  *from_stored = checked.has_value();
+  return checked ? std::move(*checked) : plan_memory(requests);
+}
+
 // Adds the compiled partitions' scratch needs (each live during its own lifetime step) to the
 // tensors' requests, lays out the arena and records every offset: `stored`'s layout when it is
 // one for these requests (check_memory_plan), else planned here.
 void place_arena(Plan& plan, std::vector<BufferRequest> requests, const std::vector<size_t>& request_of_slot,
                  const std::vector<int>& first_lifetime_step, const StoredLayout* stored) {
   const size_t tensor_requests = requests.size();
-  std::optional<MemoryPlan> tensors;
-  if (stored) tensors = check_memory_plan(requests, stored->tensor_offsets);
-  if (!tensors) tensors = plan_memory(requests);
-  plan.tensor_arena_bytes = tensors->arena_bytes;
-  plan.tensor_offsets = std::move(tensors->offsets);
+  bool tensors_stored = false, all_stored = false;
+  MemoryPlan tensors = stored_or_planned(requests, stored ? &stored->tensor_offsets : nullptr, &tensors_stored);
+  plan.tensor_arena_bytes = tensors.arena_bytes;
+  plan.tensor_offsets = std::move(tensors.offsets);
   std::vector<std::vector<backends::ScratchNeed>> needs(plan.steps.size());
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     needs[i] = plan.steps[i].compiled->scratch_needs();
@@ -227,10 +236,8 @@ void place_arena(Plan& plan, std::vector<BufferRequest> requests, const std::vec
       plan.scratch_bytes = std::max(plan.scratch_bytes, n.bytes);
     }
   }
-  std::optional<MemoryPlan> all;
-  if (stored) all = check_memory_plan(requests, stored->offsets);
-  plan.layout_from_binary = stored && all && plan.tensor_offsets == stored->tensor_offsets;
-  plan.memory = all ? std::move(*all) : plan_memory(requests);
+  plan.memory = stored_or_planned(requests, stored ? &stored->offsets : nullptr, &all_stored);
+  plan.layout_from_binary = tensors_stored && all_stored;
   for (size_t s = 0; s < plan.values.size(); ++s)
     if (request_of_slot[s] != SIZE_MAX)
       plan.values[s].arena_offset = static_cast<int64_t>(plan.memory.offsets[request_of_slot[s]]);

@@ -363,7 +363,6 @@ class GraphDecoder {
     return bad("unknown kind");
   }
 
-  // Every index bounds-checked; whether the placement fits the plan is the planner's check.
   // The strip heights and offsets as the file says them: a node index must name a node, and the
   // planner takes the offsets only once check_memory_plan accepts them.
   static Result<compile::StoredLayout> decode_layout(const fb::Layout& l, const std::vector<const ir::Node*>& nodes) {
@@ -384,6 +383,7 @@ class GraphDecoder {
     return out;
   }
 
+  // Every index bounds-checked; whether the placement fits the plan is the planner's check.
   Result<compile::StoredPlacement> decode_placement(const fb::Placement& p, const std::vector<ir::Value*>& values,
                                                     const std::vector<const ir::Node*>& nodes) {
     auto value_at = [&values](int32_t i) -> Result<const ir::Value*> {

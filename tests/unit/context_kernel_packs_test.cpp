@@ -7,15 +7,19 @@
 // and answer its first inference bit for bit as the compiling session did, also with every
 // canonical weight that a packed twin replaces inverted (no kernel reads a weight beside its twin).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backends/pack_store.h"
+#include "compile/context/context_writer.h"
+#include "compile/context/device_facts.h"
 #include "ir/graph.h"
 #include "ir/infer_shapes.h"
 #include "runtime/context_model.h"
@@ -213,6 +217,75 @@ TEST(ContextKernelPacks, DepthwiseChannelBlocks) {
   ir::Value* y = b.conv(x, 32, 32, 3, 32);
   y = b.node("Relu", {y});
   expect_packed_round_trip({"dwconv", b.finish(y), b.feeds()}, "cpu", {"f32.dwconv.c16|"}, false);
+}
+
+// The strip heights a fusion binary stores: taken as they are when they fit (no search), clamped
+// when too tall, chosen again by the cost model when nonsense or when the binary was compiled for
+// another L2 size; the answer the same bit for bit in every case.
+TEST(ContextKernelPacks, StoredStripHeightsAreTakenOrChosenAgain) {
+  Case c = deconv_case();
+  runtime::SessionOptions so;
+  so.backend = "fusion";
+  auto compiled = runtime::Session::create(std::move(c.graph), so);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  auto expected = (*compiled)->run(c.feeds);
+  ASSERT_TRUE(expected.ok()) << expected.status().to_string();
+  const std::map<std::string, std::vector<int64_t>> signature{{"x", c.feeds[0].second.dims()}};
+  auto heights = [&signature](const runtime::Session& s) {
+    std::vector<int> out;
+    for (const compile::Step& step : s.cached_plan(signature)->steps)
+      for (const backends::GroupTraffic& g : step.compiled->traffic().groups) out.push_back(g.tile_rows);
+    return out;
+  };
+  const compile::Plan* plan = (*compiled)->cached_plan(signature);
+  const std::vector<int> searched = heights(**compiled);
+  ASSERT_FALSE(searched.empty()) << "the deconvolution graph forms no fused group";
+  const ir::Node* first = nullptr;
+  for (const compile::Step& step : plan->steps)
+    for (const backends::GroupTraffic& g : step.compiled->traffic().groups) first = first ? first : g.first;
+  ASSERT_NE(first, nullptr);
+  const int other = searched[0] == 1 ? 2 : 1;
+
+  struct Variant {
+    int stored;
+    size_t l2_bytes;  // 0: this CPU's
+    int expect;       // the first group's height; 0: the search's
+  };
+  const size_t here = context::this_device().l2_bytes;
+  for (const Variant& v :
+       {Variant{other, 0, other}, Variant{-7, 0, 0}, Variant{1 << 20, 0, -1}, Variant{other, here * 2 + 4096, 0}}) {
+    SCOPED_TRACE("stored " + std::to_string(v.stored) + ", l2 " + std::to_string(v.l2_bytes));
+    context::ContextInfo info;
+    context::record_device(&info);
+    if (v.l2_bytes) info.l2_bytes = v.l2_bytes;
+    info.options.backend = "fusion";
+    info.backends = {"fusion"};
+    info.signatures = {signature};
+    const compile::StoredLayout layout{signature, 1, {{first, v.stored}}, plan->tensor_offsets, plan->memory.offsets};
+    const fs::path nfc = fs::temp_directory_path() / ("nfuse_strip_heights_" + std::to_string(::getpid()) + ".nfc");
+    ASSERT_TRUE(context::write_context((*compiled)->graph(), info, nfc.string(), {}, {}, {layout}).ok());
+    auto binary = runtime::ContextModel::open_file(nfc.string(), {});
+    ASSERT_TRUE(binary.ok()) << binary.status().to_string();
+    runtime::SessionOptions o;
+    auto graph = (*binary)->graph(&o);
+    ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+    auto session = runtime::Session::create(std::move(*graph), o);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    auto got = (*session)->run(c.feeds);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    const std::vector<int> loaded = heights(**session);
+    ASSERT_EQ(loaded.size(), searched.size());
+    if (v.expect > 0) {
+      EXPECT_EQ(loaded[0], v.expect);
+    } else if (v.expect == 0) {
+      EXPECT_EQ(loaded[0], searched[0]);
+    } else {
+      EXPECT_LT(loaded[0], v.stored) << "clamped to the group's height";
+    }
+    ASSERT_EQ((*got)[0].bytes(), (*expected)[0].bytes());
+    EXPECT_EQ(std::memcmp((*got)[0].raw(), (*expected)[0].raw(), (*got)[0].bytes()), 0);
+    fs::remove(nfc);
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/infer_shapes.h"
 #include "runtime/session.h"
 
 namespace nfuse::testing {
@@ -143,11 +144,12 @@ class QChain {
     return *this;
   }
 
+  // The chain, its value types inferred (a context binary keeps them; nullptr when inference fails).
   std::unique_ptr<ir::Graph> graph() {
     auto g = std::move(g_);
     g->outputs().push_back(cur_);
     g->relink();
-    return g;
+    return ir::infer_shapes(*g).ok() ? std::move(g) : nullptr;
   }
   const runtime::NamedTensors& feeds() const { return feeds_; }
 

@@ -111,13 +111,18 @@ class ConvTranspose2d final : public CpuOp {
     return true;
   }
 
+  bool upsamples() const { return up_ != nullptr; }
+
   size_t scratch_floats(const OpTensors&, size_t) const override {
-    const size_t general = (kc_ + chunk_rows_) * strip_panels_ * cfg_->nr;
-    return up_ ? std::max(general, up_->scratch_floats(up_height_)) : general;
+    if (up_) return up_->scratch_floats(up_height_);  // the only path such a plan runs
+    return (kc_ + chunk_rows_) * strip_panels_ * cfg_->nr;
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
     if (up_ && t.inputs[0]->dims() == up_dims_) return run_upsample(t, rc);
+    if (!packed_.data())  // packed only where the upsampling path does not cover the plan
+      return internal_error(node_.label() + ": input " + ir::dims_to_string(t.inputs[0]->dims()) +
+                            " is not the planned " + ir::dims_to_string(up_dims_));
     NFUSE_ASSIGN_OR_RETURN(const TransposeGeometry* g, geometry(t.inputs[0]->dims()));
     // Row bands: with several threads and too few (image, group, chunk) tasks, split the output
     // rows too; band edges are multiples of the stride so that a kernel no taller than the
@@ -326,11 +331,13 @@ Result<std::unique_ptr<CpuOp>> make_conv_transpose(const ir::Node& node, const C
   if (e.fused_bias) return std::unique_ptr<CpuOp>();
   auto op = std::make_unique<ConvTranspose2d>(node, *w, bias, std::move(e),
                                               static_cast<size_t>(std::max(ctx.threads, 1)));
-  if (!op->pack(*w, ctx.packs.get())) return out_of_memory(node.label() + ": packed weights");
   const ir::Shape& planned = ctx.type_of(node.input(0)).shape;
   if (auto dims = planned.static_dims();
       dims && dims->size() == 4 && !op->use_upsample(*w, bias, *dims, ctx.packs.get()))
     return out_of_memory(node.label() + ": packed weights");
+  // A plan's op sees only the input dims it was planned for: where the upsampling path covers
+  // them, the general path's panels would never be read.
+  if (!op->upsamples() && !op->pack(*w, ctx.packs.get())) return out_of_memory(node.label() + ": packed weights");
   return std::unique_ptr<CpuOp>(std::move(op));
 }
 

@@ -138,22 +138,61 @@ struct Step {
   double gain_per_cost;
 };
 
+// The compute a layer's promotion converts: its MACs, or for a layer without MACs the elements
+// of its inputs and output.
+double work_units(const LayerWork& work, const std::string& node_output) {
+  const auto m = work.macs.find(node_output);
+  const auto e = work.elements.find(node_output);
+  int64_t basis = m != work.macs.end() ? m->second : 0;
+  if (basis <= 0 && e != work.elements.end()) basis = e->second;
+  return static_cast<double>(std::max<int64_t>(basis, 1));
+}
+
+// For each layer (node_output): the layers writing its quantized inputs. An input that takes its
+// parameters from another tensor (a MaxPool's output, value-moving) brings the layers back to
+// that tensor's writer: each of them must write 16 bits for the input to arrive at 16 bits.
+// Graph inputs have no writer.
+std::map<std::string, std::vector<std::string>> input_writers(const QuantPlan& plan) {
+  std::map<std::string, const PlannedLayer*> writer;  // tensor -> layer
+  for (const auto& l : plan.layers) {
+    if (l.output_quantized) writer[l.output] = &l;
+  }
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& l : plan.layers) {
+    std::vector<std::string>& ws = out[l.node_output];
+    std::vector<std::string> pending(l.inputs.begin(), l.inputs.end());
+    std::set<std::string> seen;
+    while (!pending.empty()) {
+      const std::string t = pending.back();
+      pending.pop_back();
+      if (!seen.insert(t).second) continue;
+      const auto w = writer.find(t);
+      if (w == writer.end() || w->second == &l) continue;
+      if (std::find(ws.begin(), ws.end(), w->second->node_output) == ws.end()) ws.push_back(w->second->node_output);
+      if (plan.shared.count(t)) pending.insert(pending.end(), w->second->inputs.begin(), w->second->inputs.end());
+    }
+    if (ws.empty()) out.erase(l.node_output);
+  }
+  return out;
+}
+
 std::vector<Step> promotion_steps(const std::vector<LayerSensitivity>& sensitivity, const LayerWork& work,
-                                  PromoteTo to) {
+                                  const std::map<std::string, std::vector<std::string>>& writers, PromoteTo to) {
   std::vector<Step> steps;
   for (size_t i = 0; i < sensitivity.size(); ++i) {
     const LayerSensitivity& s = sensitivity[i];
     const double loss8 = 1.0 - s.worst;
     if (!(loss8 > 0.0)) continue;  // quantizing it alone costs nothing: promoting it cannot help
-    const auto m = work.macs.find(s.node_output);
-    const auto e = work.elements.find(s.node_output);
-    int64_t basis = m != work.macs.end() ? m->second : 0;
-    if (basis <= 0 && e != work.elements.end()) basis = e->second;
-    const double units = static_cast<double>(std::max<int64_t>(basis, 1));
+    const double units = work_units(work, s.node_output);
+    // An int16 step widens the input's writers too (promote_until).
+    double units16 = units;
+    if (const auto w = writers.find(s.node_output); w != writers.end()) {
+      for (const auto& name : w->second) units16 += work_units(work, name);
+    }
     const double loss16 = s.int16 ? std::max(0.0, 1.0 - s.int16_worst) : loss8;
     const bool int16_helps = to != PromoteTo::kFloat && s.int16 && loss16 <= kInt16MustRecover * loss8;
     if (int16_helps) {
-      steps.push_back({i, PromoteTo::kInt16, (loss8 - loss16) / (units * (kCostPerMacInt16 - kCostPerMacInt8))});
+      steps.push_back({i, PromoteTo::kInt16, (loss8 - loss16) / (units16 * (kCostPerMacInt16 - kCostPerMacInt8))});
       if (to == PromoteTo::kAuto && loss16 > 0.0)
         steps.push_back({i, PromoteTo::kFloat, loss16 / (units * (kCostPerMacFloat - kCostPerMacInt16))});
     } else if (to != PromoteTo::kInt16) {
@@ -179,9 +218,11 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
   ++r.evaluations;
   r.after = r.before;
   r.worst_after = r.worst_before;
-  const std::vector<Step> steps = promotion_steps(sensitivity, work, to);
+  const std::map<std::string, std::vector<std::string>> writers = input_writers(q.plan);
+  const std::vector<Step> steps = promotion_steps(sensitivity, work, writers, to);
   const QdqSelection base = q.selection;
-  // The selection taking the first k steps: each layer at its highest rung among them.
+  // The selection taking the first k steps: each layer at its highest rung among them, an int16
+  // step with its inputs' writers.
   auto select = [&](size_t k) {
     QdqSelection s = base;
     for (size_t i = 0; i < k; ++i) {
@@ -190,6 +231,8 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
         s.float_layers.insert(name);
       } else {
         s.int16_layers.insert(name);
+        if (const auto w = writers.find(name); w != writers.end())
+          s.int16_layers.insert(w->second.begin(), w->second.end());
       }
     }
     return s;
@@ -235,21 +278,37 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
   r.worst_after = at_hi.worst;
   std::map<std::string, const PlannedLayer*> layers;
   for (const auto& l : q.plan.layers) layers[l.node_output] = &l;
-  std::map<size_t, size_t> promotion_of;  // sensitivity index -> index into r.promotions
+  std::map<std::string, size_t> sensitivity_of;
+  for (size_t i = 0; i < sensitivity.size(); ++i) sensitivity_of[sensitivity[i].node_output] = i;
+  std::map<std::string, size_t> promotion_of;  // node_output -> index into r.promotions
   double last = r.worst_before;
-  for (size_t i = 0; i < hi; ++i) {
-    const LayerSensitivity& s = sensitivity[steps[i].layer];
-    const PlannedLayer& l = *layers.at(s.node_output);
-    if (worst_at[i + 1] >= 0.0) last = worst_at[i + 1];
-    auto [it, added] = promotion_of.emplace(steps[i].layer, r.promotions.size());
+  // Lists `name` as promoted to `to` after this step (a writer widened for a reader: `reader`).
+  auto record = [&](const std::string& name, PromoteTo to, const std::string& reader) {
+    const PlannedLayer& l = *layers.at(name);
+    auto [it, added] = promotion_of.emplace(name, r.promotions.size());
     if (added) {
-      const auto m = work.macs.find(s.node_output);
-      r.promotions.push_back({l.node_output, l.name, l.op, steps[i].to, s.output.cosine,
-                              s.int16 ? s.int16->cosine : -1.0, m == work.macs.end() ? 0 : m->second, last});
+      const auto si = sensitivity_of.find(name);
+      const LayerSensitivity* s = si == sensitivity_of.end() ? nullptr : &sensitivity[si->second];
+      const auto m = work.macs.find(name);
+      r.promotions.push_back({l.node_output, l.name, l.op, to, s ? s->output.cosine : 1.0,
+                              s && s->int16 ? s->int16->cosine : -1.0, m == work.macs.end() ? 0 : m->second, last,
+                              reader});
     }
     Promotion& p = r.promotions[it->second];
-    if (steps[i].to == PromoteTo::kFloat) p.to = PromoteTo::kFloat;
+    if (to == PromoteTo::kFloat) p.to = PromoteTo::kFloat;
+    if (reader.empty()) p.writes_input_of.clear();  // promoted for itself as well
     p.output_cosine_after = last;
+  };
+  for (size_t i = 0; i < hi; ++i) {
+    const std::string& name = sensitivity[steps[i].layer].node_output;
+    if (worst_at[i + 1] >= 0.0) last = worst_at[i + 1];
+    record(name, steps[i].to, "");
+    if (steps[i].to != PromoteTo::kInt16) continue;
+    if (const auto w = writers.find(name); w != writers.end()) {
+      for (const auto& writer : w->second) {
+        if (!promotion_of.count(writer)) record(writer, PromoteTo::kInt16, layers.at(name)->name);
+      }
+    }
   }
   r.target_met = r.worst_after >= target_cosine;
   return r;

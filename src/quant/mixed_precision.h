@@ -93,6 +93,9 @@ struct Promotion {
   int64_t macs = 0;
   double output_cosine_after = 1.0;    // worst-sample output cosine with the promotions up to this one
                                        // (the last evaluated prefix at or before it)
+  // Non-empty: promoted to int16 to write the input of that layer (its name) at 16 bits, not
+  // for its own error (see promote_until).
+  std::string writes_input_of;
 };
 
 struct MixedPrecisionResult {
@@ -117,7 +120,11 @@ inline constexpr double kCostPerMacFloat = 4.0;
 inline constexpr double kInt16MustRecover = 0.5;
 
 // Promotes layers of `q` (rebuilding q.qdq) until the output cosine of every sample of `batches`
-// reaches `target_cosine` or no step is left. kAuto and kInt16 need `sensitivity` measured with
+// reaches `target_cosine` or no step is left. A tensor keeps the precision of the layer that
+// writes it (its readers at another precision requantize it), so an int16 step promotes the
+// 8-bit writers of the layer's inputs with it, and costs their MACs too: the layer then reads
+// 16-bit inputs, as its "int16 alone" score measured them (a float writer leaves the tensor to its
+// readers' precision already). kAuto and kInt16 need `sensitivity` measured with
 // int16; `work` gives the cost of each step.
 Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<LayerSensitivity>& sensitivity,
                                            const LayerWork& work, const std::vector<ir::Tensor>& batches,

@@ -48,6 +48,9 @@ int64_t macs_of(const ReportInput& in, const std::string& node_output) {
 }
 
 std::string promotion_reason(const Promotion& p, double target) {
+  if (!p.writes_input_of.empty())
+    return "promoted to int16 to write the input of " + p.writes_input_of +
+           " at 16 bits (a tensor keeps its writer's precision)";
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "alone at int8 it lowers the output cosine to %.6f (at int16: %.6f); promoted to %s while the worst "
@@ -79,6 +82,9 @@ std::string report_json(const ReportInput& in) {
   j["model"] = in.model;
   j["method"] = std::string(method_name(in.options.method));
   j["range_methods"] = range_method_counts(q);
+  j["sensitivity"] = in.sensitivity.empty()
+                         ? nlohmann::json(nullptr)
+                         : nlohmann::json{{"samples", in.sensitivity_samples}, {"set", in.sensitivity_set}};
   j["act"] = act_name(in.options.act);
   j["precision"] = q.selection.weights_only ? "weight-only int8" : precision_name(in.options.precision);
   j["cle_pairs"] = in.options.cle ? nlohmann::json(q.equalized_pairs) : nlohmann::json(nullptr);
@@ -174,7 +180,9 @@ std::string report_json(const ReportInput& in) {
                             {"macs", p.macs},
                             {"alone_cosine", p.alone_cosine},
                             {"alone_int16_cosine", p.alone_int16_cosine},
-                            {"worst_sample_cosine_after", p.output_cosine_after}});
+                            {"worst_sample_cosine_after", p.output_cosine_after},
+                            {"writes_input_of",
+                             p.writes_input_of.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.writes_input_of)}});
     j["mixed_precision"]["promotions"] = promotions;
     if (in.int8_ms > 0) {
       j["mixed_precision"]["speed"] = {{"int8_ms", in.int8_ms},
@@ -328,6 +336,9 @@ std::string report_html(const ReportInput& in) {
     o << "<span class=\"key\" style=\"background:" << precision_colour(p) << "\"></span>" << p;
   o << "; red cap: cosine below 0.95.</p>";
   write_chart(in, k, o);
+  if (!in.sensitivity.empty())
+    o << "<p id=\"alone-set\">The alone columns: the final output's cosine with only that layer quantized, on "
+      << escape_html(in.sensitivity_set) << " (not the held-out set).</p>";
   o << "<table id=\"layers\"><tr><th class=\"l\">#</th><th class=\"l\">layer</th><th class=\"l\">op</th><th "
        "class=\"l\">precision</th><th>MACs</th><th>cosine</th><th>SNR dB</th><th>worst-sample cosine</th><th>"
        "worst-sample SNR dB</th><th>max abs</th><th>alone cosine</th><th>alone int16</th><th "

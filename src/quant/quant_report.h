@@ -28,6 +28,10 @@ struct ReportInput {
   int64_t evaluation_samples = 0;           // 0: no held-out set
   std::optional<QuantizeReport> evaluation;
   std::vector<LayerSensitivity> sensitivity;  // empty when not measured
+  // The samples the sensitivity ("alone") was measured on: calibration samples, never the
+  // held-out set (which takes no part in any decision), so every report names them.
+  int64_t sensitivity_samples = 0;
+  std::string sensitivity_set;  // e.g. "the first 1 calibration sample"
   std::optional<MixedPrecisionResult> mixed;
   // The error floor 8-bit weights set: the graph with only its weights quantized (the same int8
   // weights), on the held-out set when there is one.

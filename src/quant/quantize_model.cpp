@@ -161,6 +161,12 @@ Status sensitivity_and_mixed(const QuantizeModelOptions& o, const std::vector<ir
   auto sens = layer_sensitivity(q, subset, *reference, o.threads, mixed_precision && promote != PromoteTo::kFloat);
   if (!sens.ok()) return sens.status().with_context("sensitivity");
   ri->sensitivity = std::move(*sens);
+  for (const ir::Tensor& t : subset) ri->sensitivity_samples += batch > 1 && t.rank() > 0 ? t.dim(0) : 1;
+  const char* plural = ri->sensitivity_samples == 1 ? "" : "s";
+  ri->sensitivity_set = mixed_precision
+                            ? "the " + std::to_string(ri->sensitivity_samples) + " calibration sample" + plural +
+                                  " where the int8 model is worst"
+                            : "the first " + std::to_string(ri->sensitivity_samples) + " calibration sample" + plural;
   if (!mixed_precision) return ok_status();
   auto int8_ms = median_ms(*q.qdq, subset[0], kSpeedRuns, o.threads);
   if (!int8_ms.ok()) return int8_ms.status().with_context("mixed precision: timing the int8 model");
@@ -212,8 +218,9 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
     appendf(out, "8-bit ranges chosen per tensor (auto):%s\n", chosen.c_str());
   }
   const QuantizeReport& head = ri.evaluation ? *ri.evaluation : ri.calibration;
-  appendf(out, "per layer (%s set; 'alone': output cosine with only that layer quantized):\n",
-          ri.evaluation ? "held-out" : "calibration");
+  appendf(out, "per layer (%s set; 'alone': output cosine with only that layer quantized, on %s):\n",
+          ri.evaluation ? "held-out" : "calibration",
+          ri.sensitivity_set.empty() ? "no sample (not measured)" : ri.sensitivity_set.c_str());
   for (size_t i = 0; i < head.layers.size(); ++i) {
     const auto& l = head.layers[i];
     appendf(out, "  %-32s %-18s cosine %.6f  snr %6.2f dB  max abs %-10.4g alone %.6f\n", l.layer.name.c_str(),
@@ -252,9 +259,12 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
             "worst sample %.6f -> %.6f (target %.6g %s); %.2f ms -> %.2f ms\n",
             o.promote.c_str(), to16, to_float, ri.mixed->before.cosine, ri.mixed->after.cosine, ri.mixed->worst_before,
             ri.mixed->worst_after, o.target_cosine, ri.mixed->target_met ? "met" : "NOT met", ri.int8_ms, ri.final_ms);
-    for (const auto& p : ri.mixed->promotions)
-      appendf(out, "  promoted %-32s to %-5s %12lld MACs; alone cosine %.6f (int16 alone %.6f)\n", p.name.c_str(),
+    for (const auto& p : ri.mixed->promotions) {
+      appendf(out, "  promoted %-32s to %-5s %12lld MACs; alone cosine %.6f (int16 alone %.6f)", p.name.c_str(),
               promote_to_name(p.to), static_cast<long long>(p.macs), p.alone_cosine, p.alone_int16_cosine);
+      if (!p.writes_input_of.empty()) appendf(out, "; writes the input of %s", p.writes_input_of.c_str());
+      appendf(out, "\n");
+    }
   }
   if (o.cle) appendf(out, "cross-layer equalization: %d conv pairs\n", q.equalized_pairs);
   if (q.activation_equalized_pairs > 0 || o.equalize == "activations")

@@ -77,7 +77,17 @@ f = j["weight_only_floor"]
 need(f is not None and j["output"]["cosine"] <= f["cosine"] + 1e-4 and f["worst_sample_cosine"] <= f["cosine"],
      "the weight-only floor is reported and bounds the output")
 need(j["output"]["worst_sample_cosine"] <= j["output"]["cosine"], "the worst sample is at most the average")
+# 'alone' is measured on calibration samples (the ones the mixed search scores), and says so.
+sens = j["sensitivity"]
+need(sens is not None and sens["samples"] >= 3 and
+     sens["set"] == "the %d calibration samples where the int8 model is worst" % sens["samples"],
+     "the sensitivity set named: %s" % sens)
 PY
+set_text="$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["sensitivity"]["set"])' "$tmp/r.json")"
+grep -qF "'alone': output cosine with only that layer quantized, on $set_text)" "$tmp/out.txt" ||
+  { grep "per layer" "$tmp/out.txt"; echo "FAIL: the summary does not name the sensitivity samples"; exit 1; }
+grep -qF "<p id=\"alone-set\">" "$tmp/r.html" && grep -qF "on $set_text (not the held-out set)" "$tmp/r.html" ||
+  { echo "FAIL: the HTML report does not name the sensitivity samples"; exit 1; }
 
 # W8A16 everywhere against the floor of its 8-bit weights; --weight-only is that floor.
 "$NFUSE" quantize "$model" --calib "$calib" --calib-limit 120 --eval "$tmp/eval" --precision int16 \
@@ -154,7 +164,10 @@ need(m["speed"]["int8_ms"] > 0, "batch 100: the mixed search timed the model")
 need(m["worst_sample_cosine_before"] < m["output_before"]["cosine"] - 5e-5,
      "batch 100: worst sample %.6f vs all %.6f" % (m["worst_sample_cosine_before"], m["output_before"]["cosine"]))
 need(all(l["alone"] is not None for l in b100["layers"]), "batch 100: every layer's sensitivity")
+need(b100["sensitivity"]["samples"] % 100 == 0, "batch 100: sensitivity counted in samples, whole batches")
 need(b1["calibration"]["samples"] == 40 and b1["output"]["cosine"] > 0.999, "batch 1 from 4-row files")
+need(b1["sensitivity"]["set"] == "the first %d calibration samples" % b1["sensitivity"]["samples"],
+     "batch 1: the sensitivity set %s" % b1["sensitivity"])
 PY
 if "$NFUSE" quantize "$tmp/b100.onnx" --calib "$tmp/odd" -o "$tmp/bad.onnx" > "$tmp/bad.txt" 2>&1; then
   echo "FAIL: 150 samples were accepted for a fixed batch of 100"; exit 1

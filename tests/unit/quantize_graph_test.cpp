@@ -314,6 +314,59 @@ TEST(QuantizeGraph, IntegerFirstPromotion) {
   }
 }
 
+// A tensor keeps its writer's precision, so an int16 step widens the layers writing its layer's
+// input too (through the MaxPool that shares conv1's parameters, back to conv1): conv2 then reads
+// 16 bits, as its "int16 alone" score measured, not an 8-bit tensor requantized; the writers are
+// listed as promoted for conv2, the step's cost counts their MACs, and both convolutions run on
+// the W8A16 kernel with nothing requantized to 8 bits on the way.
+TEST(QuantizeGraph, Int16StepWidensTheInputsWriters) {
+  auto g = conv_relu_conv();
+  ASSERT_TRUE(g);
+  auto q = quant::quantize_static(*g, batches(kSeed, 2), quant::QuantizeOptions{});
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  const auto data = batches(kSeed + 200, 1);
+  auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
+  ASSERT_TRUE(reference.ok()) << reference.status().to_string();
+  auto work = quant::layer_work(*q, {1, 3, 8, 8});
+  ASSERT_TRUE(work.ok()) << work.status().to_string();
+  ASSERT_EQ(q->layers.size(), 3u);
+  const std::string conv1 = q->layers[0].node_output, pool = q->layers[1].node_output, conv2 = q->layers[2].node_output;
+  auto alone = [](const std::string& name, double c8, double c16) {
+    quant::LayerSensitivity l;
+    l.node_output = name;
+    l.output.cosine = c8;
+    l.int16 = quant::ErrorSummary{};
+    l.int16->cosine = c16;
+    l.worst = c8;
+    l.int16_worst = c16;
+    return l;
+  };
+  const std::vector<quant::LayerSensitivity> sens = {alone(conv1, 1.0, 1.0), alone(pool, 1.0, 1.0),
+                                                     alone(conv2, 0.90, 1.0)};
+  auto r = quant::promote_until(*q, sens, *work, data, *reference, 1.0, quant::PromoteTo::kAuto, 1);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(q->selection.int16_layers, (std::set<std::string>{conv1, pool, conv2}));
+  EXPECT_TRUE(q->selection.float_layers.empty());
+  ASSERT_EQ(r->promotions.size(), 3u);
+  EXPECT_EQ(r->promotions[0].node_output, conv2);
+  EXPECT_TRUE(r->promotions[0].writes_input_of.empty());
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_TRUE(r->promotions[i].node_output == conv1 || r->promotions[i].node_output == pool);
+    EXPECT_EQ(r->promotions[i].to, quant::PromoteTo::kInt16);
+    EXPECT_EQ(r->promotions[i].writes_input_of, q->layers[2].name);
+  }
+  // Every tensor conv2 reads through is 16-bit: no 8-bit Q/DQ pair is left in the graph, and both
+  // convolutions run on QLinearConv16.
+  for (const auto& up : q->qdq->nodes()) {
+    if (up->op_type != "QuantizeLinear") continue;
+    EXPECT_NE(up->domain, "") << "an 8-bit QuantizeLinear is left: " << up->label();
+  }
+  auto shares = quant::executed_mac_shares(*q->qdq, {1, 3, 8, 8});
+  ASSERT_TRUE(shares.ok()) << shares.status().to_string();
+  EXPECT_EQ(shares->int16, work->macs.at(conv1) + work->macs.at(conv2));
+  EXPECT_EQ(shares->int8, 0);
+}
+
 // --precision int16: every activation becomes s16 ("com.microsoft" Q/DQ below opset 21), no Relu
 // is absorbed (a symmetric range cannot imply it), and the cpu backend runs both convolutions
 // on the W8A16 kernels; the output is at least as close to float as int8's.

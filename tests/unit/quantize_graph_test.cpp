@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "pass_test_util.h"
@@ -243,33 +244,54 @@ TEST(QuantizeGraph, LayerWorkAndMacShares) {
 // layer int16 does not help (its 8-bit weights limit it) goes straight to float; `--promote
 // int16` leaves the latter alone, and a layer whose quantization costs nothing is never promoted.
 // The sensitivities are set by hand so each case is exact; the graph is real.
-TEST(QuantizeGraph, IntegerFirstPromotion) {
+// What the promotion tests share: conv_relu_conv quantized to int8, one sample with its float
+// output, and the layers' MACs.
+struct PromotionSetup {
+  std::optional<quant::QuantizeResult> q;
+  std::vector<ir::Tensor> data, reference;
+  quant::LayerWork work;
+  std::string conv1, pool, conv2;
+};
+
+void promotion_setup(PromotionSetup* s) {
   auto g = conv_relu_conv();
   ASSERT_TRUE(g);
   auto q = quant::quantize_static(*g, batches(kSeed, 2), quant::QuantizeOptions{});
   ASSERT_TRUE(q.ok()) << q.status().to_string();
-  const auto data = batches(kSeed + 200, 1);
-  auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
+  s->q = std::move(*q);
+  s->data = batches(kSeed + 200, 1);
+  auto reference = quant::run_output0(*s->q->fp32, s->data, /*optimize=*/false);
   ASSERT_TRUE(reference.ok()) << reference.status().to_string();
-  auto work = quant::layer_work(*q, {1, 3, 8, 8});
+  s->reference = std::move(*reference);
+  auto work = quant::layer_work(*s->q, {1, 3, 8, 8});
   ASSERT_TRUE(work.ok()) << work.status().to_string();
-  ASSERT_EQ(q->layers.size(), 3u);
-  const std::string conv1 = q->layers[0].node_output, pool = q->layers[1].node_output, conv2 = q->layers[2].node_output;
-  auto summary = [](double cosine) {
-    quant::ErrorSummary e;
-    e.cosine = cosine;
-    return e;
-  };
-  // (name, alone at int8, at int16): the worst sample is the mean here.
-  auto alone = [&](const std::string& name, double c8, double c16) {
-    quant::LayerSensitivity l;
-    l.node_output = name;
-    l.output = summary(c8);
-    l.int16 = summary(c16);
-    l.worst = c8;
-    l.int16_worst = c16;
-    return l;
-  };
+  s->work = std::move(*work);
+  ASSERT_EQ(s->q->layers.size(), 3u);
+  s->conv1 = s->q->layers[0].node_output;
+  s->pool = s->q->layers[1].node_output;
+  s->conv2 = s->q->layers[2].node_output;
+}
+
+// A layer's sensitivity set by hand: (name, alone at int8, at int16); the worst sample is the mean.
+quant::LayerSensitivity alone(const std::string& name, double c8, double c16) {
+  quant::LayerSensitivity l;
+  l.node_output = name;
+  l.output.cosine = c8;
+  l.int16 = quant::ErrorSummary{};
+  l.int16->cosine = c16;
+  l.worst = c8;
+  l.int16_worst = c16;
+  return l;
+}
+
+TEST(QuantizeGraph, IntegerFirstPromotion) {
+  PromotionSetup setup;
+  ASSERT_NO_FATAL_FAILURE(promotion_setup(&setup));
+  auto& q = setup.q;
+  const auto& data = setup.data;
+  const auto* reference = &setup.reference;
+  const auto* work = &setup.work;
+  const std::string &conv1 = setup.conv1, &pool = setup.pool, &conv2 = setup.conv2;
   const std::vector<quant::LayerSensitivity> sens = {
       alone(conv1, 0.90, 1.0),   // activations limit it: int16 takes it all back
       alone(pool, 1.0, 1.0),     // costs nothing
@@ -320,50 +342,33 @@ TEST(QuantizeGraph, IntegerFirstPromotion) {
 // listed as promoted for conv2, the step's cost counts their MACs, and both convolutions run on
 // the W8A16 kernel with nothing requantized to 8 bits on the way.
 TEST(QuantizeGraph, Int16StepWidensTheInputsWriters) {
-  auto g = conv_relu_conv();
-  ASSERT_TRUE(g);
-  auto q = quant::quantize_static(*g, batches(kSeed, 2), quant::QuantizeOptions{});
-  ASSERT_TRUE(q.ok()) << q.status().to_string();
-  const auto data = batches(kSeed + 200, 1);
-  auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
-  ASSERT_TRUE(reference.ok()) << reference.status().to_string();
-  auto work = quant::layer_work(*q, {1, 3, 8, 8});
-  ASSERT_TRUE(work.ok()) << work.status().to_string();
-  ASSERT_EQ(q->layers.size(), 3u);
-  const std::string conv1 = q->layers[0].node_output, pool = q->layers[1].node_output, conv2 = q->layers[2].node_output;
-  auto alone = [](const std::string& name, double c8, double c16) {
-    quant::LayerSensitivity l;
-    l.node_output = name;
-    l.output.cosine = c8;
-    l.int16 = quant::ErrorSummary{};
-    l.int16->cosine = c16;
-    l.worst = c8;
-    l.int16_worst = c16;
-    return l;
-  };
-  const std::vector<quant::LayerSensitivity> sens = {alone(conv1, 1.0, 1.0), alone(pool, 1.0, 1.0),
-                                                     alone(conv2, 0.90, 1.0)};
-  auto r = quant::promote_until(*q, sens, *work, data, *reference, 1.0, quant::PromoteTo::kAuto, 1);
+  PromotionSetup setup;
+  ASSERT_NO_FATAL_FAILURE(promotion_setup(&setup));
+  quant::QuantizeResult& q = *setup.q;
+  const quant::LayerWork& work = setup.work;
+  const std::vector<quant::LayerSensitivity> sens = {alone(setup.conv1, 1.0, 1.0), alone(setup.pool, 1.0, 1.0),
+                                                     alone(setup.conv2, 0.90, 1.0)};
+  auto r = quant::promote_until(q, sens, work, setup.data, setup.reference, 1.0, quant::PromoteTo::kAuto, 1);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ(q->selection.int16_layers, (std::set<std::string>{conv1, pool, conv2}));
-  EXPECT_TRUE(q->selection.float_layers.empty());
+  EXPECT_EQ(q.selection.int16_layers, (std::set<std::string>{setup.conv1, setup.pool, setup.conv2}));
+  EXPECT_TRUE(q.selection.float_layers.empty());
   ASSERT_EQ(r->promotions.size(), 3u);
-  EXPECT_EQ(r->promotions[0].node_output, conv2);
+  EXPECT_EQ(r->promotions[0].node_output, setup.conv2);
   EXPECT_TRUE(r->promotions[0].writes_input_of.empty());
   for (size_t i = 1; i < 3; ++i) {
-    EXPECT_TRUE(r->promotions[i].node_output == conv1 || r->promotions[i].node_output == pool);
+    EXPECT_TRUE(r->promotions[i].node_output == setup.conv1 || r->promotions[i].node_output == setup.pool);
     EXPECT_EQ(r->promotions[i].to, quant::PromoteTo::kInt16);
-    EXPECT_EQ(r->promotions[i].writes_input_of, q->layers[2].name);
+    EXPECT_EQ(r->promotions[i].writes_input_of, q.layers[2].name);
   }
   // Every tensor conv2 reads through is 16-bit: no 8-bit Q/DQ pair is left in the graph, and both
   // convolutions run on QLinearConv16.
-  for (const auto& up : q->qdq->nodes()) {
+  for (const auto& up : q.qdq->nodes()) {
     if (up->op_type != "QuantizeLinear") continue;
     EXPECT_NE(up->domain, "") << "an 8-bit QuantizeLinear is left: " << up->label();
   }
-  auto shares = quant::executed_mac_shares(*q->qdq, {1, 3, 8, 8});
+  auto shares = quant::executed_mac_shares(*q.qdq, {1, 3, 8, 8});
   ASSERT_TRUE(shares.ok()) << shares.status().to_string();
-  EXPECT_EQ(shares->int16, work->macs.at(conv1) + work->macs.at(conv2));
+  EXPECT_EQ(shares->int16, work.macs.at(setup.conv1) + work.macs.at(setup.conv2));
   EXPECT_EQ(shares->int8, 0);
 }
 

@@ -223,9 +223,11 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
   const QdqSelection base = q.selection;
   // The selection taking the first k steps: each layer at its highest rung among them, an int16
   // step with its inputs' writers.
-  auto select = [&](size_t k) {
+  // `kept`: the steps of the prefix still taken (the demotions below drop some).
+  auto select_kept = [&](const std::vector<bool>& kept) {
     QdqSelection s = base;
-    for (size_t i = 0; i < k; ++i) {
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (!kept[i]) continue;
       const std::string& name = sensitivity[steps[i].layer].node_output;
       if (steps[i].to == PromoteTo::kFloat) {
         s.float_layers.insert(name);
@@ -237,6 +239,7 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
     }
     return s;
   };
+  auto select = [&](size_t k) { return select_kept(std::vector<bool>(k, true)); };
   struct Eval {
     ErrorSummary all;
     double worst = 1.0;
@@ -273,7 +276,47 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
       }
     }
   }
-  NFUSE_RETURN_IF_ERROR(q.rebuild(select(hi)), "mixed precision");
+  // The prefix is ranked by each layer's score alone, but the errors do not add: once the target
+  // is met, the costliest promotions are each tried one rung down (float to int16 where the layer
+  // has an int16 step, else to int8; int16 to int8, its writers with it) and kept down where every
+  // sample still meets the target.
+  std::vector<bool> kept(hi, true);
+  if (at_hi.worst >= target_cosine) {
+    std::map<std::string, size_t> top;  // layer -> its highest step in the prefix
+    for (size_t i = 0; i < hi; ++i) {
+      const std::string& name = sensitivity[steps[i].layer].node_output;
+      const auto it = top.find(name);
+      if (it == top.end() || steps[i].to == PromoteTo::kFloat) top[name] = i;
+    }
+    std::vector<std::pair<double, size_t>> costly;  // (compute the rung adds, step)
+    for (const auto& [name, i] : top) {
+      double cost = work_units(work, name) * (steps[i].to == PromoteTo::kFloat ? kCostPerMacFloat - kCostPerMacInt16
+                                                                               : kCostPerMacInt16 - kCostPerMacInt8);
+      if (steps[i].to == PromoteTo::kInt16) {
+        if (const auto w = writers.find(name); w != writers.end()) {
+          for (const auto& writer : w->second) cost += work_units(work, writer) * (kCostPerMacInt16 - kCostPerMacInt8);
+        }
+      }
+      costly.push_back({cost, i});
+    }
+    std::stable_sort(costly.begin(), costly.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (costly.size() > kMaxDemotionTrials) costly.resize(kMaxDemotionTrials);
+    for (const auto& [cost, i] : costly) {
+      std::vector<bool> trial = kept;
+      trial[i] = false;
+      const std::string& name = sensitivity[steps[i].layer].node_output;
+      NFUSE_RETURN_IF_ERROR(q.rebuild(select_kept(trial)), "mixed precision: demoting " + name);
+      Eval e;
+      NFUSE_ASSIGN_OR_RETURN(e.all, evaluate_output(*q.qdq, batches, reference, threads, &e.worst));
+      ++r.evaluations;
+      if (e.worst >= target_cosine) {
+        kept = std::move(trial);
+        at_hi = e;
+        ++r.demotions;
+      }
+    }
+  }
+  NFUSE_RETURN_IF_ERROR(q.rebuild(select_kept(kept)), "mixed precision");
   r.after = at_hi.all;
   r.worst_after = at_hi.worst;
   std::map<std::string, const PlannedLayer*> layers;
@@ -302,6 +345,7 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
   for (size_t i = 0; i < hi; ++i) {
     const std::string& name = sensitivity[steps[i].layer].node_output;
     if (worst_at[i + 1] >= 0.0) last = worst_at[i + 1];
+    if (!kept[i]) continue;
     record(name, steps[i].to, "");
     if (steps[i].to != PromoteTo::kInt16) continue;
     if (const auto w = writers.find(name); w != writers.end()) {

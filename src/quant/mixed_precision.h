@@ -109,6 +109,7 @@ struct MixedPrecisionResult {
   bool target_met = false;
   std::vector<Promotion> promotions;
   int evaluations = 0;
+  int demotions = 0;  // promotions taken one rung back down after the target was met
 };
 
 // Relative compute per MAC of each precision, which orders the promotions: int8 products pack 4
@@ -118,14 +119,18 @@ inline constexpr double kCostPerMacInt16 = 2.0;
 inline constexpr double kCostPerMacFloat = 4.0;
 // int16 is a rung only where it takes back at least this share of the layer's int8 loss.
 inline constexpr double kInt16MustRecover = 0.5;
+// Once the target is met, at most this many of the costliest promotions (MACs, float counting
+// twice) are each tried one rung down: one evaluation each.
+inline constexpr size_t kMaxDemotionTrials = 16;
 
 // Promotes layers of `q` (rebuilding q.qdq) until the output cosine of every sample of `batches`
 // reaches `target_cosine` or no step is left. A tensor keeps the precision of the layer that
 // writes it (its readers at another precision requantize it), so an int16 step promotes the
 // 8-bit writers of the layer's inputs with it, and costs their MACs too: the layer then reads
 // 16-bit inputs, as its "int16 alone" score measured them (a float writer leaves the tensor to its
-// readers' precision already). kAuto and kInt16 need `sensitivity` measured with
-// int16; `work` gives the cost of each step.
+// readers' precision already). Once the target is met, the costliest promotions are tried one
+// rung down and kept there where every sample still meets it (`demotions`). kAuto and kInt16 need `sensitivity`
+// measured with int16; `work` gives the cost of each step.
 Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<LayerSensitivity>& sensitivity,
                                            const LayerWork& work, const std::vector<ir::Tensor>& batches,
                                            const std::vector<ir::Tensor>& reference, double target_cosine, PromoteTo to,

@@ -171,7 +171,8 @@ std::string report_json(const ReportInput& in) {
                             {"worst_sample_cosine_before", m.worst_before},
                             {"worst_sample_cosine_after", m.worst_after},
                             {"promoted_layers", m.promotions.size()},
-                            {"evaluations", m.evaluations}};
+                            {"evaluations", m.evaluations},
+                            {"demotions", m.demotions}};
     nlohmann::json promotions = nlohmann::json::array();
     for (const auto& p : m.promotions)
       promotions.push_back({{"layer", p.name},

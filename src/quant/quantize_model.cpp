@@ -256,9 +256,10 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
     for (const auto& p : ri.mixed->promotions) (p.to == PromoteTo::kInt16 ? to16 : to_float) += 1;
     appendf(out,
             "mixed precision (--promote %s): %d layers promoted to int16, %d to float; output cosine %.6f -> %.6f, "
-            "worst sample %.6f -> %.6f (target %.6g %s); %.2f ms -> %.2f ms\n",
+            "worst sample %.6f -> %.6f (target %.6g %s); %d taken back down a rung after; %.2f ms -> %.2f ms\n",
             o.promote.c_str(), to16, to_float, ri.mixed->before.cosine, ri.mixed->after.cosine, ri.mixed->worst_before,
-            ri.mixed->worst_after, o.target_cosine, ri.mixed->target_met ? "met" : "NOT met", ri.int8_ms, ri.final_ms);
+            ri.mixed->worst_after, o.target_cosine, ri.mixed->target_met ? "met" : "NOT met", ri.mixed->demotions,
+            ri.int8_ms, ri.final_ms);
     for (const auto& p : ri.mixed->promotions) {
       appendf(out, "  promoted %-32s to %-5s %12lld MACs; alone cosine %.6f (int16 alone %.6f)", p.name.c_str(),
               promote_to_name(p.to), static_cast<long long>(p.macs), p.alone_cosine, p.alone_int16_cosine);

@@ -70,6 +70,8 @@ m = j["mixed_precision"]
 need(m["target_cosine"] == 0.99999 and m["promoted_layers"] == sum(1 for l in layers if l["promoted"]), "promotions listed")
 need(all(l["precision"] == l["promoted"]["to"] for l in layers if l["promoted"]), "promoted layers at their rung")
 need(len(m["promotions"]) == m["promoted_layers"], "the promotion list")
+need(isinstance(m["demotions"], int) and m["demotions"] >= 0 and all("writes_input_of" in p for p in m["promotions"]),
+     "demotions and writers recorded")
 need(m["output_after"]["cosine"] >= m["output_before"]["cosine"], "promotion does not lower the cosine")
 need("speed" in m and m["speed"]["int8_ms"] > 0, "speed cost measured")
 need(j["output"]["cosine"] > 0.999, "held-out output cosine %.6f" % j["output"]["cosine"])

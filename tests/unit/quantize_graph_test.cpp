@@ -253,8 +253,8 @@ struct PromotionSetup {
   std::string conv1, pool, conv2;
 };
 
-void promotion_setup(PromotionSetup* s) {
-  auto g = conv_relu_conv();
+void promotion_setup(PromotionSetup* s, std::unique_ptr<ir::Graph> (*graph)() = conv_relu_conv) {
+  auto g = graph();
   ASSERT_TRUE(g);
   auto q = quant::quantize_static(*g, batches(kSeed, 2), quant::QuantizeOptions{});
   ASSERT_TRUE(q.ok()) << q.status().to_string();
@@ -266,10 +266,31 @@ void promotion_setup(PromotionSetup* s) {
   auto work = quant::layer_work(*s->q, {1, 3, 8, 8});
   ASSERT_TRUE(work.ok()) << work.status().to_string();
   s->work = std::move(*work);
-  ASSERT_EQ(s->q->layers.size(), 3u);
-  s->conv1 = s->q->layers[0].node_output;
-  s->pool = s->q->layers[1].node_output;
-  s->conv2 = s->q->layers[2].node_output;
+  ASSERT_GE(s->q->layers.size(), 2u);
+  s->conv1 = s->q->layers.front().node_output;
+  s->pool = s->q->layers.size() == 3 ? s->q->layers[1].node_output : "";
+  s->conv2 = s->q->layers.back().node_output;
+}
+
+// Conv -> Relu -> Conv -> Relu whose first conv has one output channel 100x the others: its u8
+// range leaves the other channels a few steps, which the second conv reads with full weight (and
+// the loud channel with almost none), so 8 bits between them cost much and 16 bits recover it.
+std::unique_ptr<ir::Graph> loud_channel_conv() {
+  OnnxBuilder b;
+  b.input("x", kF, {-1, 3, 8, 8});
+  std::vector<float> w1 = random_values(4 * 27, kSeed, -0.5f, 0.5f);
+  for (int i = 0; i < 27; ++i) w1[static_cast<size_t>(i)] *= 100.0f;
+  std::vector<float> w2 = random_values(5 * 36, kSeed + 2, -0.5f, 0.5f);
+  for (int o = 0; o < 5; ++o)
+    for (int i = 0; i < 9; ++i) w2[static_cast<size_t>(o * 36 + i)] *= 1e-3f;
+  b.initializer("w1", {4, 3, 3, 3}, w1);
+  b.initializer("w2", {5, 4, 3, 3}, w2);
+  set_ints_attr(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  set_ints_attr(b.node("Conv", {"r1", "w2"}, {"c2"}, "conv2"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c2"}, {"y"}, "relu2");
+  out(b, "y");
+  return load(b);
 }
 
 // A layer's sensitivity set by hand: (name, alone at int8, at int16); the worst sample is the mean.
@@ -370,6 +391,49 @@ TEST(QuantizeGraph, Int16StepWidensTheInputsWriters) {
   ASSERT_TRUE(shares.ok()) << shares.status().to_string();
   EXPECT_EQ(shares->int16, work.macs.at(setup.conv1) + work.macs.at(setup.conv2));
   EXPECT_EQ(shares->int8, 0);
+}
+
+// The scores alone rank a step first that helps little in the graph (conv1 in float): the target
+// is met only once the step that matters joins it (conv2 at int16, conv1 widened with it as its
+// input's writer), and the demotion pass then drops conv1's float step (by its score int16 would
+// not help it) because the target still holds: conv1 stays at int16 only as conv2's writer.
+TEST(QuantizeGraph, PromotionsThatAreNotNeededAreTakenBack) {
+  PromotionSetup setup;
+  ASSERT_NO_FATAL_FAILURE(promotion_setup(&setup, loud_channel_conv));
+  quant::QuantizeResult& q = *setup.q;
+  const quant::QdqSelection base = q.selection;
+  auto worst_with = [&](const std::set<std::string>& int16, const std::set<std::string>& to_float) {
+    quant::QdqSelection s = base;
+    s.int16_layers = int16;
+    s.float_layers = to_float;
+    EXPECT_TRUE(q.rebuild(s).ok());
+    double worst = 1.0;
+    EXPECT_TRUE(quant::evaluate_output(*q.qdq, setup.data, setup.reference, 1, &worst).ok());
+    return worst;
+  };
+  const double conv1_float = worst_with({}, {setup.conv1});
+  const double conv2_int16 = worst_with({setup.conv2}, {});
+  const double both = worst_with({setup.conv2}, {setup.conv1});
+  const double target = std::min(conv2_int16, both);
+  ASSERT_LT(worst_with({}, {}), target) << "int8 must miss the target";
+  ASSERT_LT(conv1_float, target) << "conv1 in float alone must miss the target conv2 at int16 meets";
+  const std::vector<quant::LayerSensitivity> sens = {alone(setup.conv1, 0.5, 0.5), alone(setup.conv2, 0.999, 1.0)};
+  ASSERT_TRUE(q.rebuild(base).ok());
+  auto r = quant::promote_until(q, sens, setup.work, setup.data, setup.reference, target, quant::PromoteTo::kAuto, 1);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(r->target_met);
+  EXPECT_GE(r->worst_after, target);
+  EXPECT_EQ(r->demotions, 1);
+  // conv1 stays at int16 only as the writer of conv2's input.
+  EXPECT_EQ(q.selection.int16_layers, (std::set<std::string>{setup.conv1, setup.conv2}));
+  EXPECT_TRUE(q.selection.float_layers.empty());
+  ASSERT_EQ(r->promotions.size(), 2u);
+  EXPECT_EQ(r->promotions[0].node_output, setup.conv2);
+  EXPECT_EQ(r->promotions[0].to, quant::PromoteTo::kInt16);
+  EXPECT_TRUE(r->promotions[0].writes_input_of.empty());
+  EXPECT_EQ(r->promotions[1].node_output, setup.conv1);
+  EXPECT_EQ(r->promotions[1].to, quant::PromoteTo::kInt16);
+  EXPECT_EQ(r->promotions[1].writes_input_of, q.layers.back().name);
 }
 
 // --precision int16: every activation becomes s16 ("com.microsoft" Q/DQ below opset 21), no Relu

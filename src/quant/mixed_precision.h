@@ -121,7 +121,7 @@ inline constexpr double kCostPerMacFloat = 4.0;
 inline constexpr double kInt16MustRecover = 0.5;
 // Once the target is met, at most this many of the costliest promotions (MACs, float counting
 // twice) are each tried one rung down: one evaluation each.
-inline constexpr size_t kMaxDemotionTrials = 16;
+inline constexpr size_t kMaxDemotionTrials = 48;
 
 // Promotes layers of `q` (rebuilding q.qdq) until the output cosine of every sample of `batches`
 // reaches `target_cosine` or no step is left. A tensor keeps the precision of the layer that

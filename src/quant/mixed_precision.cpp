@@ -176,6 +176,16 @@ std::map<std::string, std::vector<std::string>> input_writers(const QuantPlan& p
   return out;
 }
 
+// The compute an int16 step of `name` converts: the layer's and the writers' it widens.
+double int16_step_units(const LayerWork& work, const std::map<std::string, std::vector<std::string>>& writers,
+                        const std::string& name) {
+  double units = work_units(work, name);
+  if (const auto w = writers.find(name); w != writers.end()) {
+    for (const auto& writer : w->second) units += work_units(work, writer);
+  }
+  return units;
+}
+
 std::vector<Step> promotion_steps(const std::vector<LayerSensitivity>& sensitivity, const LayerWork& work,
                                   const std::map<std::string, std::vector<std::string>>& writers, PromoteTo to) {
   std::vector<Step> steps;
@@ -184,11 +194,7 @@ std::vector<Step> promotion_steps(const std::vector<LayerSensitivity>& sensitivi
     const double loss8 = 1.0 - s.worst;
     if (!(loss8 > 0.0)) continue;  // quantizing it alone costs nothing: promoting it cannot help
     const double units = work_units(work, s.node_output);
-    // An int16 step widens the input's writers too (promote_until).
-    double units16 = units;
-    if (const auto w = writers.find(s.node_output); w != writers.end()) {
-      for (const auto& name : w->second) units16 += work_units(work, name);
-    }
+    const double units16 = int16_step_units(work, writers, s.node_output);  // widens the input's writers too
     const double loss16 = s.int16 ? std::max(0.0, 1.0 - s.int16_worst) : loss8;
     const bool int16_helps = to != PromoteTo::kFloat && s.int16 && loss16 <= kInt16MustRecover * loss8;
     if (int16_helps) {
@@ -221,9 +227,8 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
   const std::map<std::string, std::vector<std::string>> writers = input_writers(q.plan);
   const std::vector<Step> steps = promotion_steps(sensitivity, work, writers, to);
   const QdqSelection base = q.selection;
-  // The selection taking the first k steps: each layer at its highest rung among them, an int16
-  // step with its inputs' writers.
-  // `kept`: the steps of the prefix still taken (the demotions below drop some).
+  // The selection taking the steps of the prefix marked in `kept` (the demotions below drop some):
+  // each layer at its highest rung among them, an int16 step with its inputs' writers.
   auto select_kept = [&](const std::vector<bool>& kept) {
     QdqSelection s = base;
     for (size_t i = 0; i < kept.size(); ++i) {
@@ -244,13 +249,14 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
     ErrorSummary all;
     double worst = 1.0;
   };
-  auto evaluate = [&](size_t k) -> Result<Eval> {
-    NFUSE_RETURN_IF_ERROR(q.rebuild(select(k)), "mixed precision");
+  auto evaluate_selection = [&](const QdqSelection& selection) -> Result<Eval> {
+    NFUSE_RETURN_IF_ERROR(q.rebuild(selection), "mixed precision");
     Eval e;
     NFUSE_ASSIGN_OR_RETURN(e.all, evaluate_output(*q.qdq, batches, reference, threads, &e.worst));
     ++r.evaluations;
     return e;
   };
+  auto evaluate = [&](size_t k) { return evaluate_selection(select(k)); };
   // Growing steps until the target is met, then a bisection inside the last step for the
   // shortest prefix that still meets it.
   size_t lo = 0, hi = 0;  // prefix lo misses the target; hi is the current candidate
@@ -290,28 +296,21 @@ Result<MixedPrecisionResult> promote_until(QuantizeResult& q, const std::vector<
     }
     std::vector<std::pair<double, size_t>> costly;  // (compute the rung adds, step)
     for (const auto& [name, i] : top) {
-      double cost = work_units(work, name) * (steps[i].to == PromoteTo::kFloat ? kCostPerMacFloat - kCostPerMacInt16
-                                                                               : kCostPerMacInt16 - kCostPerMacInt8);
-      if (steps[i].to == PromoteTo::kInt16) {
-        if (const auto w = writers.find(name); w != writers.end()) {
-          for (const auto& writer : w->second) cost += work_units(work, writer) * (kCostPerMacInt16 - kCostPerMacInt8);
-        }
-      }
-      costly.push_back({cost, i});
+      costly.push_back({steps[i].to == PromoteTo::kFloat
+                            ? work_units(work, name) * (kCostPerMacFloat - kCostPerMacInt16)
+                            : int16_step_units(work, writers, name) * (kCostPerMacInt16 - kCostPerMacInt8),
+                        i});
     }
     std::stable_sort(costly.begin(), costly.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     if (costly.size() > kMaxDemotionTrials) costly.resize(kMaxDemotionTrials);
     for (const auto& [cost, i] : costly) {
       std::vector<bool> trial = kept;
       trial[i] = false;
-      const std::string& name = sensitivity[steps[i].layer].node_output;
-      NFUSE_RETURN_IF_ERROR(q.rebuild(select_kept(trial)), "mixed precision: demoting " + name);
-      Eval e;
-      NFUSE_ASSIGN_OR_RETURN(e.all, evaluate_output(*q.qdq, batches, reference, threads, &e.worst));
-      ++r.evaluations;
-      if (e.worst >= target_cosine) {
+      auto e = evaluate_selection(select_kept(trial));
+      if (!e.ok()) return e.status().with_context("demoting " + sensitivity[steps[i].layer].node_output);
+      if (e->worst >= target_cosine) {
         kept = std::move(trial);
-        at_hi = e;
+        at_hi = *e;
         ++r.demotions;
       }
     }

@@ -21,6 +21,13 @@
 
 namespace nfuse::testing {
 
+// A session of `binary` as sessions of a binary read it (default options plus its stored plans).
+inline Result<std::unique_ptr<runtime::Session>> binary_session(const runtime::ContextModel& binary) {
+  runtime::SessionOptions o;
+  NFUSE_ASSIGN_OR_RETURN(auto graph, binary.graph(&o));
+  return runtime::Session::create(std::move(graph), o);
+}
+
 // The arena layout of a session's plan for `inputs` (empty offsets when it has none).
 struct ArenaLayout {
   std::vector<size_t> offsets;
@@ -70,10 +77,7 @@ inline void expect_packed_twins_alone_read(const std::filesystem::path& nfc, con
   }
   auto binary = runtime::ContextModel::open_file(garbled.string(), {});
   ASSERT_TRUE(binary.ok()) << binary.status().to_string();
-  runtime::SessionOptions so;
-  auto graph = (*binary)->graph(&so);
-  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
-  auto session = runtime::Session::create(std::move(*graph), so);
+  auto session = binary_session(**binary);
   ASSERT_TRUE(session.ok()) << session.status().to_string();
   auto got = (*session)->run(inputs);
   ASSERT_TRUE(got.ok()) << sources.size() << " canonical weights inverted: " << got.status().to_string();
@@ -126,10 +130,7 @@ inline void expect_packed_round_trip(Case c, const std::string& backend, const s
     for (const context::ContextInfo::Packed& p : (*binary)->info().packs) found = found || p.key.rfind(family, 0) == 0;
     EXPECT_TRUE(found) << "no packed buffer of family " << family << "; the binary holds:" << keys;
   }
-  runtime::SessionOptions so_loaded;  // as sessions of a binary read it: stored plans included
-  auto graph = (*binary)->graph(&so_loaded);
-  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
-  auto loaded = runtime::Session::create(std::move(*graph), so_loaded);
+  auto loaded = binary_session(**binary);
   ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
   auto got = (*loaded)->run(c.feeds);
   ASSERT_TRUE(got.ok()) << got.status().to_string();

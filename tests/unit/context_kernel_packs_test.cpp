@@ -264,10 +264,7 @@ TEST(ContextKernelPacks, StoredStripHeightsAreTakenOrChosenAgain) {
     ASSERT_TRUE(context::write_context((*compiled)->graph(), info, nfc.string(), {}, {}, {layout}).ok());
     auto binary = runtime::ContextModel::open_file(nfc.string(), {});
     ASSERT_TRUE(binary.ok()) << binary.status().to_string();
-    runtime::SessionOptions o;
-    auto graph = (*binary)->graph(&o);
-    ASSERT_TRUE(graph.ok()) << graph.status().to_string();
-    auto session = runtime::Session::create(std::move(*graph), o);
+    auto session = testing::binary_session(**binary);
     ASSERT_TRUE(session.ok()) << session.status().to_string();
     auto got = (*session)->run(c.feeds);
     ASSERT_TRUE(got.ok()) << got.status().to_string();

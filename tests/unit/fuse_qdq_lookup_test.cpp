@@ -549,6 +549,24 @@ TEST(FuseQdqLookup, SixteenBitRegionsBitExactOverAllCodes) {
   }
 }
 
+// `g` on a cpu Session of `threads` threads: one nfuse.QLinearRegion, run on the cpu kernels (no
+// node on ref), whose output x_q -> `expected` holds the same bytes.
+void expect_cpu_region(std::unique_ptr<ir::Graph> g, int threads, const ir::Tensor& x, const ir::Tensor& expected) {
+  ASSERT_TRUE(g);
+  runtime::SessionOptions opt;
+  opt.backend = "cpu";
+  opt.threads = threads;
+  auto cpu = runtime::Session::create(std::move(g), opt);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+  EXPECT_EQ(count_ops((*cpu)->graph(), "QLinearRegion"), 1);
+  backends::RunProfile profile;
+  auto c = (*cpu)->run({{"x_q", x}}, &profile);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_TRUE(same_bytes(expected, (*c)[0]));
+  ASSERT_FALSE(profile.nodes.empty());
+  for (const auto& t : profile.nodes) EXPECT_FALSE(t.reference) << t.node->label() << " ran on ref";
+}
+
 // 16-bit regions with per-channel constants: no table (C x 128 KiB), nfuse.QLinearRegion instead,
 // the same bits as the unfused QDQ graph on ref (every code in every channel) and, on a cpu
 // Session (chunks of each plane, threaded), the same again. A region with an op the program
@@ -573,37 +591,31 @@ TEST(FuseQdqLookup, SixteenBitPerChannelRegionsBitExact) {
     b.node("Sub", {"h", "g"}, {"f"}, "sub");
     return std::string("f");
   };
+  // Every code in every channel; then planes that end in a partial chunk, with the cpu op's tasks
+  // of several chunks straddling planes (3 x 4 planes of 20 chunks: 4 tasks).
+  const std::vector<std::vector<int64_t>> shapes = {{1, 4, 256, 256}, {3, 4, 97, 101}};
   for (int types = 0; types < 4; ++types) {
-    for (const Body& body : {per_channel_hardswish(4), chain}) {
-      Spec s = wide_spec(types);
-      s.dims = {1, 4, 256, 256};  // every code in every channel
-      SCOPED_TRACE("types " + std::to_string(types));
-      const OnnxBuilder b = build(s, body);
-      auto before = load(b);
-      auto after = load(b);
-      ASSERT_TRUE(before && after);
-      PassLog log;
-      ASSERT_TRUE(fuse_qdq_lookup(*after, ref_evaluator(), log).ok());
-      ASSERT_TRUE(after->verify().ok());
-      EXPECT_EQ(count_ops(*after, "QLinearRegion"), 1);
-      EXPECT_EQ(count_ops(*after, "QuantizeLinear") + count_ops(*after, "DequantizeLinear"), 0);
-      const std::vector<ir::Tensor> in = {all_codes(*before->inputs()[0])};
-      auto e = backends::ref::interpret_graph(*before, in);
-      auto g = backends::ref::interpret_graph(*after, in);
-      ASSERT_TRUE(e.ok() && g.ok()) << (g.ok() ? e.status().to_string() : g.status().to_string());
-      EXPECT_TRUE(same_bytes((*e)[0], (*g)[0]));
-      runtime::SessionOptions opt;
-      opt.backend = "cpu";
-      opt.threads = 3;
-      auto cpu = runtime::Session::create(load(b), opt);
-      ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
-      EXPECT_EQ(count_ops((*cpu)->graph(), "QLinearRegion"), 1);
-      backends::RunProfile profile;
-      auto c = (*cpu)->run({{"x_q", in[0]}}, &profile);
-      ASSERT_TRUE(c.ok()) << c.status().to_string();
-      EXPECT_TRUE(same_bytes((*e)[0], (*c)[0]));
-      for (const auto& t : profile.nodes) EXPECT_FALSE(t.reference) << t.node->label() << " ran on ref";
-    }
+    for (const auto& dims : shapes)
+      for (const Body& body : {per_channel_hardswish(4), chain}) {
+        Spec s = wide_spec(types);
+        s.dims = dims;
+        SCOPED_TRACE("types " + std::to_string(types) + ", " + std::to_string(dims[2]) + " rows");
+        const OnnxBuilder b = build(s, body);
+        auto before = load(b);
+        auto after = load(b);
+        ASSERT_TRUE(before && after);
+        PassLog log;
+        ASSERT_TRUE(fuse_qdq_lookup(*after, ref_evaluator(), log).ok());
+        ASSERT_TRUE(after->verify().ok());
+        EXPECT_EQ(count_ops(*after, "QLinearRegion"), 1);
+        EXPECT_EQ(count_ops(*after, "QuantizeLinear") + count_ops(*after, "DequantizeLinear"), 0);
+        const std::vector<ir::Tensor> in = {all_codes(*before->inputs()[0])};
+        auto e = backends::ref::interpret_graph(*before, in);
+        auto g = backends::ref::interpret_graph(*after, in);
+        ASSERT_TRUE(e.ok() && g.ok()) << (g.ok() ? e.status().to_string() : g.status().to_string());
+        EXPECT_TRUE(same_bytes((*e)[0], (*g)[0]));
+        expect_cpu_region(load(b), 3, in[0], (*e)[0]);
+      }
   }
   Spec s = wide_spec(0);
   s.dims = {1, 3, 4, 5};
@@ -779,20 +791,9 @@ TEST(FuseQdqLookup, RequantizationsBitExact) {
       auto g = backends::ref::interpret_graph(**fused, in);
       ASSERT_TRUE(e.ok() && g.ok()) << (g.ok() ? e.status().to_string() : g.status().to_string());
       EXPECT_TRUE(same_bytes((*e)[0], (*g)[0]));
-      runtime::SessionOptions opt;
-      opt.backend = "cpu";
-      opt.threads = 2;
       auto cpu_graph = ir::copy_graph(*mixed, false);
       ASSERT_TRUE(cpu_graph.ok());
-      auto cpu = runtime::Session::create(std::move(*cpu_graph), opt);
-      ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
-      EXPECT_EQ(count_ops((*cpu)->graph(), "QLinearRegion"), 1);
-      backends::RunProfile profile;
-      auto c = (*cpu)->run({{"x_q", in[0]}}, &profile);
-      ASSERT_TRUE(c.ok()) << c.status().to_string();
-      EXPECT_TRUE(same_bytes((*e)[0], (*c)[0]));
-      ASSERT_FALSE(profile.nodes.empty());
-      for (const auto& t : profile.nodes) EXPECT_FALSE(t.reference) << t.node->label() << " ran on ref";
+      expect_cpu_region(std::move(*cpu_graph), 2, in[0], (*e)[0]);
     }
   }
 }

@@ -15,6 +15,10 @@ namespace nfuse::backends::cpu {
 namespace {
 
 constexpr size_t kChunk = 512;  // elements per chunk: (steps + 1) x 2 KiB of slots
+// Chunks per pool task: a task per chunk had two workers fetch the shared task counter every
+// half microsecond and interleave their chunks through every page of the tensor, so the op ran
+// 2.2x slower on two threads than on one (bench/RESULTS.md, 2026-12-07).
+constexpr size_t kChunksPerTask = 64;
 
 class QLinearRegionOp final : public CpuOp {
  public:
@@ -29,50 +33,72 @@ class QLinearRegionOp final : public CpuOp {
     const int64_t channels = x.rank() >= 2 ? x.dim(1) : 1;
     if (channels != p_.channels) return invalid_model(node_.label() + ": X's channels changed since compilation");
     if (rc.scratch.floats() < scratch_floats(t, 0)) return internal_error(node_.label() + ": scratch too small");
+    Pass r;
+    r.channels = static_cast<size_t>(channels);
     const size_t planes = static_cast<size_t>(batch * channels);
-    const size_t inner = planes ? static_cast<size_t>(x.numel()) / planes : 0;
-    const size_t per_plane = (inner + kChunk - 1) / kChunk;
+    r.inner = planes ? static_cast<size_t>(x.numel()) / planes : 0;
+    r.per_plane = (r.inner + kChunk - 1) / kChunk;
     const kernels::Isa isa = kernels::selected_isa();
-    const kernels::QDequantizeKernels dq = kernels::q_dequantize_select(isa);
-    const kernels::RegionEvalFn eval = kernels::region_eval_select(isa);
+    r.dq = kernels::q_dequantize_select(isa);
+    r.eval = kernels::region_eval_select(isa);
     // Signed input runs as unsigned with its sign bit flipped and the zero point moved alike.
-    const bool x_wide = x.dtype() == ir::DType::kU16 || x.dtype() == ir::DType::kI16;
-    const bool x_signed = x.dtype() == ir::DType::kI8 || x.dtype() == ir::DType::kI16;
-    const int32_t x_zp = static_cast<int32_t>(p_.x_zp) + (x_signed ? (x_wide ? 32768 : 128) : 0);
-    const bool y_wide = y.dtype() == ir::DType::kU16 || y.dtype() == ir::DType::kI16;
+    r.x_wide = x.dtype() == ir::DType::kU16 || x.dtype() == ir::DType::kI16;
+    r.x_signed = x.dtype() == ir::DType::kI8 || x.dtype() == ir::DType::kI16;
+    r.x_zp = static_cast<int32_t>(p_.x_zp) + (r.x_signed ? (r.x_wide ? 32768 : 128) : 0);
+    r.y_wide = y.dtype() == ir::DType::kU16 || y.dtype() == ir::DType::kI16;
     const bool y_signed = y.dtype() == ir::DType::kI8 || y.dtype() == ir::DType::kI16;
-    const kernels::F32QuantizeParams q =
-        kernels::f32_quantize_params(p_.y_scale, static_cast<int32_t>(p_.y_zp), y_signed, y_wide ? 16 : 8);
-    const kernels::F32QuantizeFn q8 = kernels::f32_quantize_q8_select(isa);
-    const kernels::F32Quantize16Fn q16 = kernels::f32_quantize_q16_select(isa);
-    const uint8_t* xb = static_cast<const uint8_t*>(x.raw());
-    uint8_t* yb = static_cast<uint8_t*>(y.raw());
-    rc.pool.run(planes * per_plane, [&](size_t i, size_t worker) {
-      const size_t plane = i / per_plane, c0 = i % per_plane * kChunk, n = std::min(kChunk, inner - c0);
-      const size_t at = plane * inner + c0;
-      const auto c = static_cast<size_t>(plane % static_cast<size_t>(channels));
+    r.q = kernels::f32_quantize_params(p_.y_scale, static_cast<int32_t>(p_.y_zp), y_signed, r.y_wide ? 16 : 8);
+    r.q8 = kernels::f32_quantize_q8_select(isa);
+    r.q16 = kernels::f32_quantize_q16_select(isa);
+    r.x = static_cast<const uint8_t*>(x.raw());
+    r.y = static_cast<uint8_t*>(y.raw());
+    const size_t chunks = planes * r.per_plane;
+    rc.pool.run((chunks + kChunksPerTask - 1) / kChunksPerTask, [&](size_t task, size_t worker) {
       float* scratch = rc.scratch.get(worker);
-      float* slots[65];
-      for (size_t s = 0; s <= p_.steps.size(); ++s) slots[s] = scratch + s * kChunk;
-      if (x_wide) {
-        dq.q16(reinterpret_cast<const uint16_t*>(xb) + at, n, x_signed ? 0x8000 : 0, x_zp, p_.x_scale, slots[0]);
-      } else {
-        dq.q8(xb + at, n, x_signed ? 0x80 : 0, x_zp, p_.x_scale, slots[0]);
-      }
-      float consts[64];
-      for (size_t j = 0; j < p_.constants.size(); ++j) consts[j] = p_.constants[j][c];
-      eval(p_.steps.data(), p_.steps.size(), consts, slots, n);
-      const float* r = slots[p_.steps.size()];
-      if (y_wide) {
-        q16(r, n, q, reinterpret_cast<uint16_t*>(yb) + at);
-      } else {
-        q8(r, n, q, yb + at);
-      }
+      for (size_t i = task * kChunksPerTask; i < std::min(chunks, (task + 1) * kChunksPerTask); ++i)
+        run_chunk(r, i, scratch);
     });
     return ok_status();
   }
 
  private:
+  // One run's shapes, kernels and buffers.
+  struct Pass {
+    size_t channels = 1, inner = 0, per_plane = 0;
+    kernels::QDequantizeKernels dq;
+    kernels::RegionEvalFn eval = nullptr;
+    bool x_wide = false, x_signed = false, y_wide = false;
+    int32_t x_zp = 0;
+    kernels::F32QuantizeParams q;
+    kernels::F32QuantizeFn q8 = nullptr;
+    kernels::F32Quantize16Fn q16 = nullptr;
+    const uint8_t* x = nullptr;
+    uint8_t* y = nullptr;
+  };
+
+  // Chunk i: kChunk elements of one channel plane (fewer at the plane's end).
+  void run_chunk(const Pass& r, size_t i, float* scratch) const {
+    const size_t plane = i / r.per_plane, c0 = i % r.per_plane * kChunk, n = std::min(kChunk, r.inner - c0);
+    const size_t at = plane * r.inner + c0;
+    const size_t c = plane % r.channels;
+    float* slots[65];
+    for (size_t s = 0; s <= p_.steps.size(); ++s) slots[s] = scratch + s * kChunk;
+    if (r.x_wide) {
+      r.dq.q16(reinterpret_cast<const uint16_t*>(r.x) + at, n, r.x_signed ? 0x8000 : 0, r.x_zp, p_.x_scale, slots[0]);
+    } else {
+      r.dq.q8(r.x + at, n, r.x_signed ? 0x80 : 0, r.x_zp, p_.x_scale, slots[0]);
+    }
+    float consts[64];
+    for (size_t j = 0; j < p_.constants.size(); ++j) consts[j] = p_.constants[j][c];
+    r.eval(p_.steps.data(), p_.steps.size(), consts, slots, n);
+    const float* result = slots[p_.steps.size()];
+    if (r.y_wide) {
+      r.q16(result, n, r.q, reinterpret_cast<uint16_t*>(r.y) + at);
+    } else {
+      r.q8(result, n, r.q, r.y + at);
+    }
+  }
+
   const ir::Node& node_;
   QLinearRegionProgram p_;
 };

@@ -213,6 +213,10 @@ TEST(Qdq16Cpu, DenseConvShapesOnEveryIsaBitExact) {
     check_cpu_vs_ref({.c = 7, .co = 12, .h = 17, .w = 23, .stride = 2, .pad = 1, .y_unsigned = true});
     check_cpu_vs_ref({.c = 64, .co = 20, .h = 6, .w = 6, .bias = "none", .w_min = true, .y_range = 2000.0f}, true,
                      2);  // every |w| = 128: K chunked so int32 partial sums cannot overflow
+    // Padded 3x3 windows over output rows of 70 columns (W * X tiles of 32, 32 and 6 per row), an
+    // odd channel count, dilation.
+    check_cpu_vs_ref({.c = 9, .co = 19, .h = 7, .w = 70, .x_unsigned = true});
+    check_cpu_vs_ref({.c = 12, .co = 8, .h = 9, .w = 40, .pad = 2, .dilation = 2, .y_unsigned = true}, true, 1);
     // A fused clamping Relu (y_min = y_zp) on both GEMM orientations, s16 and u16.
     check_cpu_vs_ref({.c = 40, .co = 19, .h = 9, .w = 8, .k = 1, .pad = 0, .relu = true, .relu_clamps = true});
     check_cpu_vs_ref(

@@ -66,20 +66,25 @@ TEST(CpuResize, NearestAllModes) {
   }
 }
 
-// u8 / i8 nearest (fuse_qdq_resize's output): a byte gather on the cpu op, not its reference
-// fallback, byte for byte.
+// 8- and 16-bit nearest (fuse_qdq_resize's output in int8 and W8A16 graphs): a gather on the cpu
+// op, not its reference fallback, equal to it element for element.
 TEST(CpuResize, NearestOnQuantizedBytes) {
   std::mt19937 rng(cpu_test::kSeed + 42);
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (ir::DType t : {ir::DType::kU8, ir::DType::kI8}) {
+  std::uniform_int_distribution<int> code(0, 65535);
+  for (ir::DType t : {ir::DType::kU8, ir::DType::kI8, ir::DType::kU16, ir::DType::kI16}) {
     for (const char* ctm : {"half_pixel", "align_corners", "asymmetric"}) {
       for (const char* nm : {"round_prefer_floor", "floor", "ceil"}) {
         for (const Case& c : cases()) {
           TypedNode n = resize_node(c, rng, "nearest", ctm, nm);
           ir::Tensor x = ir::Tensor::allocate(t, c.in);
-          for (int64_t i = 0; i < x.numel(); ++i) static_cast<uint8_t*>(x.raw())[i] = static_cast<uint8_t>(byte(rng));
+          for (int64_t i = 0; i < x.numel(); ++i) {
+            if (ir::dtype_size(t) == 1)
+              static_cast<uint8_t*>(x.raw())[i] = static_cast<uint8_t>(code(rng));
+            else
+              static_cast<uint16_t*>(x.raw())[i] = static_cast<uint16_t>(code(rng));
+          }
           n.inputs[0].tensor = x;
-          const std::string what = std::string(t == ir::DType::kU8 ? "u8 " : "i8 ") + ctm + " " + nm + " " + describe(c);
+          const std::string what = std::string(ir::dtype_name(t)) + " " + ctm + " " + nm + " " + describe(c);
           cpu_test::expect_typed_matches_ref(n, 0, what, 2);
           runtime::SessionOptions o;
           o.backend = "cpu";

@@ -1,7 +1,7 @@
 // fuse_qdq_resize: DQ -> Resize(nearest) -> Q with identical parameters becomes a Resize of the
 // quantized tensor, exact (0 steps), by scales and by sizes, u8 and s8, any nearest coordinate
-// mode; and the declines (linear mode, other parameters, per-axis input, tf_crop_and_resize,
-// the Resize's output a graph output).
+// mode, and u16 / s16 with "com.microsoft" Q/DQ (W8A16 graphs); and the declines (linear mode, other parameters,
+// per-axis input, tf_crop_and_resize, the Resize's output a graph output).
 #include "passes/fuse_qdq_resize.h"
 
 #include "qdq_fusion_test_util.h"
@@ -59,6 +59,39 @@ TEST(FuseQdqResize, Fuses) {
   check({}, true, "u8 by scales, asymmetric");
   check({.elem = kI8, .ctm = "half_pixel"}, true, "s8 by scales, half_pixel");
   check({.ctm = "align_corners", .by_sizes = true}, true, "u8 by sizes, align_corners");
+}
+
+// An FPN's upsampling in a W8A16 graph: 16-bit Q/DQ in "com.microsoft" (as ONNX Runtime writes
+// them below opset 21); the Resize then gathers the 16-bit codes (and gives ref's bytes on cpu).
+TEST(FuseQdqResize, FusesSixteenBit) {
+  for (int elem : {::onnx::TensorProto::UINT16, ::onnx::TensorProto::INT16}) {
+    const std::string what = elem == ::onnx::TensorProto::UINT16 ? "u16" : "s16";
+    OnnxBuilder b(17);
+    const int64_t zp = elem == ::onnx::TensorProto::UINT16 ? 32768 : -5;
+    const std::string x = quantized_input(b, "x", {2, 3, 5, 7}, elem, 0.001f, zp);
+    b.initializer("roi", {0}, std::vector<float>{});
+    b.initializer("scales", {4}, {1.0f, 1.0f, 2.0f, 3.0f});
+    auto& r = b.node("Resize", {x, "roi", "scales"}, {"r"}, "resize");
+    set_string_attr(r, "mode", "nearest");
+    set_string_attr(r, "coordinate_transformation_mode", "half_pixel");
+    quantized_output(b, "r", elem, 0.001f, zp);
+    for (auto& n : *b.model().mutable_graph()->mutable_node()) {
+      if (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear") n.set_domain("com.microsoft");
+    }
+    auto* contrib = b.model().add_opset_import();
+    contrib->set_domain("com.microsoft");
+    contrib->set_version(1);
+    check_fusion(b, fuse_qdq_resize, "Resize", 1, 0.0f, 0.0, what);
+    auto g = load(b);
+    ASSERT_TRUE(g) << what;
+    PassLog log;
+    ASSERT_TRUE(fuse_qdq_resize(*g, log).ok());
+    const ir::Node* rs = find_op(*g, "Resize");
+    ASSERT_TRUE(rs);
+    EXPECT_EQ(rs->input(0)->type.dtype, elem == ::onnx::TensorProto::UINT16 ? ir::DType::kU16 : ir::DType::kI16)
+        << what;
+    EXPECT_EQ(count_ops(*g, "DequantizeLinear") + count_ops(*g, "QuantizeLinear"), 2) << what;
+  }
 }
 
 TEST(FuseQdqResize, Declines) {

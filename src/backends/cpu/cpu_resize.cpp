@@ -1,8 +1,8 @@
 // Resize (opset >= 11) of 4-D NCHW tensors that scales only H and W: f32 nearest (every
-// nearest_mode) and linear, and u8 / i8 nearest (what fuse_qdq_resize leaves of an FPN's
-// DQ -> Resize -> Q; a byte gather), every coordinate_transformation_mode but tf_crop_and_resize (and
-// tf_half_pixel_for_nearest where it would shift N and C, as the reference does). The
-// per-row and per-column source indices and weights follow ref_resize.cpp exactly (computed in
+// nearest_mode) and linear, and 8- and 16-bit integer nearest (what fuse_qdq_resize leaves of an
+// FPN's DQ -> Resize -> Q, in int8 and W8A16 graphs; a gather of bytes or 16-bit words), every
+// coordinate_transformation_mode but tf_crop_and_resize (and tf_half_pixel_for_nearest where it would shift N and C, as
+// the reference does). The per-row and per-column source indices and weights follow ref_resize.cpp exactly (computed in
 // double once per shape and cached); the run is then a gather (nearest) or two horizontal passes
 // plus one vertical blend (linear) per output row, parallel over channel planes. Horizontal
 // passes are cached per source row, so an upscale computes each source row's blend once.
@@ -70,6 +70,11 @@ class ResizeOp final : public CpuOp {
       if (elem_ == 1) {
         run_nearest_plane(g, static_cast<const uint8_t*>(x.raw()) + p * ih * iw, iw,
                           static_cast<uint8_t*>(y.raw()) + p * oh * ow, oh, ow);
+        return;
+      }
+      if (elem_ == 2) {
+        run_nearest_plane(g, static_cast<const uint16_t*>(x.raw()) + p * ih * iw, iw,
+                          static_cast<uint16_t*>(y.raw()) + p * oh * ow, oh, ow);
         return;
       }
       const float* src = x.data<float>() + p * ih * iw;
@@ -277,11 +282,12 @@ Result<std::unique_ptr<CpuOp>> make_resize(const ir::Node& node, const CompileCo
   ResizeMode mode;
   if (!resize_mode(node, &mode).empty()) return std::unique_ptr<CpuOp>();
   if (!x || !x->type.shape.rank_known() || x->type.shape.rank() != 4) return std::unique_ptr<CpuOp>();
-  const bool bytes = x->type.dtype == ir::DType::kU8 || x->type.dtype == ir::DType::kI8;
-  if (!is_f32(x) && !(bytes && !mode.linear)) return std::unique_ptr<CpuOp>();
+  const ir::DType t = x->type.dtype;
+  const bool integer = t == ir::DType::kU8 || t == ir::DType::kI8 || t == ir::DType::kU16 || t == ir::DType::kI16;
+  if (!is_f32(x) && !(integer && !mode.linear)) return std::unique_ptr<CpuOp>();
   std::unique_ptr<CpuOp> fallback = make_ref_op(node);
   if (!fallback) return std::unique_ptr<CpuOp>();
-  auto op = std::make_unique<ResizeOp>(mode, bytes ? 1 : sizeof(float), std::move(fallback));
+  auto op = std::make_unique<ResizeOp>(mode, integer ? ir::dtype_size(t) : sizeof(float), std::move(fallback));
   const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
   if (y && y->type.shape.rank_known() && y->type.shape.rank() == 4) {
     if (auto dims = y->type.shape.static_dims()) op->set_scratch_width(static_cast<size_t>((*dims)[3]));

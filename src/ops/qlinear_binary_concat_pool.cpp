@@ -5,6 +5,8 @@
 //   QLinearAdd, QLinearMul   A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp? -> C
 //                            (numpy broadcasting of A and B; T = u8 | i8 for A, B and C)
 //   QLinearConcat            Y_scale, Y_zp, then (X_i, X_i_scale, X_i_zp) triples -> Y; attr axis
+//                            (u8 / i8 as ONNX Runtime's; nfuse also takes u16 / i16, which
+//                            fuse_qdq_concat writes for W8A16 graphs)
 //   QLinearGlobalAveragePool X, x_scale, x_zp, y_scale, y_zp -> Y; attr channels_last (0)
 //   QLinearAveragePool       X, x_scale, x_zp?, y_scale, y_zp? -> Y; AveragePool's attributes
 //                            plus channels_last (0)
@@ -58,7 +60,8 @@ Status verify_qlinear_concat(const ir::Node& node) {
 Status infer_qlinear_concat(ir::InferContext& ctx) {
   if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.error("Y_scale and Y_zero_point are required");
   const ir::DType t = ctx.dtype(1);
-  if (!is_q8(t)) return ctx.error("Y_zero_point must be u8 or i8");
+  if (!is_q8(t) && t != ir::DType::kU16 && t != ir::DType::kI16)
+    return ctx.error("Y_zero_point must be u8, i8, u16 or i16");
   NFUSE_RETURN_IF_ERROR_PLAIN(check_qparams(ctx, 0, 1, t));
   int rank = -1;
   for (int i = 2; i < ctx.num_inputs(); i += 3) {

@@ -1,6 +1,7 @@
 #include "passes/fuse_qdq_concat.h"
 
 #include "passes/pass_util.h"
+#include "passes/qdq16_match.h"
 #include "passes/qdq_match.h"
 
 namespace nfuse::passes {
@@ -11,7 +12,7 @@ namespace {
 //   Concat(x_1, ..., x_n) -> c -> QuantizeLinear(y_scale, y_zp) -> y_q
 //     -> QLinearConcat(y_scale, y_zp, x_1_q, x_1_scale, x_1_zp, ...) -> y_q
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
-  auto y = activation_q_params(&q);
+  auto y = activation_params_any_width(&q, true);
   if (!y) return false;
   ir::Node* op = producer_of(q.input(0), "Concat");
   if (!op || op->inputs.empty() || !op->implicit_inputs.empty() || !is_f32(op->output(0)) ||
@@ -21,8 +22,8 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   std::vector<ir::Value*> inputs = {y->scale, y->zero_point};
   std::vector<ir::Node*> dqs;
   for (ir::Value* v : op->inputs) {
-    ir::Node* dq = producer_of(v, "DequantizeLinear");
-    auto x = activation_dq_params(dq);
+    ir::Node* dq = qdq_producer(v, "DequantizeLinear");
+    auto x = activation_params_any_width(dq, false);
     if (!x || x->dtype != y->dtype) return false;
     dqs.push_back(dq);
     inputs.insert(inputs.end(), {dq->input(0), x->scale, x->zero_point});

@@ -9,20 +9,8 @@
 namespace nfuse::passes {
 namespace {
 
-// The per-tensor parameters of an activation's QuantizeLinear (`quantize`) or DequantizeLinear:
-// 8-bit ones in the default domain, 16-bit ones in it or in "com.microsoft" (W8A16 graphs).
-std::optional<QParams> params_of(const ir::Node* n, bool quantize) {
-  const ir::Value* data = n ? (quantize ? n->output(0) : n->input(0)) : nullptr;
-  if (!data) return std::nullopt;
-  if (is_q16(data->type.dtype)) {
-    if (!is_qdq_op(n, quantize ? "QuantizeLinear" : "DequantizeLinear")) return std::nullopt;
-    return tensor_params16(*n, data->type.dtype);
-  }
-  return quantize ? activation_q_params(n) : activation_dq_params(n);
-}
-
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
-  auto y = params_of(&q, true);
+  auto y = activation_params_any_width(&q, true);
   if (!y) return false;
   ir::Node* resize = producer_of(q.input(0));
   if (!resize || resize->op_type != "Resize" || !resize->domain.empty() || !resize->implicit_inputs.empty() ||
@@ -32,7 +20,7 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   // tf_crop_and_resize writes extrapolation_value (an f32) outside the crop: not a copied value.
   if (resize->attrs.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") return false;
   ir::Node* dq = qdq_producer(resize->input(0), "DequantizeLinear");
-  auto x = params_of(dq, false);
+  auto x = activation_params_any_width(dq, false);
   if (!x || !same_qparams(*x, *y)) return false;
 
   const std::string chain = dq->label() + " -> " + resize->label() + " -> " + q.label();

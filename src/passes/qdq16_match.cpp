@@ -32,4 +32,14 @@ std::optional<QParams> tensor_params16(const ir::Node& n, ir::DType dtype) {
   return p;
 }
 
+std::optional<QParams> activation_params_any_width(const ir::Node* n, bool quantize) {
+  const ir::Value* data = n ? (quantize ? n->output(0) : n->input(0)) : nullptr;
+  if (!data) return std::nullopt;
+  if (is_q16(data->type.dtype)) {
+    if (!is_qdq_op(n, quantize ? "QuantizeLinear" : "DequantizeLinear")) return std::nullopt;
+    return tensor_params16(*n, data->type.dtype);
+  }
+  return quantize ? activation_q_params(n) : activation_dq_params(n);
+}
+
 }  // namespace nfuse::passes

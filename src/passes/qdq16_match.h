@@ -24,4 +24,10 @@ ir::Node* qdq_producer(const ir::Value* v, const char* op_type);
 // one-element constant zero point of `dtype` (u16/i16; required); no block_size.
 std::optional<QParams> tensor_params16(const ir::Node& n, ir::DType dtype);
 
+// The per-tensor parameters of an activation's QuantizeLinear (`quantize`: its output's dtype) or
+// DequantizeLinear (its input's): 8-bit ones as activation_q_params / activation_dq_params take
+// them (default domain), 16-bit ones in the default domain or "com.microsoft" (tensor_params16).
+// For the value-moving and requantizing fusions that serve both widths (Resize, Concat).
+std::optional<QParams> activation_params_any_width(const ir::Node* n, bool quantize);
+
 }  // namespace nfuse::passes

@@ -1,9 +1,11 @@
 // fuse_qdq_concat: DQ... -> Concat -> Q becomes com.microsoft QLinearConcat, and its declines.
 // QLinearConcat is defined as quantize(dequantize(x)) per element, exactly what the QDQ graph
-// computes, so fused and unfused agree bit for bit (0 steps).
+// computes, so fused and unfused agree bit for bit (0 steps). 16-bit tensors (u16 / s16 with
+// "com.microsoft" Q/DQ, as W8A16 graphs hold them) fuse too, and run on the cpu kernels.
 #include "passes/fuse_qdq_concat.h"
 
 #include "qdq_fusion_test_util.h"
+#include "runtime/session.h"
 
 namespace nfuse::passes_test {
 namespace {
@@ -15,15 +17,24 @@ struct Spec {
   bool per_axis = false;
   bool concat_output_is_graph_output = false;
   int opset = 17;
+  int64_t h = 5, w = 6;
 };
+
+constexpr int kU16 = ::onnx::TensorProto::UINT16;
+constexpr int kI16 = ::onnx::TensorProto::INT16;
+
+int64_t zero_point(int elem) { return elem == kU8 ? 128 : elem == kU16 ? 32768 : 0; }
+int64_t second_zero_point(int elem) { return elem == kU8 ? 100 : elem == kU16 ? 30000 : elem == kI16 ? -300 : -28; }
 
 void check(const Spec& s, int expect_fused, const std::string& what) {
   OnnxBuilder b(s.opset);
-  const int64_t zp = s.elem == kU8 ? 128 : 0;
-  const std::string x0 = quantized_input(b, "x0", {1, 4, 5, 6}, s.elem, 0.02f, zp);
-  const std::string x1 = quantized_input(b, "x1", {1, 3, 5, 6}, s.second_elem, 0.01f,
-                                         s.second_elem == kU8 ? 100 : -28, s.scale_input);
-  const std::string x2 = quantized_input(b, "x2", {1, 4, 5, 6}, s.elem, 0.015f, zp);
+  const int64_t zp = zero_point(s.elem);
+  const bool wide = s.elem == kU16 || s.elem == kI16;
+  const float step = wide ? 0.0001f : 1.0f;  // 16-bit steps: the inputs' range still fits
+  const std::string x0 = quantized_input(b, "x0", {1, 4, s.h, s.w}, s.elem, 0.02f * step, zp);
+  const std::string x1 = quantized_input(b, "x1", {1, 3, s.h, s.w}, s.second_elem, 0.01f * step,
+                                         second_zero_point(s.second_elem), s.scale_input);
+  const std::string x2 = quantized_input(b, "x2", {1, 4, s.h, s.w}, s.elem, 0.015f * step, zp);
   if (s.per_axis) {
     auto* g = b.model().mutable_graph();
     for (auto& n : *g->mutable_node()) {
@@ -37,19 +48,55 @@ void check(const Spec& s, int expect_fused, const std::string& what) {
   }
   auto& c = b.node("Concat", {x0, x1, x2}, {"c"}, "concat");
   set_int_attr(c, "axis", s.axis);
-  quantized_output(b, "c", s.elem, 0.02f, zp);
+  quantized_output(b, "c", s.elem, 0.02f * step, zp);
   if (s.concat_output_is_graph_output) out(b, "c");
+  if (wide) {  // 16-bit Q/DQ as ONNX Runtime writes them below opset 21
+    for (auto& n : *b.model().mutable_graph()->mutable_node()) {
+      if (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear") n.set_domain("com.microsoft");
+    }
+    auto* contrib = b.model().add_opset_import();
+    contrib->set_domain("com.microsoft");
+    contrib->set_version(1);
+  }
   check_fusion(b, fuse_qdq_concat, "QLinearConcat", expect_fused, 0.0f, 0.0, what);
+  if (!expect_fused) return;
+  // The fused op runs on the cpu kernels (copies for x0, requantization for x1 and x2).
+  auto g = load(b);
+  ASSERT_TRUE(g);
+  PassLog log;
+  ASSERT_TRUE(fuse_qdq_concat(*g, log).ok());
+  runtime::SessionOptions o;
+  o.backend = "cpu";
+  o.optimize = false;
+  o.threads = 2;
+  auto session = runtime::Session::create(std::move(g), o);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  std::vector<std::pair<std::string, ir::Tensor>> inputs;
+  for (const char* name : {"x0", "x1", "x2"}) {
+    const ir::Value* v = (*session)->graph().find_value(name);
+    ASSERT_TRUE(v);
+    ir::Tensor t = ir::Tensor::allocate(ir::DType::kF32, v->type.shape.static_dims().value());
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.data<float>()[i] = static_cast<float>((i * 37) % 101) * 0.03f * step - 1.0f * step;
+    inputs.emplace_back(name, std::move(t));
+  }
+  backends::RunProfile profile;
+  ASSERT_TRUE((*session)->run(inputs, &profile).ok()) << what;
+  for (const auto& n : profile.nodes) EXPECT_FALSE(n.reference) << what << ": " << n.node->label() << " ran on ref";
 }
 
 TEST(FuseQdqConcat, Fuses) {
   check({}, 1, "u8 axis 1");
   check({.elem = kI8, .second_elem = kI8}, 1, "s8 axis 1");
   check({.axis = -3}, 1, "u8 axis -3");
+  check({.elem = kU16, .second_elem = kU16}, 1, "u16 axis 1");
+  check({.elem = kI16, .second_elem = kI16, .axis = -3}, 1, "s16 axis -3");
+  check({.elem = kI16, .second_elem = kI16, .h = 50, .w = 60}, 1, "s16, rows of several chunks");
 }
 
 TEST(FuseQdqConcat, Declines) {
   check({.second_elem = kI8}, 0, "one input s8");
+  check({.elem = kI16, .second_elem = kU16}, 0, "one input u16 among s16");
   check({.scale_input = true}, 0, "non-constant scale");
   check({.per_axis = true}, 0, "per-axis input");
   check({.concat_output_is_graph_output = true}, 0, "Concat output is a graph output");

@@ -1,5 +1,6 @@
 // Reference QLinearConcat (com.microsoft): inputs Y_scale, Y_zp, then (X_i, scale_i, zp_i); each
 // element is requantized as quantize(dequantize(x)) (kernels/quant_arithmetic.h) and placed as Concat does.
+// 8-bit (ONNX Runtime's) and 16-bit (nfuse's W8A16 graphs) alike.
 #include <cstdint>
 #include <vector>
 
@@ -50,8 +51,13 @@ Status qlinear_concat(KernelArgs& a) {
     }
     if (a.in(static_cast<int>(i)).rank() != rank) return a.error("inputs must have the output's rank");
   }
-  if (a.out(0).dtype() == ir::DType::kU8) run<uint8_t>(a, *axis);
-  else run<int8_t>(a, *axis);
+  switch (a.out(0).dtype()) {
+    case ir::DType::kU8: run<uint8_t>(a, *axis); break;
+    case ir::DType::kI8: run<int8_t>(a, *axis); break;
+    case ir::DType::kU16: run<uint16_t>(a, *axis); break;
+    case ir::DType::kI16: run<int16_t>(a, *axis); break;
+    default: return a.error("Y must be u8, i8, u16 or i16");
+  }
   return ok_status();
 }
 

@@ -19,8 +19,8 @@
 namespace nfuse::backends::cpu {
 namespace {
 
-// Calls row(o, i, src, dst, n) for every outer index o and input i with the n elements of input i
-// that go to the output at element dst (src: the input's element), over the pool by outer index.
+// Over the pool by outer index o: for every input i, row(worker, i, src, dst, n) with the n
+// elements of input i at element src of it that go to the output at element dst.
 template <typename RowFn>
 Status for_each_row(const OpTensors& t, int64_t axis_attr, size_t inputs, RunContext& rc, const RowFn& row) {
   const std::vector<int64_t>& od = t.outputs[0]->dims();

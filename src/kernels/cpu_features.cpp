@@ -94,6 +94,28 @@ void detect_caches(uint32_t leaf, CpuFeatures& f) {
   }
 }
 
+// AMD's legacy cache leaves, for CPUs (or hypervisors: Firecracker hides the bit) without topology
+// extensions, as Linux reads them then: 0x80000005 ECX[31:24] the L1 data cache in KiB,
+// 0x80000006 ECX[31:16] the L2 in KiB and EDX[31:18] the L3 in 512 KiB units, divided among the
+// logical processors sysfs says share it (index 3 there), else all online ones.
+void detect_amd_legacy_caches(CpuFeatures& f) {
+  if (cpuid(0x80000000u).eax < 0x80000006u) return;
+  const size_t l1d = static_cast<size_t>(cpuid(0x80000005u).ecx >> 24) << 10;
+  const Regs l23 = cpuid(0x80000006u);
+  const size_t l2 = static_cast<size_t>(l23.ecx >> 16) << 10;
+  const size_t l3 = static_cast<size_t>(l23.edx >> 18) * (size_t{512} << 10);
+  if (l1d != 0) f.l1d_bytes = l1d;
+  if (l2 != 0) f.l2_bytes = l2;
+  if (l3 != 0) {
+    size_t sharers = sysfs_cache_sharers(3);
+    if (sharers == 0) {
+      const long online = sysconf(_SC_NPROCESSORS_ONLN);
+      sharers = online > 0 ? static_cast<size_t>(online) : 1;
+    }
+    f.l3_bytes = l3 / sharers;
+  }
+}
+
 CpuFeatures detect() {
   CpuFeatures f;
   const Regs vendor = cpuid(0);
@@ -128,6 +150,8 @@ CpuFeatures detect() {
     detect_caches(4, f);
   } else if (amd_like && cpuid(0x80000000u).eax >= 0x8000001du && bit(cpuid(0x80000001u).ecx, 22)) {
     detect_caches(0x8000001du, f);
+  } else if (amd_like) {
+    detect_amd_legacy_caches(f);
   }
   return f;
 }

@@ -36,6 +36,18 @@ Regs cpuid(uint32_t leaf, uint32_t subleaf = 0) {
 
 bool bit(uint32_t word, int b) { return ((word >> b) & 1u) != 0; }
 
+// The level of cache `index` of cpu0 in sysfs, 0 where sysfs does not say.
+int sysfs_cache_level(int index) {
+  char path[96];
+  std::snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+  std::FILE* f = std::fopen(path, "re");
+  if (!f) return 0;
+  int level = 0;
+  if (std::fscanf(f, "%d", &level) != 1) level = 0;
+  std::fclose(f);
+  return level;
+}
+
 // Logical processors that share the cache `index` of cpu0 with it, from the kernel's topology
 // (shared_cpu_list, e.g. "0-7,16-23"); 0 where sysfs does not say.
 size_t sysfs_cache_sharers(int index) {
@@ -97,7 +109,7 @@ void detect_caches(uint32_t leaf, CpuFeatures& f) {
 // AMD's legacy cache leaves, for CPUs (or hypervisors: Firecracker hides the bit) without topology
 // extensions, as Linux reads them then: 0x80000005 ECX[31:24] the L1 data cache in KiB,
 // 0x80000006 ECX[31:16] the L2 in KiB and EDX[31:18] the L3 in 512 KiB units, divided among the
-// logical processors sysfs says share it (index 3 there), else all online ones.
+// logical processors sysfs says share it, else all online ones.
 void detect_amd_legacy_caches(CpuFeatures& f) {
   if (cpuid(0x80000000u).eax < 0x80000006u) return;
   const size_t l1d = static_cast<size_t>(cpuid(0x80000005u).ecx >> 24) << 10;
@@ -107,7 +119,10 @@ void detect_amd_legacy_caches(CpuFeatures& f) {
   if (l1d != 0) f.l1d_bytes = l1d;
   if (l2 != 0) f.l2_bytes = l2;
   if (l3 != 0) {
-    size_t sharers = sysfs_cache_sharers(3);
+    size_t sharers = 0;
+    for (int i = 0; i < 8 && sharers == 0; ++i) {  // the sysfs index describing the L3
+      if (sysfs_cache_level(i) == 3) sharers = sysfs_cache_sharers(i);
+    }
     if (sharers == 0) {
       const long online = sysconf(_SC_NPROCESSORS_ONLN);
       sharers = online > 0 ? static_cast<size_t>(online) : 1;

@@ -68,7 +68,7 @@ TEST(CpuResize, NearestAllModes) {
 
 // 8- and 16-bit nearest (fuse_qdq_resize's output in int8 and W8A16 graphs): a gather on the cpu
 // op, not its reference fallback, equal to it element for element.
-TEST(CpuResize, NearestOnQuantizedBytes) {
+TEST(CpuResize, NearestOnQuantizedCodes) {
   std::mt19937 rng(cpu_test::kSeed + 42);
   std::uniform_int_distribution<int> code(0, 65535);
   for (ir::DType t : {ir::DType::kU8, ir::DType::kI8, ir::DType::kU16, ir::DType::kI16}) {

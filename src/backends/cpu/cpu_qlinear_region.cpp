@@ -15,9 +15,10 @@ namespace nfuse::backends::cpu {
 namespace {
 
 constexpr size_t kChunk = 512;  // elements per chunk: (steps + 1) x 2 KiB of slots
-// Chunks per pool task: a task per chunk had two workers fetch the shared task counter every
-// half microsecond and interleave their chunks through every page of the tensor, so the op ran
-// 2.2x slower on two threads than on one (bench/RESULTS.md, 2026-12-07).
+// Chunks per pool task, at most (fewer where that leaves under four tasks per worker): a task per
+// chunk had two workers fetch the shared task counter every half microsecond and interleave their
+// chunks through every page of the tensor, so the op ran 2.2x slower on two threads than on one
+// (bench/RESULTS.md, 2026-12-07).
 constexpr size_t kChunksPerTask = 64;
 
 class QLinearRegionOp final : public CpuOp {
@@ -53,10 +54,10 @@ class QLinearRegionOp final : public CpuOp {
     r.x = static_cast<const uint8_t*>(x.raw());
     r.y = static_cast<uint8_t*>(y.raw());
     const size_t chunks = planes * r.per_plane;
-    rc.pool.run((chunks + kChunksPerTask - 1) / kChunksPerTask, [&](size_t task, size_t worker) {
+    const size_t per_task = std::clamp<size_t>(chunks / (4 * rc.pool.threads()), 1, kChunksPerTask);
+    rc.pool.run((chunks + per_task - 1) / per_task, [&](size_t task, size_t worker) {
       float* scratch = rc.scratch.get(worker);
-      for (size_t i = task * kChunksPerTask; i < std::min(chunks, (task + 1) * kChunksPerTask); ++i)
-        run_chunk(r, i, scratch);
+      for (size_t i = task * per_task; i < std::min(chunks, (task + 1) * per_task); ++i) run_chunk(r, i, scratch);
     });
     return ok_status();
   }

@@ -1,13 +1,13 @@
 // Resize (opset >= 11) of 4-D NCHW tensors that scales only H and W: f32 nearest (every
 // nearest_mode) and linear, and 8- and 16-bit integer nearest (what fuse_qdq_resize leaves of an
 // FPN's DQ -> Resize -> Q, in int8 and W8A16 graphs; a gather of bytes or 16-bit words), every
-// coordinate_transformation_mode but tf_crop_and_resize (and tf_half_pixel_for_nearest where it would shift N and C, as
-// the reference does). The per-row and per-column source indices and weights follow ref_resize.cpp exactly (computed in
-// double once per shape and cached); the run is then a gather (nearest) or two horizontal passes
-// plus one vertical blend (linear) per output row, parallel over channel planes. Horizontal
-// passes are cached per source row, so an upscale computes each source row's blend once.
-// Shapes the fast path does not cover at run time (a scale on N or C, from dynamic scales) go
-// to the reference kernel, which this op holds.
+// coordinate_transformation_mode but tf_crop_and_resize (and tf_half_pixel_for_nearest where it
+// would shift N and C, as the reference does). The per-row and per-column source indices and
+// weights follow ref_resize.cpp exactly (computed in double once per shape and cached); the run is then a gather
+// (nearest) or two horizontal passes plus one vertical blend (linear) per output row, parallel over channel planes.
+// Horizontal passes are cached per source row, so an upscale computes each source row's blend once. Shapes the fast
+// path does not cover at run time (a scale on N or C, from dynamic scales) go to the reference kernel, which this op
+// holds.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

@@ -25,6 +25,12 @@
 //   QLinearMul:  m = (a_scale * b_scale) / y_scale in f32 (requant_multiplier);
 //                y = saturate(round_half_even(f32((a - a_zp) * (b - b_zp)) * m) + y_zp); the
 //                integer product is exact (|p| <= 65536) and there is one rounding, no FMA question.
+//   QLinearAdd / QLinearMul on 16-bit codes (u16 / i16: nfuse's extension for W8A16 graphs,
+//                where ORT has none): y = quantize(dequantize(a) + dequantize(b)) (or *), the f32
+//                sum or product of the two dequantized values, then quantize with y's scale and
+//                zero point: exactly the DQ -> Add | Mul -> Q graph the op replaces. (The 8-bit
+//                product form overflows int32 at 16 bits; one add or multiply of two f32 values
+//                has no FMA question either.)
 //   QLinearConcat: each input element becomes quantize(dequantize(x, x_scale, x_zp), y_scale,
 //                y_zp) (exactly what the DQ -> Concat -> Q graph computes; identity when the
 //                input's parameters equal the output's). Kernels may tabulate it per input.
@@ -94,6 +100,9 @@ inline float qlinear_add_value(int32_t a_c, int32_t b_c, float ma, float mb) {
 
 // QLinearMul's f32 value before rounding; m = requant_multiplier(a_scale, b_scale, y_scale).
 inline float qlinear_mul_value(int32_t a_c, int32_t b_c, float m) { return static_cast<float>(a_c * b_c) * m; }
+
+// The 16-bit QLinearAdd / QLinearMul value before quantization (see the header comment).
+inline float qlinear16_binary_value(bool mul, float a, float b) { return mul ? a * b : a + b; }
 
 // The quantized average of a pooling window: acc = sum of (x - x_zp), m = x_scale / y_scale.
 template <typename Q>

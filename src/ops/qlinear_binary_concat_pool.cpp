@@ -3,7 +3,9 @@
 // the fuse_qdq_binary / fuse_qdq_concat / fuse_qdq_pool passes have one integer op to produce:
 //
 //   QLinearAdd, QLinearMul   A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp? -> C
-//                            (numpy broadcasting of A and B; T = u8 | i8 for A, B and C)
+//                            (numpy broadcasting of A and B; T = u8 | i8 for A, B and C as
+//                            ONNX Runtime's; nfuse also takes u16 / i16, which fuse_qdq_binary
+//                            writes for W8A16 graphs)
 //   QLinearConcat            Y_scale, Y_zp, then (X_i, X_i_scale, X_i_zp) triples -> Y; attr axis
 //                            (u8 / i8 as ONNX Runtime's; nfuse also takes u16 / i16, which
 //                            fuse_qdq_concat writes for W8A16 graphs)
@@ -36,11 +38,14 @@ Status check_qparams(const ir::InferContext& ctx, int scale, int zp, ir::DType t
   return ok_status();
 }
 
-// QLinearAdd / QLinearMul: A (0), B (3) and C share one u8/i8 dtype.
+bool is_q16(ir::DType t) { return t == ir::DType::kU16 || t == ir::DType::kI16; }
+
+// QLinearAdd / QLinearMul: A (0), B (3) and C share one dtype: u8, i8, u16 or i16.
 Status infer_qlinear_binary(ir::InferContext& ctx) {
   if (!ctx.has_input(0) || !ctx.has_input(3)) return ctx.error("A and B are required");
   const ir::DType t = ctx.dtype(0);
-  if (!is_q8(t) || ctx.dtype(3) != t) return ctx.error("A and B must both be u8 or both i8");
+  if ((!is_q8(t) && !is_q16(t)) || ctx.dtype(3) != t)
+    return ctx.error("A and B must have one dtype: u8, i8, u16 or i16");
   NFUSE_RETURN_IF_ERROR_PLAIN(check_qparams(ctx, 1, 2, t));
   NFUSE_RETURN_IF_ERROR_PLAIN(check_qparams(ctx, 4, 5, t));
   NFUSE_RETURN_IF_ERROR_PLAIN(check_qparams(ctx, 6, 7, t));
@@ -60,8 +65,7 @@ Status verify_qlinear_concat(const ir::Node& node) {
 Status infer_qlinear_concat(ir::InferContext& ctx) {
   if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.error("Y_scale and Y_zero_point are required");
   const ir::DType t = ctx.dtype(1);
-  if (!is_q8(t) && t != ir::DType::kU16 && t != ir::DType::kI16)
-    return ctx.error("Y_zero_point must be u8, i8, u16 or i16");
+  if (!is_q8(t) && !is_q16(t)) return ctx.error("Y_zero_point must be u8, i8, u16 or i16");
   NFUSE_RETURN_IF_ERROR_PLAIN(check_qparams(ctx, 0, 1, t));
   int rank = -1;
   for (int i = 2; i < ctx.num_inputs(); i += 3) {

@@ -3,6 +3,7 @@
 #include "ops/elementwise_util.h"
 #include "ops/fused_epilogue.h"
 #include "passes/pass_util.h"
+#include "passes/qdq16_match.h"
 #include "passes/qdq_match.h"
 
 namespace nfuse::passes {
@@ -12,8 +13,10 @@ namespace {
 //   DequantizeLinear(a_q, ...) -> a, DequantizeLinear(b_q, ...) -> b
 //   Add | Mul(a, b) -> c -> QuantizeLinear(c_scale, c_zp) -> c_q
 //     -> QLinearAdd | QLinearMul(a_q, a_scale, a_zp, b_q, b_scale, b_zp, c_scale, c_zp) -> c_q
+// 8-bit chains take default-domain Q/DQ; 16-bit ones (W8A16) also "com.microsoft" Q/DQ, and
+// become nfuse's 16-bit form of the op (ops/qlinear_binary_concat_pool.cpp).
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
-  auto y = activation_q_params(&q);
+  auto y = activation_params_any_width(&q, true);
   if (!y) return false;
   ir::Node* op = producer_of(q.input(0));
   if (!op || (op->op_type != "Add" && op->op_type != "Mul") || ops::uses_legacy_broadcast(*op) ||
@@ -21,10 +24,10 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
       !is_f32(op->output(0)) || sole_consumer(op->output(0)) != &q) {
     return false;
   }
-  ir::Node* adq = producer_of(op->input(0), "DequantizeLinear");
-  ir::Node* bdq = producer_of(op->input(1), "DequantizeLinear");
-  auto a = activation_dq_params(adq);
-  auto b = activation_dq_params(bdq);
+  ir::Node* adq = qdq_producer(op->input(0), "DequantizeLinear");
+  ir::Node* bdq = qdq_producer(op->input(1), "DequantizeLinear");
+  auto a = activation_params_any_width(adq, false);
+  auto b = activation_params_any_width(bdq, false);
   if (!a || !b || a->dtype != y->dtype || b->dtype != y->dtype) return false;
 
   const std::string fused_op = "QLinear" + op->op_type;

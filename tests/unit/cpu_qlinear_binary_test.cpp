@@ -3,7 +3,8 @@
 // [1,C,1,1], per-row [W], two-sided broadcasts ([N,C,1,1] + [N,1,H,W]), rank 0, zero-size,
 // odd lengths, saturation and .5 ties, 1 and 3 threads, every ISA this CPU runs. Also checks the
 // factory takes the node (not the reference fallback) and prints the speed against ref on
-// 1x96x56x56 (the MobileNetV2 residual size).
+// 1x96x56x56 (the MobileNetV2 residual size). nfuse's 16-bit form (u16 / s16) likewise, on every ISA.
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -114,6 +115,80 @@ TEST(CpuQLinearBinary, FactoryDeclines) {
   op = backends::cpu::make_qlinear_binary(*g->nodes()[0], backends::CompileContext{});
   ASSERT_TRUE(op.ok());
   EXPECT_FALSE(*op);
+}
+
+// nfuse's 16-bit form: u16 / s16 codes, the QDQ graph's arithmetic (dequantize both, add or
+// multiply in f32, quantize), on the q-dequant and f32-qvcvt kernels in pieces of 1024.
+struct WideCase {
+  std::vector<int64_t> a, b;
+  bool is_signed = false, mul = false;
+  float a_scale = 0.0002f, b_scale = 0.00013f, y_scale = 0.00031f;
+  int64_t a_zp = 30000, b_zp = 33000, y_zp = 32000;  // u16; s16 takes them less 32768
+};
+
+ir::Tensor random_q16(ir::DType dt, std::vector<int64_t> dims, std::mt19937& rng) {
+  ir::Tensor t = ir::Tensor::allocate(dt, std::move(dims));
+  std::uniform_int_distribution<int> d(0, 65535);
+  for (int64_t i = 0; i < t.numel(); ++i) static_cast<uint16_t*>(t.raw())[i] = static_cast<uint16_t>(d(rng));
+  return t;
+}
+
+Operand q16_scalar(ir::DType dt, int64_t v) {
+  ir::Tensor t = ir::Tensor::allocate(dt, {});
+  static_cast<uint16_t*>(t.raw())[0] = static_cast<uint16_t>(v);
+  return {std::move(t), true};
+}
+
+void check_wide(const WideCase& c, std::mt19937& rng) {
+  const ir::DType dt = c.is_signed ? ir::DType::kI16 : ir::DType::kU16;
+  const int64_t off = c.is_signed ? -32768 : 0;
+  TypedNode t;
+  t.op = c.mul ? "QLinearMul" : "QLinearAdd";
+  t.inputs = {{random_q16(dt, c.a, rng), false},
+              f32_const(c.a_scale),
+              q16_scalar(dt, c.a_zp + off),
+              {random_q16(dt, c.b, rng), false},
+              f32_const(c.b_scale),
+              q16_scalar(dt, c.b_zp + off),
+              f32_const(c.y_scale),
+              q16_scalar(dt, c.y_zp + off)};
+  std::ostringstream what;
+  what << (c.mul ? "mul " : "add ") << ir::dims_to_string(c.a) << " x " << ir::dims_to_string(c.b)
+       << (c.is_signed ? " s16" : " u16") << " scales " << c.a_scale << "," << c.b_scale << "," << c.y_scale;
+  auto g = t.build();
+  g->nodes()[0]->domain = "com.microsoft";
+  auto op = backends::cpu::make_qlinear_binary(*g->nodes()[0], backends::CompileContext{});
+  ASSERT_TRUE(op.ok() && *op) << what.str() << ": the cpu factory declined";
+  for (int threads : {1, 3}) expect_ms_matches_ref(t, what.str(), threads);
+}
+
+TEST(CpuQLinearBinary, SixteenBitMatchesRef) {
+  std::mt19937 rng(kSeed + 4);
+  // Pieces of 1024 and tasks of 16384 elements: runs shorter than, equal to and straddling both.
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> wide_shapes = {
+      {{1, 3, 5, 7}, {1, 3, 5, 7}},    {{1024}, {1024}},   {{20000}, {20000}},    {{1, 5, 97, 101}, {1, 5, 1, 1}},
+      {{1, 5, 1, 1}, {1, 5, 97, 101}}, {{1, 8, 6, 6}, {}}, {{}, {1, 8, 6, 6}},    {{2, 5, 1, 1}, {2, 1, 4, 3}},
+      {{3, 7, 1031}, {1031}},          {{}, {}},           {{1, 0, 4}, {1, 0, 4}}};
+  for (int isa_i = 0; isa_i < 3; ++isa_i) {
+    const kernels::Isa isa = std::array{kernels::Isa::kScalar, kernels::Isa::kAvx2Fma, kernels::Isa::kAvx512}[isa_i];
+    if (!kernels::isa_supported(isa)) continue;
+    kernels::ScopedIsaOverride force(isa);
+    for (bool mul : {false, true}) {
+      for (bool is_signed : {false, true}) {
+        for (const auto& [a, b] : wide_shapes) {
+          WideCase c{a, b, is_signed, mul};
+          if (mul) c.y_scale = 0.0009f;
+          check_wide(c, rng);
+        }
+      }
+    }
+  }
+  // Saturation both ways, and .5 ties (scales of powers of two: the f32 sums are exact).
+  for (bool is_signed : {false, true}) {
+    check_wide({{1, 3, 33, 35}, {1, 3, 33, 35}, is_signed, false, 1.0f, 1.0f, 0.01f}, rng);
+    check_wide({{1, 3, 33, 35}, {1, 3, 33, 35}, is_signed, false, 0.5f, 0.5f, 1.0f, 32768, 32767, 32768}, rng);
+    check_wide({{1, 3, 33, 35}, {1, 3, 1, 1}, is_signed, true, 0.5f, 0.5f, 0.25f, 32768, 32768, 0}, rng);
+  }
 }
 
 TEST(CpuQLinearBinary, SpeedVsRef) {

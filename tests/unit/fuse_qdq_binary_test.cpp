@@ -8,6 +8,9 @@
 // calibrator produces): with round ratios such as 0.02 / 0.015 / 0.03 the exact result is
 // (4a + 3b) / 6 and one value in six is an exact .5 tie, which either computation may round
 // either way (both are within f32 rounding of it), and several percent of outputs differ.
+// 16-bit chains (u16 / s16, Q/DQ of "com.microsoft" as ONNX Runtime writes them below opset 21;
+// the importer takes opsets up to 17) fuse into nfuse's 16-bit form, which computes what the QDQ graph
+// does: there fused and unfused agree bit for bit, and the cpu op runs them (not ref).
 #include "passes/fuse_qdq_binary.h"
 
 #include "qdq_fusion_test_util.h"
@@ -23,14 +26,25 @@ struct Spec {
   bool scale_input = false;
   bool op_output_is_graph_output = false;
   bool dq_read_twice = false;
+  bool contrib_qdq = false;  // Q/DQ of "com.microsoft" (16-bit below opset 21)
 };
 
-int64_t zp_for(int elem, int64_t u8_zp) { return elem == kU8 ? u8_zp : u8_zp - 128; }
+constexpr int kU16 = ::onnx::TensorProto::UINT16;
+constexpr int kI16 = ::onnx::TensorProto::INT16;
+
+bool wide(int elem) { return elem == kU16 || elem == kI16; }
+
+// The zero point for a u8 one of `u8_zp`, in elem's type (16-bit: the same place in its range).
+int64_t zp_for(int elem, int64_t u8_zp) {
+  if (wide(elem)) return elem == kU16 ? u8_zp * 256 + 77 : u8_zp * 256 + 77 - 32768;
+  return elem == kU8 ? u8_zp : u8_zp - 128;
+}
 
 OnnxBuilder build(const Spec& s, float* y_scale) {
   OnnxBuilder b(17);
-  const std::string a = quantized_input(b, "a", s.a_dims, s.a_elem, 0.0213f, zp_for(s.a_elem, 128), s.scale_input);
-  const std::string bb = quantized_input(b, "b", s.b_dims, s.b_elem, 0.0147f, zp_for(s.b_elem, 120));
+  const float k = wide(s.y_elem) ? 1.0f / 256 : 1.0f;  // 16-bit steps: the same range
+  const std::string a = quantized_input(b, "a", s.a_dims, s.a_elem, 0.0213f * k, zp_for(s.a_elem, 128), s.scale_input);
+  const std::string bb = quantized_input(b, "b", s.b_dims, s.b_elem, 0.0147f * k, zp_for(s.b_elem, 120));
   if (s.per_axis_a) {  // replace a's DQ parameters by per-channel ones on axis 1
     auto* g = b.model().mutable_graph();
     for (auto& n : *g->mutable_node()) {
@@ -43,8 +57,16 @@ OnnxBuilder build(const Spec& s, float* y_scale) {
     int_initializer(b, "a_zp_c", s.a_elem, {s.a_dims[1]}, std::vector<int64_t>(static_cast<size_t>(s.a_dims[1]), zp_for(s.a_elem, 128)));
   }
   b.node(s.op, {a, bb}, {"c"}, "op");
-  *y_scale = s.op == "Add" ? 0.0311f : 0.00041f;
+  *y_scale = (s.op == "Add" ? 0.0311f : 0.00041f) * k;
   quantized_output(b, "c", s.y_elem, *y_scale, zp_for(s.y_elem, s.op == "Add" ? 126 : 130));
+  if (s.contrib_qdq) {
+    for (auto& n : *b.model().mutable_graph()->mutable_node()) {
+      if (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear") n.set_domain("com.microsoft");
+    }
+    auto* contrib = b.model().add_opset_import();
+    contrib->set_domain("com.microsoft");
+    contrib->set_version(1);
+  }
   if (s.op_output_is_graph_output) out(b, "c");
   if (s.dq_read_twice) {
     b.node("Sigmoid", {a}, {"side"}, "side");
@@ -56,7 +78,12 @@ OnnxBuilder build(const Spec& s, float* y_scale) {
 void check(const Spec& s, int expect_fused, const std::string& what) {
   float y_scale = 0;
   const OnnxBuilder b = build(s, &y_scale);
-  check_fusion(b, fuse_qdq_binary, "QLinear" + s.op, expect_fused, y_scale, 1.0, what);
+  if (wide(s.y_elem)) {  // bit-exact with the QDQ graph
+    check_fusion(b, fuse_qdq_binary, "QLinear" + s.op, expect_fused, 0.0f, 0.0, what);
+  } else {
+    check_fusion(b, fuse_qdq_binary, "QLinear" + s.op, expect_fused, y_scale, 1.0, what);
+  }
+  if (expect_fused) expect_fused_runs_on_cpu(b, fuse_qdq_binary, what);
 }
 
 TEST(FuseQdqBinary, Fuses) {
@@ -66,6 +93,28 @@ TEST(FuseQdqBinary, Fuses) {
   check({.op = "Mul", .a_elem = kI8, .b_elem = kI8, .y_elem = kI8}, 1, "Mul s8");
   check({.b_dims = {1, 8, 1, 1}}, 1, "Add per-channel broadcast");
   check({.op = "Mul", .a_dims = {7}, .b_dims = {2, 3, 7}}, 1, "Mul row broadcast");
+}
+
+TEST(FuseQdqBinary, SixteenBitFusesBitExact) {
+  check({.a_elem = kU16, .b_elem = kU16, .y_elem = kU16, .contrib_qdq = true}, 1, "Add u16, com.microsoft Q/DQ");
+  check({.op = "Mul", .a_elem = kI16, .b_elem = kI16, .y_elem = kI16, .contrib_qdq = true}, 1,
+        "Mul s16, com.microsoft Q/DQ");
+  check({.a_elem = kI16, .b_elem = kI16, .y_elem = kI16, .contrib_qdq = true}, 1, "Add s16");
+  check({.op = "Mul", .a_elem = kU16, .b_elem = kU16, .y_elem = kU16, .b_dims = {1, 8, 1, 1}, .contrib_qdq = true}, 1,
+        "Mul u16, per-channel broadcast (squeeze-excitation)");
+  check({.a_elem = kU16,
+         .b_elem = kU16,
+         .y_elem = kU16,
+         .a_dims = {1, 1, 6, 7},
+         .b_dims = {1, 8, 6, 7},
+         .contrib_qdq = true},
+        1, "Add u16, first operand broadcast");
+}
+
+TEST(FuseQdqBinary, SixteenBitDeclines) {
+  check({.a_elem = kU16, .b_elem = kI16, .y_elem = kU16, .contrib_qdq = true}, 0, "a u16, b s16");
+  check({.a_elem = kU16, .b_elem = kU16, .y_elem = kU8, .contrib_qdq = true}, 0, "u16 inputs, u8 output");
+  check({.contrib_qdq = true}, 0, "8-bit Q/DQ of com.microsoft (ORT's 8-bit op takes the default domain only)");
 }
 
 TEST(FuseQdqBinary, KeepsSharedDequantize) {

@@ -59,30 +59,8 @@ void check(const Spec& s, int expect_fused, const std::string& what) {
     contrib->set_version(1);
   }
   check_fusion(b, fuse_qdq_concat, "QLinearConcat", expect_fused, 0.0f, 0.0, what);
-  if (!expect_fused) return;
   // The fused op runs on the cpu kernels (copies for x0, requantization for x1 and x2).
-  auto g = load(b);
-  ASSERT_TRUE(g);
-  PassLog log;
-  ASSERT_TRUE(fuse_qdq_concat(*g, log).ok());
-  runtime::SessionOptions o;
-  o.backend = "cpu";
-  o.optimize = false;
-  o.threads = 2;
-  auto session = runtime::Session::create(std::move(g), o);
-  ASSERT_TRUE(session.ok()) << session.status().to_string();
-  std::vector<std::pair<std::string, ir::Tensor>> inputs;
-  for (const char* name : {"x0", "x1", "x2"}) {
-    const ir::Value* v = (*session)->graph().find_value(name);
-    ASSERT_TRUE(v);
-    ir::Tensor t = ir::Tensor::allocate(ir::DType::kF32, v->type.shape.static_dims().value());
-    for (int64_t i = 0; i < t.numel(); ++i)
-      t.data<float>()[i] = static_cast<float>((i * 37) % 101) * 0.03f * step - 1.0f * step;
-    inputs.emplace_back(name, std::move(t));
-  }
-  backends::RunProfile profile;
-  ASSERT_TRUE((*session)->run(inputs, &profile).ok()) << what;
-  for (const auto& n : profile.nodes) EXPECT_FALSE(n.reference) << what << ": " << n.node->label() << " ran on ref";
+  if (expect_fused) expect_fused_runs_on_cpu(b, fuse_qdq_concat, what, 2);
 }
 
 TEST(FuseQdqConcat, Fuses) {

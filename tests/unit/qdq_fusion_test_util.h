@@ -103,4 +103,30 @@ inline void check_fusion(const OnnxBuilder& b, const std::function<Status(ir::Gr
   }
 }
 
+// After `pass`, the graph of `b` runs on the cpu backend (unoptimized, `threads` threads, seeded
+// inputs) without a node on the reference kernels: the fused op has its cpu kernel.
+inline void expect_fused_runs_on_cpu(const OnnxBuilder& b,
+                                     const std::function<Status(ir::Graph&, passes::PassLog&)>& pass,
+                                     const std::string& what, int threads = 1) {
+  SCOPED_TRACE(what);
+  auto g = load(b);
+  ASSERT_TRUE(g);
+  passes::PassLog log;
+  ASSERT_TRUE(pass(*g, log).ok());
+  runtime::SessionOptions o;
+  o.backend = "cpu";
+  o.optimize = false;
+  o.threads = threads;
+  auto session = runtime::Session::create(std::move(g), o);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  const auto plain = load(b);
+  const std::vector<ir::Tensor> values = random_inputs(*plain, kSeed);
+  runtime::NamedTensors named;
+  for (size_t i = 0; i < values.size(); ++i) named.push_back({plain->inputs()[i]->name, values[i]});
+  backends::RunProfile profile;
+  auto r = (*session)->run(named, &profile);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  for (const auto& n : profile.nodes) EXPECT_FALSE(n.reference) << n.node->label() << " ran on ref";
+}
+
 }  // namespace nfuse::passes_test

@@ -2,10 +2,16 @@
 // contiguous elements along its trailing axes, over which each operand is either contiguous too
 // (same-shape part) or one repeated value (scalar / per-channel / per-row broadcast); each run
 // is one q8-vbinary kernel call. Bit-exact with ref_qlinear_binary.cpp.
+// nfuse's 16-bit form (u16 / i16 codes, W8A16 graphs) walks the same runs in L1-sized pieces:
+// each operand dequantized to f32 by the q-dequant kernels (a repeated one once), added or
+// multiplied, and quantized by the f32-qvcvt kernels, all bit-exact with quantize_value /
+// dequantize_value.
 #include <cmath>
 #include <cstring>
 
 #include "backends/cpu/cpu_qlinear_ops.h"
+#include "kernels/f32-qvcvt/f32_qvcvt.h"
+#include "kernels/q-dequant/q_dequant.h"
 #include "kernels/q8-vbinary/q8_vbinary.h"
 #include "kernels/quant_arithmetic.h"
 
@@ -58,6 +64,29 @@ RunPlan plan_runs(const std::vector<int64_t>& a_in, const std::vector<int64_t>& 
   return p;
 }
 
+// The output position of `task` (chunks tasks per run): the run's start in y, and each
+// operand's start (a repeated operand's one value).
+struct RunAt {
+  size_t y = 0, len = 0;
+  int64_t a = 0, b = 0;
+};
+RunAt run_at(const RunPlan& plan, size_t task, size_t chunks, size_t chunk) {
+  size_t o = task / chunks;
+  const size_t begin = (task % chunks) * chunk;
+  RunAt at;
+  at.len = std::min(chunk, plan.run - begin);
+  for (size_t d = plan.outer_dims.size(); d-- > 0;) {
+    const size_t i = o % static_cast<size_t>(plan.outer_dims[d]);
+    o /= static_cast<size_t>(plan.outer_dims[d]);
+    at.a += static_cast<int64_t>(i) * plan.a_strides[d];
+    at.b += static_cast<int64_t>(i) * plan.b_strides[d];
+  }
+  at.y = (task / chunks) * plan.run + begin;
+  if (plan.a_full) at.a += static_cast<int64_t>(begin);
+  if (plan.b_full) at.b += static_cast<int64_t>(begin);
+  return at;
+}
+
 template <typename T>
 class QLinearBinaryOp final : public CpuOp {
  public:
@@ -80,21 +109,16 @@ class QLinearBinaryOp final : public CpuOp {
     T* y = ty.data<T>();
     const size_t chunks = (plan.run + kChunk - 1) / kChunk;
     rc.pool.run(plan.outer_count * chunks, [&](size_t task, size_t) {
-      size_t o = task / chunks;
-      const size_t begin = (task % chunks) * kChunk, len = std::min(kChunk, plan.run - begin);
-      int64_t ao = 0, bo = 0;
-      for (size_t d = plan.outer_dims.size(); d-- > 0;) {
-        const size_t i = o % static_cast<size_t>(plan.outer_dims[d]);
-        o /= static_cast<size_t>(plan.outer_dims[d]);
-        ao += static_cast<int64_t>(i) * plan.a_strides[d];
-        bo += static_cast<int64_t>(i) * plan.b_strides[d];
-      }
-      T* yr = y + (task / chunks) * plan.run + begin;
-      const T* ar = a + ao + (plan.a_full ? begin : 0);
-      const T* br = b + bo + (plan.b_full ? begin : 0);
-      if (plan.a_full && plan.b_full) (mul_ ? cfg.mul : cfg.add)(ar, br, yr, len, p_);
-      else if (plan.a_full) (mul_ ? cfg.mulc : cfg.addc)(ar, br, yr, len, p_);
-      else (mul_ ? cfg.mulc : cfg.addc)(br, ar, yr, len, swapped_);
+      const RunAt at = run_at(plan, task, chunks, kChunk);
+      T* yr = y + at.y;
+      const T* ar = a + at.a;
+      const T* br = b + at.b;
+      if (plan.a_full && plan.b_full)
+        (mul_ ? cfg.mul : cfg.add)(ar, br, yr, at.len, p_);
+      else if (plan.a_full)
+        (mul_ ? cfg.mulc : cfg.addc)(ar, br, yr, at.len, p_);
+      else
+        (mul_ ? cfg.mulc : cfg.addc)(br, ar, yr, at.len, swapped_);
     });
     return ok_status();
   }
@@ -107,6 +131,89 @@ class QLinearBinaryOp final : public CpuOp {
 
   bool mul_;
   kernels::Q8VbinaryParams p_, swapped_;
+};
+
+// The 16-bit form: y = quantize(dequantize(a) + | * dequantize(b)), piece by piece in f32.
+class QLinearBinary16Op final : public CpuOp {
+ public:
+  struct Params {
+    float scale = 1.0f;
+    int32_t zp = 0;
+  };
+  QLinearBinary16Op(bool mul, bool is_signed, Params a, Params b, Params y)
+      : mul_(mul), flip_(is_signed ? 0x8000 : 0), a_(a), b_(b) {
+    // Signed codes run as unsigned with the sign bit flipped and the zero point moved alike.
+    const int32_t shift = is_signed ? 32768 : 0;
+    a_.zp += shift;
+    b_.zp += shift;
+    q_ = kernels::f32_quantize_params(y.scale, y.zp, is_signed, 16);
+  }
+
+  size_t scratch_floats(const OpTensors&, size_t) const override { return 2 * kPiece; }
+
+  Status run(const OpTensors& t, RunContext& rc) override {
+    if (rc.scratch.floats() < 2 * kPiece) return internal_error("QLinearAdd: scratch too small");
+    ir::Tensor& ty = *t.outputs[0];
+    if (ty.numel() == 0) return ok_status();
+    const RunPlan plan = plan_runs(t.inputs[0]->dims(), t.inputs[3]->dims(), ty.dims());
+    const kernels::Isa isa = kernels::selected_isa();
+    const kernels::Q16DequantizeFn dq = kernels::q_dequantize_select(isa).q16;
+    const kernels::F32Quantize16Fn q16 = kernels::f32_quantize_q16_select(isa);
+    const auto* a = static_cast<const uint16_t*>(t.inputs[0]->raw());
+    const auto* b = static_cast<const uint16_t*>(t.inputs[3]->raw());
+    auto* y = static_cast<uint16_t*>(ty.raw());
+    const size_t chunks = (plan.run + kChunk - 1) / kChunk;
+    rc.pool.run(plan.outer_count * chunks, [&](size_t task, size_t worker) {
+      const RunAt at = run_at(plan, task, chunks, kChunk);
+      float* fa = rc.scratch.get(worker);
+      float* fb = fa + kPiece;
+      // A repeated operand: its one value, dequantized once.
+      float av = 0.0f, bv = 0.0f;
+      if (!plan.a_full) dq(a + at.a, 1, flip_, a_.zp, a_.scale, &av);
+      if (!plan.b_full) dq(b + at.b, 1, flip_, b_.zp, b_.scale, &bv);
+      for (size_t c = 0; c < at.len; c += kPiece) {
+        const size_t n = std::min(kPiece, at.len - c);
+        if (plan.a_full) dq(a + at.a + static_cast<int64_t>(c), n, flip_, a_.zp, a_.scale, fa);
+        if (plan.b_full) dq(b + at.b + static_cast<int64_t>(c), n, flip_, b_.zp, b_.scale, fb);
+        if (plan.a_full && plan.b_full)
+          combine(fa, fb, n);
+        else if (plan.a_full)
+          combine_value(fa, bv, n);
+        else
+          combine_value_first(av, fb, n, fa);
+        q16(fa, n, q_, y + at.y + c);
+      }
+    });
+    return ok_status();
+  }
+
+ private:
+  static constexpr size_t kPiece = 1024;  // floats per operand piece: both pieces stay in L1
+
+  // fa = fa op fb, and the broadcast forms; one IEEE add or multiply per element, as ref.
+  void combine(float* fa, const float* fb, size_t n) const {
+    if (mul_)
+      for (size_t i = 0; i < n; ++i) fa[i] *= fb[i];
+    else
+      for (size_t i = 0; i < n; ++i) fa[i] += fb[i];
+  }
+  void combine_value(float* fa, float bv, size_t n) const {
+    if (mul_)
+      for (size_t i = 0; i < n; ++i) fa[i] *= bv;
+    else
+      for (size_t i = 0; i < n; ++i) fa[i] += bv;
+  }
+  void combine_value_first(float av, const float* fb, size_t n, float* out) const {
+    if (mul_)
+      for (size_t i = 0; i < n; ++i) out[i] = av * fb[i];
+    else
+      for (size_t i = 0; i < n; ++i) out[i] = av + fb[i];
+  }
+
+  bool mul_;
+  uint16_t flip_;
+  Params a_, b_;
+  kernels::F32QuantizeParams q_;
 };
 
 // A constant one-element input's value: f32 scale or q8 zero point (absent zero point: 0).
@@ -128,10 +235,16 @@ Result<std::unique_ptr<CpuOp>> make_qlinear_binary(const ir::Node& node, const C
   const ir::Value* b = node.input(3);
   if (!a || !b || node.outputs.size() != 1) return std::unique_ptr<CpuOp>();
   const ir::DType t = a->type.dtype;
-  if ((t != ir::DType::kU8 && t != ir::DType::kI8) || b->type.dtype != t) return std::unique_ptr<CpuOp>();
+  const bool wide = t == ir::DType::kU16 || t == ir::DType::kI16;
+  if ((t != ir::DType::kU8 && t != ir::DType::kI8 && !wide) || b->type.dtype != t) return std::unique_ptr<CpuOp>();
   auto as = const_scale(node.input(1)), bs = const_scale(node.input(4)), ys = const_scale(node.input(6));
   auto az = const_zp(node.input(2), t), bz = const_zp(node.input(5), t), yz = const_zp(node.input(7), t);
   if (!as || !bs || !ys || !az || !bz || !yz) return std::unique_ptr<CpuOp>();
+  if (wide) {
+    return std::unique_ptr<CpuOp>(
+        std::make_unique<QLinearBinary16Op>(mul, t == ir::DType::kI16, QLinearBinary16Op::Params{*as, *az},
+                                            QLinearBinary16Op::Params{*bs, *bz}, QLinearBinary16Op::Params{*ys, *yz}));
+  }
   kernels::Q8VbinaryParams p;
   p.a_zp = *az;
   p.b_zp = *bz;

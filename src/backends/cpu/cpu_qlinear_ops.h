@@ -15,7 +15,8 @@ namespace nfuse::backends::cpu {
 
 // QLinearAdd / QLinearMul on u8 or i8 with constant per-tensor scales and zero points and finite
 // multipliers; any numpy broadcast (contiguous runs of the output where each operand is either
-// contiguous or one repeated value), on the q8-vbinary kernels (cpu_qlinear_binary.cpp).
+// contiguous or one repeated value), on the q8-vbinary kernels (cpu_qlinear_binary.cpp). On u16
+// or i16 (nfuse's 16-bit form) the same runs, on the q-dequant and f32-qvcvt kernels.
 Result<std::unique_ptr<CpuOp>> make_qlinear_binary(const ir::Node& node, const CompileContext& ctx);
 // QLinearConcat with constant per-tensor parameters: rows copied where an input's parameters
 // equal the output's, requantized through a 256-entry table (x8-lut) otherwise (cpu_qlinear_concat.cpp).

@@ -1,5 +1,6 @@
 // Reference QLinearAdd and QLinearMul (com.microsoft): per-tensor u8/i8 operands with numpy
-// broadcasting; the arithmetic is qlinear_add_value / qlinear_mul_value of kernels/quant_arithmetic.h.
+// broadcasting; the arithmetic is qlinear_add_value / qlinear_mul_value of kernels/quant_arithmetic.h,
+// and for nfuse's u16/i16 form qlinear16_binary_value of the dequantized operands.
 #include <cstdint>
 #include <vector>
 
@@ -39,6 +40,19 @@ void run(const KernelArgs& a, const TensorQ& qa, const TensorQ& qb, const Tensor
                      });
 }
 
+template <typename Q, bool kMul>
+void run16(const KernelArgs& a, const TensorQ& qa, const TensorQ& qb, const TensorQ& qy) {
+  const Q* x = a.in(0).data<Q>();
+  const Q* y = a.in(3).data<Q>();
+  Q* out = a.out(0).data<Q>();
+  for_each_broadcast(a.out(0).dims(), {a.in(0).dims(), a.in(3).dims()},
+                     [&](int64_t i, const std::vector<int64_t>& off) {
+                       const float av = dequantize_value(x[off[0]], qa.scale, qa.zp);
+                       const float bv = dequantize_value(y[off[1]], qb.scale, qb.zp);
+                       out[i] = quantize_value<Q>(qlinear16_binary_value(kMul, av, bv), qy.scale, qy.zp);
+                     });
+}
+
 template <bool kMul>
 Status qlinear_binary(KernelArgs& a) {
   NFUSE_ASSIGN_OR_RETURN(TensorQ qa, tensor_q(a, 1, 2));
@@ -47,8 +61,13 @@ Status qlinear_binary(KernelArgs& a) {
   if (!broadcasts_to(a.in(0).dims(), a.out(0).dims()) || !broadcasts_to(a.in(3).dims(), a.out(0).dims())) {
     return a.error("A and B do not broadcast to the output shape");
   }
-  if (a.in(0).dtype() == ir::DType::kU8) run<uint8_t, kMul>(a, qa, qb, qy);
-  else run<int8_t, kMul>(a, qa, qb, qy);
+  switch (a.in(0).dtype()) {
+    case ir::DType::kU8: run<uint8_t, kMul>(a, qa, qb, qy); break;
+    case ir::DType::kI8: run<int8_t, kMul>(a, qa, qb, qy); break;
+    case ir::DType::kU16: run16<uint16_t, kMul>(a, qa, qb, qy); break;
+    case ir::DType::kI16: run16<int16_t, kMul>(a, qa, qb, qy); break;
+    default: return a.error("A must be u8, i8, u16 or i16");
+  }
   return ok_status();
 }
 

@@ -278,6 +278,12 @@ void check_depthwise_cases() {
                         .y_unsigned = true});
     }
   check_cpu_vs_ref({.c = 5, .co = 5, .h = 12, .w = 19, .pad = 2, .dilation = 2, .group = 5});
+  // Planes narrower than 32 output columns run as one flat row (MobileNet's late layers: 14x14,
+  // 7x7, stride 2 from 14 to 7, an odd height whose last row stride 2 never reads).
+  check_cpu_vs_ref({.c = 6, .co = 6, .h = 7, .w = 7, .pad = 1, .group = 6});
+  check_cpu_vs_ref({.c = 6, .co = 6, .h = 14, .w = 14, .stride = 2, .pad = 1, .group = 6, .x_unsigned = true});
+  check_cpu_vs_ref({.c = 3, .co = 3, .h = 15, .w = 31, .k = 5, .stride = 2, .pad = 2, .group = 3});
+  check_cpu_vs_ref({.c = 4, .co = 4, .h = 1, .w = 20, .k = 1, .group = 4, .y_unsigned = true});
   // A fused clamping Relu: the register loop's interior, its edges and the generic loop.
   check_cpu_vs_ref(
       {.c = 6, .co = 6, .h = 9, .w = 300, .k = 5, .pad = 2, .group = 6, .relu = true, .relu_clamps = true});
@@ -308,7 +314,7 @@ void check_depthwise_cases() {
 }
 
 // Depthwise on the column-run loop: kernels 3 and 5, strides 1 and 2, pads past the window,
-// dilation, rows wider than one 256-column chunk, u16 and s16, channel multipliers, extreme
+// dilation, narrow planes as one flat row, rows wider than one 256-column chunk, u16 and s16, channel multipliers, extreme
 // inputs; and a float bias so large that its int64 value makes the channel's sum exceed int32
 // (those channels take the int64 accumulator, the zero-bias ones int32), outputs not saturated.
 // On every ISA variant of the qs16-dwconv kernels this CPU runs.

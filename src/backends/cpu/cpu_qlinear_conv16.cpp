@@ -234,6 +234,13 @@ class QLinearConv16 final : public CpuOp {
 // of the input plane whose rows carry x's zero point as their left and right padding (what a
 // padding tap reads: it adds (x_zp - x_zp) * w = 0), so every output column is an interior one
 // for the register loops (their per-column edge handling had been 6% of the W8A16 detector).
+// Narrow planes (fewer than kFlatBelow output columns, equal strides) run as one flat row
+// instead: the copy is padded on all four sides with x_zp and output q = oy * wp + ox (wp the
+// padded width) reads input (oy * s + ky) * wp + ox * s + kx = ky * wp + q * s + kx, so tap row
+// ky is the copy from row ky on and one kernel call covers the whole plane; the wp - wo columns
+// past each output row are computed and dropped. A 14- or 7-column row is shorter than one
+// 16-lane vector, so row by row the kernels ran their per-column loops (MobileNetV2's late
+// depthwise layers in W8A16 took ~10x their FP32 time).
 class QLinearDwConv16 final : public CpuOp {
  public:
   QLinearDwConv16(const ir::Node& node, const W8A16Params& p, const int32_t* bias)
@@ -244,7 +251,9 @@ class QLinearDwConv16 final : public CpuOp {
 
   size_t scratch_floats(const OpTensors& t, size_t) const override {
     const auto g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
-    return g ? (g->h * padded_width(*g) * sizeof(uint16_t) + sizeof(float) - 1) / sizeof(float) : 0;
+    if (!g) return 0;
+    const size_t elems = flat(*g) ? flat_length(*g) + g->ho * flat_width(*g) : g->h * padded_width(*g);
+    return (elems * sizeof(uint16_t) + sizeof(float) - 1) / sizeof(float);
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
@@ -261,6 +270,15 @@ class QLinearDwConv16 final : public CpuOp {
     padded.pad_left = 0;
     const auto pad = static_cast<uint16_t>(p_.x_zp);
     const size_t planes = g->n * g->m;
+    if (flat(*g)) {
+      run_items(rc.pool, planes, items_per_task(planes, g->ho * g->wo, rc.pool.threads(), kMinTaskOutputs),
+                [&](size_t i, size_t worker) {
+                  const size_t n = i / g->m, m = i % g->m, c = m / per_group;
+                  uint16_t* buf = reinterpret_cast<uint16_t*>(rc.scratch.get(worker));
+                  flat_plane(*g, x + (n * g->c + c) * g->h * g->w, m, buf, y + i * g->ho * g->wo);
+                });
+      return ok_status();
+    }
     run_items(rc.pool, planes, items_per_task(planes, g->ho * g->wo, rc.pool.threads(), kMinTaskOutputs),
               [&](size_t i, size_t worker) {
                 const size_t n = i / g->m, m = i % g->m, c = m / per_group;
@@ -285,6 +303,48 @@ class QLinearDwConv16 final : public CpuOp {
   static size_t padded_width(const Conv2dGeometry& g) {
     const size_t reach = g.wo == 0 ? 0 : (g.wo - 1) * g.sw + (g.kw - 1) * g.dw + 1;
     return std::max(reach, g.pad_left + g.w) + 32;
+  }
+
+  static constexpr size_t kFlatBelow = 32;  // output columns: narrower planes run as one flat row
+
+  static bool flat(const Conv2dGeometry& g) { return g.wo < kFlatBelow && g.sh == g.sw && g.ho > 0; }
+  // The flat copy's row pitch: every valid output column's taps inside the row.
+  static size_t flat_width(const Conv2dGeometry& g) {
+    return std::max(g.pad_left + g.w, (g.wo - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+  }
+  // Elements of the flat copy: the padded input rows, and what the last output's last tap reads
+  // (all ho * wp outputs, the dropped columns included), plus the 32 a stride-2 vector load
+  // reads past its first tap.
+  static size_t flat_length(const Conv2dGeometry& g) {
+    const size_t wp = flat_width(g);
+    return std::max((g.kh - 1) * g.dh * wp + g.ho * wp * g.sw + (g.kw - 1) * g.dw, (g.pad_top + g.h) * wp) + 32;
+  }
+
+  // Plane m (input plane `src`, output `y`) through the flat copy `buf` (flat_length elements,
+  // then ho * wp for the outputs before the dropped columns go).
+  void flat_plane(const Conv2dGeometry& g, const uint16_t* src, size_t m, uint16_t* buf, uint16_t* y) const {
+    const size_t wp = flat_width(g), len = flat_length(g);
+    const auto pad = static_cast<uint16_t>(p_.x_zp);
+    std::fill(buf, buf + g.pad_top * wp, pad);
+    for (size_t r = 0; r < g.h; ++r) {
+      uint16_t* dst = buf + (g.pad_top + r) * wp;
+      std::fill(dst, dst + g.pad_left, pad);
+      std::memcpy(dst + g.pad_left, src + r * g.w, g.w * sizeof(uint16_t));
+      std::fill(dst + g.pad_left + g.w, dst + wp, pad);
+    }
+    std::fill(buf + (g.pad_top + g.h) * wp, buf + len, pad);
+    Conv2dGeometry one = g;  // one row: tap row ky starts at the copy's row ky * dh
+    one.h = g.kh * g.dh;
+    one.w = len - (g.kh - 1) * g.dh * wp;
+    one.ho = 1;
+    one.wo = g.ho * wp;
+    one.pad_top = one.pad_left = 0;
+    one.sh = 1;
+    const PlaneRowsOf<const uint16_t> xr{buf, 0, wp, 0};
+    uint16_t* out = buf + len;
+    const PlaneRowsOf<uint16_t> yr{out, 0, one.wo, 0};
+    qlinear_dwconv16_rows(one, p_, bias_.data(), m, xr, yr, 0, 1);
+    for (size_t oy = 0; oy < g.ho; ++oy) std::memcpy(y + oy * g.wo, out + oy * wp, g.wo * sizeof(uint16_t));
   }
 
   const ir::Node& node_;

@@ -314,10 +314,10 @@ void check_depthwise_cases() {
 }
 
 // Depthwise on the column-run loop: kernels 3 and 5, strides 1 and 2, pads past the window,
-// dilation, narrow planes as one flat row, rows wider than one 256-column chunk, u16 and s16, channel multipliers, extreme
-// inputs; and a float bias so large that its int64 value makes the channel's sum exceed int32
-// (those channels take the int64 accumulator, the zero-bias ones int32), outputs not saturated.
-// On every ISA variant of the qs16-dwconv kernels this CPU runs.
+// dilation, narrow planes as one flat row, rows wider than one 256-column chunk, u16 and s16, channel multipliers,
+// extreme inputs; and a float bias so large that its int64 value makes the channel's sum exceed int32 (those channels
+// take the int64 accumulator, the zero-bias ones int32), outputs not saturated. On every ISA variant of the qs16-dwconv
+// kernels this CPU runs.
 TEST(Qdq16Cpu, DepthwiseColumnRunsBitExact) {
   for (kernels::Isa isa : {kernels::Isa::kAvx512, kernels::Isa::kAvx2Fma, kernels::Isa::kScalar}) {
     if (!kernels::isa_supported(isa)) continue;

@@ -234,13 +234,15 @@ class QLinearConv16 final : public CpuOp {
 // of the input plane whose rows carry x's zero point as their left and right padding (what a
 // padding tap reads: it adds (x_zp - x_zp) * w = 0), so every output column is an interior one
 // for the register loops (their per-column edge handling had been 6% of the W8A16 detector).
-// Narrow planes (fewer than kFlatBelow output columns, equal strides) run as one flat row
-// instead: the copy is padded on all four sides with x_zp and output q = oy * wp + ox (wp the
-// padded width) reads input (oy * s + ky) * wp + ox * s + kx = ky * wp + q * s + kx, so tap row
-// ky is the copy from row ky on and one kernel call covers the whole plane; the wp - wo columns
-// past each output row are computed and dropped. A 14- or 7-column row is shorter than one
+// Stride-1 planes, and stride-2 ones narrower than kFlatBelow output columns (equal strides), run
+// as one flat row instead: the copy is padded on all four sides with x_zp and output
+// q = oy * wp + ox (wp the padded width) reads input (oy * s + ky) * wp + ox * s + kx =
+// ky * wp + q * s + kx, so tap row ky is the copy from row ky on and one kernel call covers the
+// whole plane; the wp - wo columns past each output row are computed and dropped (about half of
+// them at stride 2, hence only narrow planes there). A 14- or 7-column row is shorter than one
 // 16-lane vector, so row by row the kernels ran their per-column loops (MobileNetV2's late
-// depthwise layers in W8A16 took ~10x their FP32 time).
+// depthwise layers in W8A16 took ~10x their FP32 time); wider stride-1 rows still paid their
+// edge columns one by one (the OCR detector's 5x5 layers at 120 columns: 1.0 -> 0.7 ms).
 class QLinearDwConv16 final : public CpuOp {
  public:
   QLinearDwConv16(const ir::Node& node, const W8A16Params& p, const int32_t* bias)
@@ -305,9 +307,9 @@ class QLinearDwConv16 final : public CpuOp {
     return std::max(reach, g.pad_left + g.w) + 32;
   }
 
-  static constexpr size_t kFlatBelow = 32;  // output columns: narrower planes run as one flat row
+  static constexpr size_t kFlatBelow = 32;  // output columns: narrower stride-2 planes run flat too
 
-  static bool flat(const Conv2dGeometry& g) { return g.wo < kFlatBelow && g.sh == g.sw && g.ho > 0; }
+  static bool flat(const Conv2dGeometry& g) { return (g.wo < kFlatBelow || g.sw == 1) && g.sh == g.sw && g.ho > 0; }
   // The flat copy's row pitch: every valid output column's taps inside the row.
   static size_t flat_width(const Conv2dGeometry& g) {
     return std::max(g.pad_left + g.w, (g.wo - 1) * g.sw + (g.kw - 1) * g.dw + 1);

@@ -13,6 +13,9 @@
 // quantized tensors (one Q -> DQ pair per tensor, all consumers read the DQ). Graph outputs stay
 // float. With u8 activations a weighted layer whose only consumer is Relu or Clip absorbs it:
 // the activation's output is the quantized tensor, and its [0, max] range implies the clamp.
+// With s16 (W8A16) a Conv absorbs it too: the symmetric range implies nothing, and the conv
+// fusion clamps to the activation's bounds (nfuse.QLinearConv16's y_min / y_max), where a
+// separate 16-bit lookup would cost a pass over the tensor.
 // Value-moving ops (MaxPool, Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity, Relu
 // when not absorbed) pass a quantized input's parameters on to their output ("shared"), since
 // every value they output already lies on the input's grid: the second Q/DQ is then exact and

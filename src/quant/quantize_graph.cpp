@@ -211,7 +211,7 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
     result.activation_equalized_pairs = eq->pairs;
     result.activation_equalized_channels = eq->channels;
   }
-  // int16 everywhere is symmetric: no layer can absorb its Relu into the output range.
+  // int16 everywhere is symmetric s16 (a Conv's Relu / Clip becomes the fused op's clamp).
   NFUSE_ASSIGN_OR_RETURN(result.plan, plan_quantization(g, options.precision == Precision::kInt16
                                                                ? ActScheme::kS16Symmetric
                                                                : options.act));

@@ -436,9 +436,10 @@ TEST(QuantizeGraph, PromotionsThatAreNotNeededAreTakenBack) {
   EXPECT_EQ(r->promotions[1].writes_input_of, q.layers.back().name);
 }
 
-// --precision int16: every activation becomes s16 ("com.microsoft" Q/DQ below opset 21), no Relu
-// is absorbed (a symmetric range cannot imply it), and the cpu backend runs both convolutions
-// on the W8A16 kernels; the output is at least as close to float as int8's.
+// --precision int16: every activation becomes s16 ("com.microsoft" Q/DQ below opset 21), each Relu
+// is absorbed by its Conv (the symmetric range does not imply it: the fused op clamps at 0, its
+// y_min), and the cpu backend runs both convolutions on the W8A16 kernels with no Relu or lookup
+// left between them; the output is at least as close to float as int8's.
 TEST(QuantizeGraph, Int16RunsOnW8A16Kernels) {
   auto g = conv_relu_conv();
   ASSERT_TRUE(g);
@@ -450,15 +451,21 @@ TEST(QuantizeGraph, Int16RunsOnW8A16Kernels) {
     EXPECT_EQ(t.params.storage, ir::DType::kI16) << t.name;
     EXPECT_EQ(t.params.zero_point[0], 0) << t.name;
   }
-  EXPECT_EQ(q->layers[0].output, "c1");
+  EXPECT_EQ(q->layers[0].output, "r1");
   auto copy = quant::clone_graph(*q->qdq);
   ASSERT_TRUE(copy.ok()) << copy.status().to_string();
   runtime::SessionOptions so;
   so.backend = "cpu";
   auto session = runtime::Session::create(std::move(*copy), so);
   ASSERT_TRUE(session.ok()) << session.status().to_string();
-  EXPECT_EQ(count_ops((*session)->graph(), "QLinearConv16"), 2);
-  EXPECT_EQ(count_ops((*session)->graph(), "Conv"), 0);
+  const ir::Graph& fused = (*session)->graph();
+  EXPECT_EQ(count_ops(fused, "QLinearConv16"), 2);
+  EXPECT_EQ(count_ops(fused, "Conv"), 0);
+  EXPECT_EQ(count_ops(fused, "Relu"), 0);
+  EXPECT_EQ(count_ops(fused, "QLinearLookup"), 0);
+  int clamped = 0;
+  for (const auto& n : fused.nodes()) clamped += n->op_type == "QLinearConv16" && n->attrs.get_int("y_min", -32768) == 0;
+  EXPECT_EQ(clamped, 2);  // both convs absorb their Relu
   const auto data = batches(kSeed + 300, 2);
   auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
   ASSERT_TRUE(reference.ok());

@@ -9,6 +9,7 @@
 //   biases:      left as f32 constants (the fuse_qdq_* passes requantize them)
 #pragma once
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -29,6 +30,9 @@ struct CalibratedTensor {
   Range range16;
   Method method8 = Method::kMinMax;  // the method that gave range8
   std::string shared_with;  // non-empty: the ranges are this tensor's
+  // Where the ranges were cut to what the tensor's lookups tell apart (reader_domain.h), -inf /
+  // +inf on an uncut side: the report compares the float tensor clamped to it.
+  Range reader_cut{-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
   // Inputs of weighted layers: the mean of each channel (Conv: axis 1; Gemm / MatMul: the last
   // axis) over the calibration set, for bias correction.
   std::vector<double> channel_mean;

@@ -265,7 +265,10 @@ Result<QuantPlan> plan_quantization(const ir::Graph& g, ActScheme act) {
       l.node_output = r.output->name;
       const ir::Node& last = *r.output->producer;
       l.name = last.name.empty() ? r.output->name : last.name;
-      for (const ir::Node* m : r.nodes) l.op += (l.op.empty() ? "" : "+") + m->op_type;
+      for (const ir::Node* m : r.nodes) {
+        l.op += (l.op.empty() ? "" : "+") + m->op_type;
+        l.region.push_back(m->output(0)->name);
+      }
       l.kind = LayerKind::kLookup;
       l.inputs.push_back(r.root->name);
       l.output = r.output->name;

@@ -43,6 +43,7 @@ struct PlannedLayer {
   int weight_axis = -1;               // kWeighted: the per-channel axis of input 1
   std::vector<std::string> inputs;    // quantized activation inputs
   std::string output;                 // the tensor measured (the absorbed activation's output)
+  std::vector<std::string> region;    // kLookup: its nodes' first outputs, in graph order
   bool output_quantized = false;      // false for graph outputs, left in float
 };
 

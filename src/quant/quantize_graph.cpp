@@ -1,8 +1,10 @@
 #include "quant/quantize_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <new>
+#include <span>
 
 #include "backends/ref/interpreter.h"
 #include "frontend/onnx/opset_convert.h"
@@ -11,6 +13,7 @@
 #include "quant/adaptive_rounding.h"
 #include "quant/observer.h"
 #include "quant/range_selection.h"
+#include "quant/reader_domain.h"
 #include "runtime/session.h"
 
 namespace nfuse::quant {
@@ -311,6 +314,16 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
     NFUSE_ASSIGN_OR_RETURN(c.range16, observers[name].range(Method::kMinMax, mo16));
     c.range16.min *= kRange16Headroom;
     c.range16.max *= kRange16Headroom;
+    // Codes only where some reader still varies (reader_domain.h).
+    NFUSE_ASSIGN_OR_RETURN(Range observed_range, observers[name].range(Method::kMinMax, mo8));
+    if (const auto domain = reader_domain(g, result.plan, name, observed_range)) {
+      for (Range* r : {&c.range8, &c.range16}) {
+        r->min = std::max(r->min, domain->min);
+        r->max = std::min(r->max, domain->max);
+      }
+      c.reader_cut = *domain;
+      ++result.ranges_cut_to_readers;
+    }
     result.calibrated[name] = c;
   }
   for (const auto& [x, src] : result.plan.shared) {
@@ -347,8 +360,18 @@ Result<QuantizeReport> evaluate_quantization(const QuantizeResult& q, const std:
     NFUSE_ASSIGN_OR_RETURN(auto fo, fs->run({{input_name, b}}));
     NFUSE_ASSIGN_OR_RETURN(auto qo, qs->run({{input_name, b}}));
     for (size_t i = 0; i < q.layers.size(); ++i) {
-      NFUSE_RETURN_IF_ERROR(add_error(metrics[i], fo[fp_index.at(fp_names[i])], qo[q_index.at(q_names[i])]),
-                            q.layers[i].name);
+      const ir::Tensor& f = fo[fp_index.at(fp_names[i])];
+      const auto c = q.calibrated.find(fp_names[i]);
+      if (c != q.calibrated.end() &&
+          (std::isfinite(c->second.reader_cut.min) || std::isfinite(c->second.reader_cut.max))) {
+        // A tensor cut to what its lookups tell apart: the values beyond are equal for its readers.
+        ir::Tensor clamped = f.clone();
+        for (float& v : std::span<float>(clamped.data<float>(), static_cast<size_t>(clamped.numel())))
+          v = std::clamp(v, c->second.reader_cut.min, c->second.reader_cut.max);
+        NFUSE_RETURN_IF_ERROR(add_error(metrics[i], clamped, qo[q_index.at(q_names[i])]), q.layers[i].name);
+        continue;
+      }
+      NFUSE_RETURN_IF_ERROR(add_error(metrics[i], f, qo[q_index.at(q_names[i])]), q.layers[i].name);
     }
     NFUSE_RETURN_IF_ERROR(add_error(out_metrics, fo[0], qo[0]), "graph output");
   }

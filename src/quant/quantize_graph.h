@@ -85,6 +85,7 @@ struct QuantizeResult {
   int equalized_pairs = 0;             // --cle
   int activation_equalized_pairs = 0;  // --equalize activations
   int activation_equalized_channels = 0;
+  int ranges_cut_to_readers = 0;  // tensors whose range stops where their lookups turn constant
   // Replaces qdq/measured/tensors by the graph for `selection`.
   Status rebuild(const QdqSelection& selection);
 };

@@ -185,7 +185,9 @@ TEST(QuantizeGraph, SensitivityAndMixedPrecision) {
   ASSERT_TRUE(all.ok()) << all.status().to_string();
   for (const auto& s : *sens) {
     EXPECT_LT(s.output.cosine, 1.0) << s.node_output;  // every layer alone adds some error
-    EXPECT_GE(s.output.cosine, all->cosine - 1e-9) << s.node_output;  // ... less than all together
+    // ... less than all together, up to errors that partly cancel (c2 alone 0.999740 against all
+    // 0.999743 since c1's range stops where its Relu turns constant: reader_domain.h)
+    EXPECT_GE(s.output.cosine, all->cosine - 1e-5) << s.node_output;
   }
   // A target no int8 graph meets: every layer ends up promoted to float, which is the float graph.
   auto work = quant::layer_work(*q, {4, 3, 8, 8});
@@ -464,7 +466,8 @@ TEST(QuantizeGraph, Int16RunsOnW8A16Kernels) {
   EXPECT_EQ(count_ops(fused, "Relu"), 0);
   EXPECT_EQ(count_ops(fused, "QLinearLookup"), 0);
   int clamped = 0;
-  for (const auto& n : fused.nodes()) clamped += n->op_type == "QLinearConv16" && n->attrs.get_int("y_min", -32768) == 0;
+  for (const auto& n : fused.nodes())
+    clamped += n->op_type == "QLinearConv16" && n->attrs.get_int("y_min", -32768) == 0;
   EXPECT_EQ(clamped, 2);  // both convs absorb their Relu
   const auto data = batches(kSeed + 300, 2);
   auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);

@@ -92,7 +92,8 @@ std::string report_json(const ReportInput& in) {
       in.options.equalize_activations
           ? nlohmann::json{{"pairs", q.activation_equalized_pairs}, {"channels", q.activation_equalized_channels}}
           : nlohmann::json(nullptr);
-  j["ranges_cut_to_readers"] = q.ranges_cut_to_readers;
+  j["ranges_cut_to_readers"] =
+      q.selection.weights_only ? nlohmann::json(nullptr) : nlohmann::json(q.ranges_cut_to_readers);
   j["biases_corrected"] = in.options.bias_correction ? nlohmann::json(q.biases_corrected) : nlohmann::json(nullptr);
   j["weight_rounding"] = in.options.weight_rounding == WeightRounding::kAdaptive ? "adaptive" : "nearest";
   j["weights_rounded_adaptively"] = q.weights_rounded_adaptively;

@@ -268,7 +268,7 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
     }
   }
   if (o.cle) appendf(out, "cross-layer equalization: %d conv pairs\n", q.equalized_pairs);
-  if (q.ranges_cut_to_readers > 0)
+  if (q.ranges_cut_to_readers > 0 && !q.selection.weights_only)  // weight-only: no activation ranges
     appendf(out, "ranges cut where their lookups turn constant: %d tensors\n", q.ranges_cut_to_readers);
   if (q.activation_equalized_pairs > 0 || o.equalize == "activations")
     appendf(out, "activation equalization: %d conv pairs, %d channels rescaled\n", q.activation_equalized_pairs,

@@ -104,13 +104,13 @@ std::optional<Range> reader_domain(const ir::Graph& g, const QuantPlan& plan, co
   // One 8-bit step of margin past each cut: a u8 zero point rounds the lowest code's value up
   // to half a step inside the range, and a bound inside the varying part would map every
   // value beyond it wrongly (HardSigmoid(-2.99) is 0.0017, not 0).
-  const float a = x.data<float>()[lo], b = x.data<float>()[hi];
-  const float margin = (b - a) / 255.0f;
+  const float first_kept = x.data<float>()[lo], last_kept = x.data<float>()[hi];
+  const float margin = (last_kept - first_kept) / 255.0f;
   // A side without a constant tail stays open, so a range with headroom past the observed one
   // (int16's) keeps it there.
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  return Range{lo == 0 ? -kInf : std::max(observed.min, a - margin),
-               hi == kReaderDomainPoints - 1 ? kInf : std::min(observed.max, b + margin)};
+  return Range{lo == 0 ? -kInf : std::max(observed.min, first_kept - margin),
+               hi == kReaderDomainPoints - 1 ? kInf : std::min(observed.max, last_kept + margin)};
 }
 
 }  // namespace nfuse::quant

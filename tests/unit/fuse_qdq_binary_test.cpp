@@ -59,9 +59,16 @@ OnnxBuilder build(const Spec& s, float* y_scale) {
   b.node(s.op, {a, bb}, {"c"}, "op");
   *y_scale = (s.op == "Add" ? 0.0311f : 0.00041f) * k;
   quantized_output(b, "c", s.y_elem, *y_scale, zp_for(s.y_elem, s.op == "Add" ? 126 : 130));
-  if (s.contrib_qdq) {
+  if (s.contrib_qdq) {  // 16-bit Q/DQ (every one when no tensor is 16-bit) in com.microsoft
+    const bool any_wide = wide(s.a_elem) || wide(s.b_elem) || wide(s.y_elem);
+    auto wide_node = [&](const std::string& name) {
+      if (name == "q_a" || name == "dq_a") return wide(s.a_elem);
+      if (name == "q_b" || name == "dq_b") return wide(s.b_elem);
+      return wide(s.y_elem);  // q_z, dq_z
+    };
     for (auto& n : *b.model().mutable_graph()->mutable_node()) {
-      if (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear") n.set_domain("com.microsoft");
+      if ((n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear") && (!any_wide || wide_node(n.name())))
+        n.set_domain("com.microsoft");
     }
     auto* contrib = b.model().add_opset_import();
     contrib->set_domain("com.microsoft");
@@ -113,6 +120,7 @@ TEST(FuseQdqBinary, SixteenBitFusesBitExact) {
 
 TEST(FuseQdqBinary, SixteenBitDeclines) {
   check({.a_elem = kU16, .b_elem = kI16, .y_elem = kU16, .contrib_qdq = true}, 0, "a u16, b s16");
+  // u16 operands (com.microsoft DQ) into an u8 output (default-domain Q): widths differ.
   check({.a_elem = kU16, .b_elem = kU16, .y_elem = kU8, .contrib_qdq = true}, 0, "u16 inputs, u8 output");
   check({.contrib_qdq = true}, 0, "8-bit Q/DQ of com.microsoft (ORT's 8-bit op takes the default domain only)");
 }

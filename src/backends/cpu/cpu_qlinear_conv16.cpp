@@ -266,35 +266,19 @@ class QLinearDwConv16 final : public CpuOp {
     if (rc.scratch.floats() < scratch_floats(t, 0)) return internal_error(node_.label() + ": scratch too small");
     const uint16_t* x = static_cast<const uint16_t*>(t.inputs[0]->raw());
     uint16_t* y = static_cast<uint16_t*>(t.outputs[0]->raw());
-    const size_t per_group = g->m / g->group, wp = padded_width(*g);
-    Conv2dGeometry padded = *g;  // the padded plane: columns shifted right by pad_left
-    padded.w = wp;
-    padded.pad_left = 0;
-    const auto pad = static_cast<uint16_t>(p_.x_zp);
+    const size_t per_group = g->m / g->group;
+    const bool as_one_row = flat(*g);
     const size_t planes = g->n * g->m;
-    if (flat(*g)) {
-      run_items(rc.pool, planes, items_per_task(planes, g->ho * g->wo, rc.pool.threads(), kMinTaskOutputs),
-                [&](size_t i, size_t worker) {
-                  const size_t n = i / g->m, m = i % g->m, c = m / per_group;
-                  uint16_t* buf = reinterpret_cast<uint16_t*>(rc.scratch.get(worker));
-                  flat_plane(*g, x + (n * g->c + c) * g->h * g->w, m, buf, y + i * g->ho * g->wo);
-                });
-      return ok_status();
-    }
     run_items(rc.pool, planes, items_per_task(planes, g->ho * g->wo, rc.pool.threads(), kMinTaskOutputs),
               [&](size_t i, size_t worker) {
                 const size_t n = i / g->m, m = i % g->m, c = m / per_group;
                 const uint16_t* src = x + (n * g->c + c) * g->h * g->w;
                 uint16_t* buf = reinterpret_cast<uint16_t*>(rc.scratch.get(worker));
-                for (size_t r = 0; r < g->h; ++r) {
-                  uint16_t* dst = buf + r * wp;
-                  std::fill(dst, dst + g->pad_left, pad);
-                  std::memcpy(dst + g->pad_left, src + r * g->w, g->w * sizeof(uint16_t));
-                  std::fill(dst + g->pad_left + g->w, dst + wp, pad);
-                }
-                const PlaneRowsOf<const uint16_t> xr{buf, 0, wp, 0};
-                const PlaneRowsOf<uint16_t> yr{y + i * g->ho * g->wo, 0, g->wo, 0};
-                qlinear_dwconv16_rows(padded, p_, bias_.data(), m, xr, yr, 0, g->ho);
+                uint16_t* out = y + i * g->ho * g->wo;
+                if (as_one_row)
+                  flat_plane(*g, src, m, buf, out);
+                else
+                  row_plane(*g, src, m, buf, out);
               });
     return ok_status();
   }
@@ -322,18 +306,36 @@ class QLinearDwConv16 final : public CpuOp {
     return std::max((g.kh - 1) * g.dh * wp + g.ho * wp * g.sw + (g.kw - 1) * g.dw, (g.pad_top + g.h) * wp) + 32;
   }
 
+  // The h input rows of `src` into rows of `dst` of `wp` elements, x's zero point to their left
+  // (pad_left) and right.
+  void copy_padded_rows(const Conv2dGeometry& g, const uint16_t* src, size_t wp, uint16_t* dst) const {
+    const auto pad = static_cast<uint16_t>(p_.x_zp);
+    for (size_t r = 0; r < g.h; ++r, dst += wp) {
+      std::fill(dst, dst + g.pad_left, pad);
+      std::memcpy(dst + g.pad_left, src + r * g.w, g.w * sizeof(uint16_t));
+      std::fill(dst + g.pad_left + g.w, dst + wp, pad);
+    }
+  }
+
+  // Plane m (input plane `src`, output `y`) row by row over the column-padded copy `buf`.
+  void row_plane(const Conv2dGeometry& g, const uint16_t* src, size_t m, uint16_t* buf, uint16_t* y) const {
+    const size_t wp = padded_width(g);
+    copy_padded_rows(g, src, wp, buf);
+    Conv2dGeometry padded = g;  // the padded plane: columns shifted right by pad_left
+    padded.w = wp;
+    padded.pad_left = 0;
+    const PlaneRowsOf<const uint16_t> xr{buf, 0, wp, 0};
+    const PlaneRowsOf<uint16_t> yr{y, 0, g.wo, 0};
+    qlinear_dwconv16_rows(padded, p_, bias_.data(), m, xr, yr, 0, g.ho);
+  }
+
   // Plane m (input plane `src`, output `y`) through the flat copy `buf` (flat_length elements,
   // then ho * wp for the outputs before the dropped columns go).
   void flat_plane(const Conv2dGeometry& g, const uint16_t* src, size_t m, uint16_t* buf, uint16_t* y) const {
     const size_t wp = flat_width(g), len = flat_length(g);
     const auto pad = static_cast<uint16_t>(p_.x_zp);
     std::fill(buf, buf + g.pad_top * wp, pad);
-    for (size_t r = 0; r < g.h; ++r) {
-      uint16_t* dst = buf + (g.pad_top + r) * wp;
-      std::fill(dst, dst + g.pad_left, pad);
-      std::memcpy(dst + g.pad_left, src + r * g.w, g.w * sizeof(uint16_t));
-      std::fill(dst + g.pad_left + g.w, dst + wp, pad);
-    }
+    copy_padded_rows(g, src, wp, buf + g.pad_top * wp);
     std::fill(buf + (g.pad_top + g.h) * wp, buf + len, pad);
     Conv2dGeometry one = g;  // one row: tap row ky starts at the copy's row ky * dh
     one.h = g.kh * g.dh;

@@ -33,6 +33,7 @@ void register_builtin_ops(ir::OpRegistry& registry) {
   register_qlinear_contrib_ops(registry);
   register_qlinear_lookup_ops(registry);
   register_qlinear_region_ops(registry);
+  register_qlinear_conv_region_ops(registry);
   register_quantize_ops(registry);
   register_reduce_ops(registry);
   register_reshape_ops(registry);

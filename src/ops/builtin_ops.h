@@ -40,6 +40,7 @@ void register_qlinear_binary_concat_pool_ops(ir::OpRegistry& registry);
 void register_qlinear_contrib_ops(ir::OpRegistry& registry);
 void register_qlinear_lookup_ops(ir::OpRegistry& registry);
 void register_qlinear_region_ops(ir::OpRegistry& registry);
+void register_qlinear_conv_region_ops(ir::OpRegistry& registry);
 void register_quantize_ops(ir::OpRegistry& registry);
 void register_reduce_ops(ir::OpRegistry& registry);
 void register_reshape_ops(ir::OpRegistry& registry);

@@ -47,6 +47,14 @@ Status infer_qlinear_region(ir::InferContext& ctx) {
   NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 4, kQ));
   for (int i : {1, 3}) NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, i, dtype_bit(ir::DType::kF32)));
   if (ctx.dtype(2) != ctx.dtype(0)) return ctx.error("x_zero_point must have X's dtype");
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_region_body(ctx, 5, ctx.shape(0)));
+  ctx.output(0) = {ctx.dtype(4), ctx.shape(0)};
+  return ok_status();
+}
+
+}  // namespace
+
+Status check_region_body(ir::InferContext& ctx, int first_constant, const ir::Shape& x) {
   const ir::Attributes& a = ctx.node.attrs;
   const size_t steps = a.get_strings("ops").size();
   for (const auto& op : a.get_strings("ops")) {
@@ -55,7 +63,7 @@ Status infer_qlinear_region(ir::InferContext& ctx) {
   if (steps == 0 || a.get_ints("operands").size() != 2 * steps || a.get_floats("params").size() != 2 * steps) {
     return ctx.error("needs ops (at least one), and two operands and two params per op");
   }
-  const int constants = ctx.node.num_inputs() - 5;
+  const int constants = ctx.node.num_inputs() - first_constant;
   for (size_t i = 0; i < 2 * steps; ++i) {
     const int64_t v = a.get_ints("operands")[i];
     if (v >= 0 ? v > static_cast<int64_t>(i / 2) : -v - 1 >= constants) {
@@ -63,22 +71,18 @@ Status infer_qlinear_region(ir::InferContext& ctx) {
                        " is neither an earlier slot nor one of the " + std::to_string(constants) + " constants");
     }
   }
-  const ir::Shape& x = ctx.shape(0);
   for (int j = 0; j < constants; ++j) {
-    NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, 5 + j, dtype_bit(ir::DType::kF32)));
-    const ir::Shape& c = ctx.shape(5 + j);
+    NFUSE_RETURN_IF_ERROR_PLAIN(require_dtype(ctx, first_constant + j, dtype_bit(ir::DType::kF32)));
+    const ir::Shape& c = ctx.shape(first_constant + j);
     if (!c.rank_known() || c.rank() != 1 || !c[0].is_static()) return ctx.error("constants must be 1-D");
     const bool per_channel = c[0].value != 1;
     if (per_channel && x.rank_known() && (x.rank() < 2 || (x[1].is_static() && x[1].value != c[0].value))) {
       return ctx.error("constant " + std::to_string(j) + " " + c.to_string() +
-                       " must have one element or one per channel of X " + x.to_string());
+                       " must have one element or one per channel of " + x.to_string());
     }
   }
-  ctx.output(0) = {ctx.dtype(4), x};
   return ok_status();
 }
-
-}  // namespace
 
 void register_qlinear_region_ops(ir::OpRegistry& registry) {
   registry.add(ir::OpSchema{

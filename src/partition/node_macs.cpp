@@ -20,7 +20,8 @@ MacKind mac_kind(const ir::Node& n, int* weight_input) {
   *weight_input = 1;
   const std::string& op = n.op_type;
   if (op == "Conv" || op == "ConvInteger") return MacKind::kConv;
-  if (op == "QLinearConv" || op == "QLinearConv16") return *weight_input = 3, MacKind::kConv;
+  if (op == "QLinearConv" || op == "QLinearConv16" || op == "QLinearConvRegion")
+    return *weight_input = 3, MacKind::kConv;
   if (op == "ConvTranspose") return MacKind::kConvTranspose;
   if (op == "MatMul" || op == "Gemm" || op == "MatMulInteger") return MacKind::kMatMul;
   if (op == "QLinearMatMul" || op == "QLinearMatMul16") return *weight_input = 3, MacKind::kMatMul;

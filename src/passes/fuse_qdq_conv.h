@@ -12,12 +12,18 @@
 // quantizes biases. A Relu / Clip between Conv and QuantizeLinear is fused only when the output
 // quantization already implies it (quantization is monotone, so Q(max(v, lo)) = max(Q(v), Q(lo)):
 // the activation is a no-op when Q(lo) is the type minimum and Q(hi) the maximum, e.g. Relu with
-// a u8 y_zp of 0); otherwise the pattern stays unfused (no clamp attribute is invented).
+// a u8 y_zp of 0); otherwise it becomes a one-step nfuse.QLinearConvRegion (below).
 //
 // W8A16: the same chain with 16-bit x_q and y_q (i16/u16; Q/DQ of the default domain, opset 21,
 // or ONNX Runtime's "com.microsoft" ones, which it writes below opset 21) becomes
 // nfuse.QLinearConv16 (src/ops/qlinear16.cpp): the layers mixed-precision quantization promoted
 // to int16 activations run on the int16 x int8 kernels instead of in f32.
+//
+// A Conv whose float output only an element-wise region reads (HardSwish, the affine after it,
+// equalization's per-channel Mul...), the region ending in an 8-bit QuantizeLinear, becomes
+// nfuse.QLinearConvRegion (src/ops/qlinear_conv_region.cpp): the region runs on the exact
+// accumulator, scaled to float, before the one quantization. This is what `nfuse quantize`
+// writes for such a Conv (quant_plan.h).
 //
 // Numerics: the QDQ graph computes in f32 (dequantized operands, f32 accumulation, f32 bias, one
 // quantize); QLinearConv accumulates exactly in int32 and requantizes with (x_scale * w_scale) /

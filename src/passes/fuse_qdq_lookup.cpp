@@ -11,75 +11,14 @@
 #include "passes/pass_util.h"
 #include "passes/qdq16_match.h"
 #include "passes/qdq_match.h"
+#include "passes/region_match.h"
 
 namespace nfuse::passes {
 namespace {
 
 // Input codes of an 8-bit and of a 16-bit x: the table's length.
 int64_t table_size(ir::DType x) { return is_q16(x) ? 65536 : 256; }
-// A bound on the region: activations are a handful of ops; more means something else is going on.
-constexpr size_t kMaxRegionNodes = 16;
-
 const ir::Tensor* constant(const ir::Value* v) { return v && v->constant ? &*v->constant : nullptr; }
-
-// Default-domain ops that map each element on its own (one data input; Clip's bounds are
-// constants checked below).
-const std::set<std::string>& unary_ops() {
-  static const std::set<std::string> ops = {
-      "Abs",     "Acos",     "Acosh",    "Asin",  "Asinh",       "Atan",  "Atanh",    "Ceil",  "Celu",
-      "Clip",    "Cos",      "Cosh",     "Elu",   "Erf",         "Exp",   "Floor",    "HardSigmoid",
-      "HardSwish", "Identity", "LeakyRelu", "Log", "Mish",       "Neg",   "Reciprocal", "Relu", "Round",
-      "Selu",    "Sigmoid",  "Sign",     "Sin",   "Sinh",        "Softplus", "Softsign", "Sqrt", "Tan",
-      "Tanh",    "ThresholdedRelu"};
-  return ops;
-}
-
-// Default-domain binary element-wise ops: inside a region each operand is a region value (all
-// have x's shape) or a one-element constant.
-const std::set<std::string>& binary_ops() {
-  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu"};
-  return ops;
-}
-
-// A one-element constant that cannot broadcast x (of rank `x_rank`, -1 unknown) to a larger shape.
-bool scalar_like(const ir::Value* v, int x_rank) {
-  const ir::Tensor* c = constant(v);
-  return c && c->numel() == 1 && (c->rank() == 0 || c->rank() <= x_rank);
-}
-
-// A constant operand a region may hold: one element, or one per channel. *channels: the
-// per-channel count it implies (unchanged for one element); false on a mismatch.
-bool region_constant(const ir::Value* v, int x_rank, int64_t* channels) {
-  if (scalar_like(v, x_rank)) return true;
-  const int64_t c = constant(v) ? channel_constant_count(*constant(v), x_rank) : 0;
-  if (c == 0 || (*channels > 1 && *channels != c)) return false;
-  *channels = c;
-  return true;
-}
-
-bool is_elementwise(const ir::Node& n, int x_rank, int64_t* channels) {
-  if (n.outputs.size() != 1 || !n.output(0) || !n.implicit_inputs.empty()) return false;
-  if (!ir::dtype_is_float(n.output(0)->type.dtype)) return false;
-  if (n.domain == "nfuse") return n.op_type == "Gelu" && n.num_inputs() == 1;
-  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
-  if (unary_ops().count(n.op_type)) {
-    if (!n.input(0) || n.input(0)->constant) return false;
-    for (int i = 1; i < n.num_inputs(); ++i)
-      if (n.input(i) && !scalar_like(n.input(i), x_rank)) return false;
-    return n.op_type == "Clip" || n.num_inputs() == 1;
-  }
-  if (binary_ops().count(n.op_type)) {
-    if (n.num_inputs() != 2 || !n.input(0) || !n.input(1)) return false;
-    int data = 0;
-    for (int i = 0; i < 2; ++i) {
-      if (!n.input(i)->constant) ++data;
-      else if (n.op_type == "PRelu" ? !scalar_like(n.input(i), x_rank) : !region_constant(n.input(i), x_rank, channels))
-        return false;
-    }
-    return data > 0;
-  }
-  return false;
-}
 
 // A per-tensor Q/DQ whose scale and zero point are constants (the evaluator computes with them).
 bool per_tensor_constant_params(const ir::Node& n) {
@@ -89,49 +28,10 @@ bool per_tensor_constant_params(const ir::Node& n) {
   return !n.input(2) || (constant(n.input(2)) && constant(n.input(2))->numel() == 1);
 }
 
-struct Region {
-  ir::Node* dq = nullptr;
-  std::vector<ir::Node*> nodes;  // in graph (topological) order
-  int64_t channels = 1;          // > 1: per-channel constants, one table per channel
-  int x_rank = -1;
-};
-
-// The nodes between q's input and one DequantizeLinear, walking producers backwards.
-std::optional<Region> find_region(ir::Graph& graph, ir::Node& q) {
-  Region r;
-  // The region's output has x's shape: its rank bounds the constants' ranks.
-  const ir::Shape& ys = q.input(0)->type.shape;
-  const int x_rank = ys.rank_known() ? ys.rank() : -1;
-  r.x_rank = x_rank;
-  std::set<const ir::Node*> members;
-  std::vector<ir::Value*> stack = {q.input(0)};
-  std::set<const ir::Value*> seen;
-  while (!stack.empty()) {
-    ir::Value* v = stack.back();
-    stack.pop_back();
-    if (!seen.insert(v).second) continue;
-    ir::Node* p = v->constant ? nullptr : v->producer;
-    if (!p) return std::nullopt;
-    if (is_qdq_op(p, "DequantizeLinear")) {
-      if (r.dq && r.dq != p) return std::nullopt;
-      r.dq = p;
-      continue;
-    }
-    if (members.size() >= kMaxRegionNodes || !is_elementwise(*p, x_rank, &r.channels)) return std::nullopt;
-    members.insert(p);
-    for (ir::Value* in : p->inputs)
-      if (in && !in->constant) stack.push_back(in);
-  }
-  if (!r.dq || !r.dq->input(0)) return std::nullopt;  // no members: DequantizeLinear -> QuantizeLinear
-  for (const ir::Node* m : members) {
-    // Every intermediate feeds only the region (or q, for its output) and is no graph output.
-    const ir::Value* out = m->output(0);
-    if (out->is_graph_output) return std::nullopt;
-    for (const ir::Node* c : out->consumers)
-      if (!members.count(c) && !(c == &q && out == q.input(0))) return std::nullopt;
-  }
-  for (const auto& n : graph.nodes())
-    if (members.count(n.get())) r.nodes.push_back(n.get());
+// A region whose root is a DequantizeLinear (r.root).
+std::optional<ElementwiseRegion> find_region(ir::Graph& graph, ir::Node& q) {
+  auto r = find_elementwise_region(graph, q, [](const ir::Node& n) { return is_qdq_op(&n, "DequantizeLinear"); });
+  if (!r || !r->root->input(0)) return std::nullopt;
   return r;
 }
 
@@ -139,8 +39,8 @@ std::optional<Region> find_region(ir::Graph& graph, ir::Node& q) {
 // the graph would. Per-channel constants (8-bit x only): the codes run as a [1, C, 256, 1...]
 // tensor (x's rank), so each channel's constants broadcast onto its own row, and the table is
 // [C, 256].
-Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeEvaluator& evaluate) {
-  const ir::DType xt = r.dq->input(0)->type.dtype;
+Result<ir::Tensor> compute_table(const ElementwiseRegion& r, const ir::Node& q, const NodeEvaluator& evaluate) {
+  const ir::DType xt = r.root->input(0)->type.dtype;
   const int64_t table_len = table_size(xt);
   const int64_t rows = r.channels;
   std::vector<int64_t> dims = {table_len};
@@ -178,7 +78,7 @@ Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeE
     values[n.output(0)] = std::move(outs[0]);
     return ok_status();
   };
-  NFUSE_RETURN_IF_ERROR_PLAIN(run(*r.dq, &codes, 0));
+  NFUSE_RETURN_IF_ERROR_PLAIN(run(*r.root, &codes, 0));
   for (const ir::Node* n : r.nodes) NFUSE_RETURN_IF_ERROR_PLAIN(run(*n, nullptr, -1));
   NFUSE_RETURN_IF_ERROR_PLAIN(run(q, nullptr, -1));
   ir::Tensor table =
@@ -191,80 +91,30 @@ Result<ir::Tensor> compute_table(const Region& r, const ir::Node& q, const NodeE
 // The region as nfuse.QLinearRegion (ops/qlinear_region.cpp): its nodes as steps over slots,
 // its constants as inputs ([1] or [C]). False (nothing changed) for an op the program does not
 // run or a constant it cannot take.
-bool fuse_as_region(ir::Graph& graph, const Region& r, ir::Node& q, PassLog& log) {
-  std::unordered_map<const ir::Value*, int64_t> slot = {{r.dq->output(0), 0}};
-  std::vector<std::string> ops;
-  std::vector<int64_t> operands;
-  std::vector<float> params;
-  std::vector<ir::Tensor> constants;
-  auto operand = [&](const ir::Value* v, int64_t* out) {
-    if (const auto s = slot.find(v); s != slot.end()) return *out = s->second, true;
-    const ir::Tensor* c = constant(v);
-    if (!c || c->dtype() != ir::DType::kF32) return false;
-    const int64_t channels = c->numel() == 1 ? 1 : channel_constant_count(*c, r.x_rank);
-    if (channels == 0 || (channels > 1 && channels != r.channels)) return false;
-    constants.push_back(c->reshaped({channels}));
-    *out = -static_cast<int64_t>(constants.size());
-    return true;
-  };
-  for (const ir::Node* n : r.nodes) {
-    const bool binary = binary_ops().count(n->op_type) != 0;
-    int64_t a = 0, b = 0;
-    float p0 = 0.0f, p1 = 0.0f;
-    if (!operand(n->input(0), &a)) return false;
-    if (binary && !operand(n->input(1), &b)) return false;
-    if (n->op_type == "Clip") {
-      p0 = n->attrs.get_float("min", -std::numeric_limits<float>::infinity());
-      p1 = n->attrs.get_float("max", std::numeric_limits<float>::infinity());
-      for (int i = 1; i <= 2; ++i) {
-        if (!n->input(i)) continue;
-        const ir::Tensor* c = constant(n->input(i));
-        if (!c || c->numel() != 1) return false;
-        (i == 1 ? p0 : p1) = static_cast<float>(c->get_double(0));
-      }
-    } else if (n->op_type == "LeakyRelu") {
-      p0 = n->attrs.get_float("alpha", 0.01f);
-    } else if (n->op_type == "HardSigmoid") {
-      p0 = n->attrs.get_float("alpha", 0.2f);
-      p1 = n->attrs.get_float("beta", 0.5f);
-    }
-    if (!n->domain.empty() || !ops::qlinear_region_runs(n->op_type)) return false;
-    ops.push_back(n->op_type);
-    operands.insert(operands.end(), {a, b});
-    params.insert(params.end(), {p0, p1});
-    slot[n->output(0)] = static_cast<int64_t>(ops.size());
-  }
-  if (ops.empty()) {  // a requantization: DequantizeLinear -> QuantizeLinear
-    ops.push_back("Identity");
-    operands.insert(operands.end(), {0, 0});
-    params.insert(params.end(), {0.0f, 0.0f});
-  }
-  if (ops.size() + 1 > 64 || constants.size() + 5 > 64) return false;
+bool fuse_as_region(ir::Graph& graph, const ElementwiseRegion& r, ir::Node& q, PassLog& log) {
+  RegionSteps steps;
+  if (!region_steps(r, r.root->output(0), &steps)) return false;
   // The op takes both zero points as inputs; a Q/DQ that leaves one implicit keeps its own form.
-  if (!r.dq->has_input(2) || !q.has_input(2)) return false;
-  std::string chain = r.dq->label();
+  if (!r.root->has_input(2) || !q.has_input(2)) return false;
+  std::string chain = r.root->label();
   for (const ir::Node* n : r.nodes) chain += " -> " + n->label();
   chain += " -> " + q.label();
   const ir::Node* last = q.input(0)->producer;
-  std::vector<ir::Value*> inputs = {r.dq->input(0), r.dq->input(1), r.dq->input(2), q.input(1), q.input(2)};
-  for (size_t j = 0; j < constants.size(); ++j)
-    inputs.push_back(add_constant(graph, last->name + "_c" + std::to_string(j), std::move(constants[j])));
+  std::vector<ir::Value*> inputs = {r.root->input(0), r.root->input(1), r.root->input(2), q.input(1), q.input(2)};
+  for (size_t j = 0; j < steps.constants.size(); ++j)
+    inputs.push_back(add_constant(graph, last->name + "_c" + std::to_string(j), std::move(steps.constants[j])));
   ir::Node* region = graph.add_node("QLinearRegion", last->name, inputs, {});
-  region->domain = "nfuse";
-  region->opset = 1;
-  region->attrs.set("ops", ops);
-  region->attrs.set("operands", operands);
-  region->attrs.set("params", params);
-  if (!graph.opsets.count("nfuse")) graph.opsets["nfuse"] = 1;
+  set_region_steps(graph, *region, steps);
   std::vector<const ir::Node*> users(r.nodes.begin(), r.nodes.end());
   users.push_back(&q);  // an empty region: q reads the DequantizeLinear itself
-  if (only_used_by(r.dq->output(0), users)) graph.remove_node(r.dq);
+  if (only_used_by(r.root->output(0), users)) graph.remove_node(r.root);
   for (ir::Node* n : r.nodes) graph.remove_node(n);
   ir::Value* out = q.output(0);
   graph.remove_node(&q);
   q.outputs[0] = nullptr;
   region->outputs = {out};
-  log.add("fused " + chain + " into QLinearRegion '" + region->name + "' (" + std::to_string(ops.size()) + " steps)");
+  log.add("fused " + chain + " into QLinearRegion '" + region->name + "' (" + std::to_string(steps.ops.size()) +
+          " steps)");
   return true;
 }
 
@@ -288,8 +138,8 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, const NodeEvaluator& evalua
   const ir::DType yt = q.output(0)->type.dtype;
   if (!per_tensor_constant_params(q) || !(is_q8(yt) || is_q16(yt))) return false;
   auto r = find_region(graph, q);
-  if (!r || !per_tensor_constant_params(*r->dq)) return false;
-  const ir::DType xt = r->dq->input(0)->type.dtype;
+  if (!r || !per_tensor_constant_params(*r->root)) return false;
+  const ir::DType xt = r->root->input(0)->type.dtype;
   if (!(is_q8(xt) || is_q16(xt))) return false;
   // Mixed widths (a requantization between an int16 and an int8 layer), or 16 bits with
   // per-channel constants: no table, the region op.
@@ -298,18 +148,18 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, const NodeEvaluator& evalua
   if (!table.ok()) return false;  // an op the ref kernels cannot run on these values: leave it
   if (table->dtype() != q.output(0)->type.dtype) return false;
 
-  std::string chain = r->dq->label();
+  std::string chain = r->root->label();
   for (const ir::Node* n : r->nodes) chain += " -> " + n->label();
   chain += " -> " + q.label();
   ir::Node* last = q.input(0)->producer;
   ir::Value* t = add_constant(graph, last->name + "_table", std::move(*table));
-  ir::Node* lookup = graph.add_node("QLinearLookup", last->name, {r->dq->input(0), t}, {});
+  ir::Node* lookup = graph.add_node("QLinearLookup", last->name, {r->root->input(0), t}, {});
   lookup->domain = "nfuse";
   lookup->opset = 1;
   if (!graph.opsets.count("nfuse")) graph.opsets["nfuse"] = 1;
   std::vector<const ir::Node*> users(r->nodes.begin(), r->nodes.end());
   users.push_back(&q);  // an empty region: q reads the DequantizeLinear itself
-  if (only_used_by(r->dq->output(0), users)) graph.remove_node(r->dq);
+  if (only_used_by(r->root->output(0), users)) graph.remove_node(r->root);
   for (ir::Node* n : r->nodes) graph.remove_node(n);
   ir::Value* out = q.output(0);
   graph.remove_node(&q);

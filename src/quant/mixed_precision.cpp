@@ -116,7 +116,8 @@ Result<MacShares> executed_mac_shares(const ir::Graph& qdq, const std::vector<in
   NFUSE_ASSIGN_OR_RETURN(const compile::Plan* plan, session->prepare({{in->name, dims}}));
   const ir::Graph& g = session->planned_graph(*plan);
   const backends::PlanView view = plan->view(g);
-  static const std::set<std::string> kInt8 = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger"};
+  static const std::set<std::string> kInt8 = {"QLinearConv", "QLinearConvRegion", "QLinearMatMul", "ConvInteger",
+                                              "MatMulInteger"};
   static const std::set<std::string> kInt16 = {"QLinearConv16", "QLinearMatMul16"};
   MacShares m;
   for (const auto& n : g.nodes()) {

@@ -231,6 +231,9 @@ Result<QdqGraph> build_qdq_graph(const ir::Graph& fp32, const QuantPlan& plan,
     const ActScheme s = selection.int16_layers.count(l.node_output) ? ActScheme::kS16Symmetric : selection.act;
     layer_scheme[&l] = s;
     if (l.output_quantized) scheme[l.output] = s;
+    // A Conv that absorbed its region runs it as a float epilogue at 8 bits (no Q/DQ between);
+    // promoted to int16 it is a 16-bit conv and a 16-bit region again.
+    if (!l.fused_root.empty() && s == ActScheme::kS16Symmetric) scheme[l.fused_root] = s;
   }
   std::set<std::string> written;
   for (const auto& [t, s] : scheme) written.insert(t);

@@ -1,5 +1,6 @@
 #include "quant/quant_plan.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -225,7 +226,7 @@ ir::Node* find_layer_node(const ir::Graph& g, const PlannedLayer& layer) {
   return v ? v->producer : nullptr;
 }
 
-Result<QuantPlan> plan_quantization(const ir::Graph& g, ActScheme act) {
+Result<QuantPlan> plan_quantization(const ir::Graph& g, ActScheme act, bool conv_regions) {
   QuantPlan plan;
   std::set<std::string> seen;
   auto add_tensor = [&](const std::string& name) {
@@ -248,13 +249,29 @@ Result<QuantPlan> plan_quantization(const ir::Graph& g, ActScheme act) {
       absorbed_by[&n] = y->consumers[0];
     }
   }
-  // Element-wise regions: one lookup layer each, quantized only at their input and output.
+  // Element-wise regions: one lookup layer each, quantized only at their input and output; with
+  // 8-bit activations a Conv whose output only its region reads absorbs it instead (the region
+  // then runs on the convolution's float output: nfuse.QLinearConvRegion), unless the region
+  // writes a graph output: that stays float, and the Conv would be left with no quantized output.
   std::map<const ir::Node*, const Region*> region_start;
+  std::map<const ir::Node*, const Region*> absorbed_region;  // Conv layer -> the region after it
   std::set<const ir::Node*> in_region;
   const std::vector<Region> regions = find_regions(g, absorbed);
   for (const Region& r : regions) {
-    region_start[r.nodes.front()] = &r;
     in_region.insert(r.nodes.begin(), r.nodes.end());
+    const ir::Node* conv = r.root->producer;
+    LayerKind kind{};
+    int axis = -1;
+    bool only_region = conv_regions && conv && !r.root->is_graph_output && !r.output->is_graph_output &&
+                       act != ActScheme::kS16Symmetric && conv->op_type == "Conv" && !absorbed_by.count(conv) &&
+                       layer_kind(*conv, &kind, &axis);
+    for (const ir::Node* c : only_region ? r.root->consumers : std::vector<ir::Node*>{})
+      only_region = only_region && std::find(r.nodes.begin(), r.nodes.end(), c) != r.nodes.end();
+    if (only_region) {
+      absorbed_region[conv] = &r;
+    } else {
+      region_start[r.nodes.front()] = &r;
+    }
   }
   for (const auto& up : g.nodes()) {
     const ir::Node& n = *up;
@@ -286,6 +303,12 @@ Result<QuantPlan> plan_quantization(const ir::Graph& g, ActScheme act) {
       for (int i = 0; i < data_inputs; ++i) l.inputs.push_back(n.input(i)->name);
       const ir::Value* y = n.output(0);
       if (const auto a = absorbed_by.find(&n); a != absorbed_by.end()) y = a->second->output(0);
+      if (const auto a = absorbed_region.find(&n); a != absorbed_region.end()) {
+        y = a->second->output;
+        l.fused_root = n.output(0)->name;
+        for (const ir::Node* m : a->second->nodes) l.region.push_back(m->output(0)->name);
+        plan.int16_only.insert(l.fused_root);
+      }
       l.output = y->name;
       l.output_quantized = !y->is_graph_output;
     }
@@ -295,6 +318,10 @@ Result<QuantPlan> plan_quantization(const ir::Graph& g, ActScheme act) {
   for (const auto& l : plan.layers) {
     for (const auto& in : l.inputs) add_tensor(in);
     if (l.output_quantized) add_tensor(l.output);
+    if (!l.fused_root.empty()) add_tensor(l.fused_root);
+  }
+  for (auto it = plan.int16_only.begin(); it != plan.int16_only.end();) {  // layers connected_layers dropped
+    it = seen.count(*it) ? std::next(it) : plan.int16_only.erase(it);
   }
   if (plan.layers.empty()) return unsupported("quantize: nothing to quantize (no Conv / Gemm / MatMul with a constant weight, Add, Concat, pool or activation on float tensors)");
 

@@ -92,6 +92,9 @@ std::string report_json(const ReportInput& in) {
       in.options.equalize_activations
           ? nlohmann::json{{"pairs", q.activation_equalized_pairs}, {"channels", q.activation_equalized_channels}}
           : nlohmann::json(nullptr);
+  int conv_regions = 0;
+  for (const auto& l : q.plan.layers) conv_regions += l.fused_root.empty() ? 0 : 1;
+  j["conv_regions"] = q.selection.weights_only ? nlohmann::json(nullptr) : nlohmann::json(conv_regions);
   j["ranges_cut_to_readers"] =
       q.selection.weights_only ? nlohmann::json(nullptr) : nlohmann::json(q.ranges_cut_to_readers);
   j["biases_corrected"] = in.options.bias_correction ? nlohmann::json(q.biases_corrected) : nlohmann::json(nullptr);

@@ -71,13 +71,14 @@ struct ChannelMean {
 // Per-channel ranges of every pair's activation from a float run over `batches`, then the
 // rescaling (activation_equalize.h).
 Result<ActivationEqualizeReport> equalize_activations(ir::Graph& g, const std::vector<ir::Tensor>& batches,
-                                                      ActScheme act, int threads) {
+                                                      ActScheme act, bool conv_regions, int threads) {
   ActivationEqualizeReport report;
-  NFUSE_ASSIGN_OR_RETURN(QuantPlan plan, plan_quantization(g, act));
+  NFUSE_ASSIGN_OR_RETURN(QuantPlan plan, plan_quantization(g, act, conv_regions));
   std::vector<std::string> roots, outputs;
   for (const auto& l : plan.layers) {
-    if (l.kind != LayerKind::kLookup) continue;
-    roots.push_back(l.inputs[0]);
+    // A Conv's absorbed region: no 8-bit tensor on its input side to equalize, its output still.
+    if (l.kind != LayerKind::kLookup && l.fused_root.empty()) continue;
+    if (l.kind == LayerKind::kLookup) roots.push_back(l.inputs[0]);
     if (l.output_quantized) outputs.push_back(l.output);
   }
   const std::vector<ActivationPair> pairs = activation_equalization_pairs(g, roots, outputs);
@@ -208,16 +209,17 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
     result.equalized_pairs = eq.pairs;
   }
   if (options.equalize_activations) {
-    auto eq = equalize_activations(
-        g, batches, options.precision == Precision::kInt16 ? ActScheme::kS16Symmetric : options.act, options.threads);
+    auto eq = equalize_activations(g, batches,
+                                   options.precision == Precision::kInt16 ? ActScheme::kS16Symmetric : options.act,
+                                   options.conv_regions, options.threads);
     if (!eq.ok()) return eq.status().with_context("quantize: activation equalization");
     result.activation_equalized_pairs = eq->pairs;
     result.activation_equalized_channels = eq->channels;
   }
   // int16 everywhere is symmetric s16 (a Conv's Relu / Clip becomes the fused op's clamp).
-  NFUSE_ASSIGN_OR_RETURN(result.plan, plan_quantization(g, options.precision == Precision::kInt16
-                                                               ? ActScheme::kS16Symmetric
-                                                               : options.act));
+  NFUSE_ASSIGN_OR_RETURN(
+      result.plan, plan_quantization(g, options.precision == Precision::kInt16 ? ActScheme::kS16Symmetric : options.act,
+                                     options.conv_regions));
   result.layers = result.plan.layers;
 
   // Calibration on the float graph: observers, and per-channel input means for bias correction.
@@ -274,7 +276,7 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
   std::map<std::string, std::vector<RangeCandidate>> candidates;
   if (options.method == Method::kAuto) {
     for (const auto& name : observed) {
-      if (is_minmax_input(name)) continue;
+      if (is_minmax_input(name) || result.plan.int16_only.count(name)) continue;
       auto c = range_candidates(observers[name], mo8);
       if (!c.ok()) return c.status().with_context("calibration: ranges of '" + name + "'");
       candidates[name] = std::move(*c);

@@ -60,6 +60,10 @@ struct QuantizeOptions {
   bool equalize_activations = false;  // activation equalization first (activation_equalize.h)
   bool bias_correction = false;  // see QdqSelection::bias_correction
   WeightRounding weight_rounding = WeightRounding::kNearest;
+  // 8-bit activations: a Conv absorbs the element-wise region after it (quant_plan.h), which then
+  // runs on the exact accumulator (nfuse.QLinearConvRegion); false: the Conv's output is
+  // quantized and the region is an 8-bit lookup.
+  bool conv_regions = true;
 };
 
 struct QuantizedTensorInfo {

@@ -91,6 +91,9 @@ Result<QuantizeOptions> parse_options(const QuantizeModelOptions& o) {
       o.equalize == "activations" || (o.equalize == "auto" && o.precision != "int16" && !o.weight_only);
   qo.bias_correction = o.bias_correction;
   NFUSE_ASSIGN_OR_RETURN(qo.weight_rounding, parse_weight_rounding(o.weight_rounding));
+  if (o.conv_activations != "float" && o.conv_activations != "lookup")
+    return invalid_argument("--conv-activations: '" + o.conv_activations + "' is not float or lookup");
+  qo.conv_regions = o.conv_activations == "float";
   qo.method_options.percentile = o.percentile;
   qo.threads = o.threads;
   return qo;
@@ -268,6 +271,10 @@ void summarise(const QuantizeModelOptions& o, const QuantizeResult& q, const Rep
     }
   }
   if (o.cle) appendf(out, "cross-layer equalization: %d conv pairs\n", q.equalized_pairs);
+  int conv_regions = 0;
+  for (const auto& l : q.plan.layers) conv_regions += l.fused_root.empty() ? 0 : 1;
+  if (conv_regions > 0 && !q.selection.weights_only)
+    appendf(out, "activations run on the conv accumulator (--conv-activations float): %d convs\n", conv_regions);
   if (q.ranges_cut_to_readers > 0 && !q.selection.weights_only)  // weight-only: no activation ranges
     appendf(out, "ranges cut where their lookups turn constant: %d tensors\n", q.ranges_cut_to_readers);
   if (q.activation_equalized_pairs > 0 || o.equalize == "activations")

@@ -38,6 +38,7 @@ struct QuantizeModelOptions {
   std::string equalize = "auto";
   bool bias_correction = false;
   std::string weight_rounding = "nearest";           // nearest | adaptive
+  std::string conv_activations = "float";            // float | lookup (QuantizeOptions::conv_regions)
   std::string size, mean, std_dev, layout = "nchw";  // image folders: preprocessing
 };
 

@@ -193,6 +193,7 @@ expect_error "--weights" --weights int2
 expect_error "--weight-only" --weight-only --precision int16
 expect_error "--weight-rounding" --weight-rounding stochastic
 expect_error "--equalize" --equalize weights
+expect_error "--conv-activations" --conv-activations table
 if "$NFUSE" quantize "$model" --calib "$tmp/nothing_here" -o "$tmp/bad.onnx" > "$tmp/bad.txt" 2>&1; then
   echo "FAIL: a missing calibration folder was accepted"; exit 1
 fi

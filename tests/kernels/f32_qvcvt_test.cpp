@@ -72,6 +72,38 @@ TEST(F32Qvcvt, MatchesQuantizeValue) {
   }
 }
 
+// `multiply`: v = x * scale, one f32 multiply (what nfuse.QLinearConvRegion's reference computes
+// as a last step, x times f32(1 / y_scale), then quantizes with scale 1), on every ISA.
+TEST(F32Qvcvt, MultiplyMatchesMultiplyThenQuantize) {
+  std::mt19937 rng(37);
+  for (Isa isa : test::available_isas()) {
+    const F32QuantizeFn fn = f32_quantize_q8_select(isa);
+    for (bool is_signed : {false, true}) {
+      for (int32_t zp : {-128, 0, 127, 255}) {
+        if (is_signed ? zp > 127 : zp < 0) continue;
+        for (float y_scale : {1.0f / 3.0f, 0.1f, 0.0173f, 7.25f}) {
+          const float inv = 1.0f / y_scale;
+          F32QuantizeParams p = f32_quantize_params(inv, zp, is_signed);
+          p.multiply = true;
+          for (size_t n : {0, 1, 15, 16, 17, 33, 67, 1000}) {
+            const std::vector<float> x = inputs(n, y_scale, rng);
+            std::vector<uint8_t> y(n + 1, 0xA5);
+            fn(x.data(), n, p, y.data());
+            for (size_t i = 0; i < n; ++i) {
+              const float v = x[i] * inv;
+              const int expect = is_signed ? static_cast<uint8_t>(nfuse::quantize_value<int8_t>(v, 1.0f, zp))
+                                           : nfuse::quantize_value<uint8_t>(v, 1.0f, zp);
+              ASSERT_EQ(static_cast<int>(y[i]), expect) << isa_name(isa) << " zp " << zp << " y_scale " << y_scale
+                                                        << " n " << n << " i " << i << " x " << x[i];
+            }
+            ASSERT_EQ(y[n], 0xA5) << "wrote past n";
+          }
+        }
+      }
+    }
+  }
+}
+
 // The 16-bit kernels (QuantizeLinear to int16 / uint16: W8A16 activations) the same way, with
 // inputs scaled to reach both ends of the 16-bit range.
 TEST(F32Qvcvt, SixteenBitMatchesQuantizeValue) {

@@ -113,5 +113,56 @@ TEST(Qu8Dwconv, MatchesReference) {
   }
 }
 
+// rq.f32_out: f32(acc) * multiplier as floats (a float epilogue's input), bit for bit, and
+// nothing written past out_width or outside the rows.
+TEST(Qu8Dwconv, FloatOutput) {
+  std::mt19937 rng(kSeed + 1);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Kernel& k : kernels_to_test()) {
+    for (size_t wo : {1, 15, 16, 17, 33, 70}) {
+      for (size_t sw : {1, 2}) {
+        const size_t ho = 3, sh = 2;
+        const size_t stride = qu8_dwconv_row_bytes(wo, sw);
+        std::vector<uint8_t> in(((ho - 1) * sh + 3) * stride);
+        for (uint8_t& b : in) b = static_cast<uint8_t>(byte(rng));
+        int8_t w[9];
+        for (int8_t& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+        const int32_t zp = byte(rng), bias = static_cast<int32_t>(rng() % 200001) - 100000;
+        int32_t wsum = 0;
+        for (int8_t v : w) wsum += v;
+        Qu8DwconvParams p;
+        p.in = in.data();
+        p.in_stride = stride;
+        for (size_t kx = 0; kx < 3; ++kx) p.w[kx] = qu8_dwconv_pack_column(w, kx);
+        p.bias = bias - zp * wsum;
+        p.multiplier = 0.0173f;
+        p.rq.f32_out = true;
+        const size_t out_stride = wo + 3;
+        std::vector<float> out((ho + 2) * out_stride, -7.5f);
+        p.out = reinterpret_cast<uint8_t*>(out.data() + out_stride);
+        p.out_stride = out_stride;
+        p.out_width = wo;
+        p.sh = sh;
+        p.sw = sw;
+        k.fn(p, 0, ho);
+        for (size_t y = 0; y < ho + 2; ++y) {
+          for (size_t x = 0; x < out_stride; ++x) {
+            const float got = out[y * out_stride + x];
+            if (y == 0 || y > ho || x >= wo) {
+              ASSERT_EQ(got, -7.5f) << k.name << " wrote outside the tile";
+              continue;
+            }
+            int64_t acc = bias;
+            for (size_t ky = 0; ky < 3; ++ky)
+              for (size_t kx = 0; kx < 3; ++kx)
+                acc += (static_cast<int64_t>(in[((y - 1) * sh + ky) * stride + x * sw + kx]) - zp) * w[ky * 3 + kx];
+            ASSERT_EQ(got, static_cast<float>(acc) * 0.0173f) << k.name << " wo " << wo << " sw " << sw << " x " << x;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nfuse::kernels

@@ -75,7 +75,9 @@ void load_fashion(Fashion* f) {
   f->labels = *lb;
 }
 
-// Top-1 (points) of the model at `path` on the cpu backend; counts the QLinearConv it ran.
+// Top-1 (points) of the model at `path` on the cpu backend; counts the integer convolutions it ran
+// (QLinearConv, or nfuse.QLinearConvRegion where the Relu runs on the accumulator: s8, whose
+// symmetric range cannot imply it).
 Result<double> top1(const std::string& path, const Fashion& f, int* qlinear_convs) {
   NFUSE_ASSIGN_OR_RETURN(auto graph, frontend::onnx::load_model(path));
   const std::string input = graph->inputs()[0]->name;
@@ -84,7 +86,8 @@ Result<double> top1(const std::string& path, const Fashion& f, int* qlinear_conv
   so.threads = 2;
   NFUSE_ASSIGN_OR_RETURN(auto session, runtime::Session::create(std::move(graph), so));
   *qlinear_convs = 0;
-  for (const auto& n : session->graph().nodes()) *qlinear_convs += n->op_type == "QLinearConv";
+  for (const auto& n : session->graph().nodes())
+    *qlinear_convs += n->op_type == "QLinearConv" || n->op_type == "QLinearConvRegion";
   int64_t correct = 0;
   const std::vector<ir::Tensor> batches = quant::split_batches(f.images, kBatch);
   int64_t row = 0;

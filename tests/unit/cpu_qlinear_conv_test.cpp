@@ -26,14 +26,17 @@ struct QCase {
   float saturate = 1.0f;  // > 1 shrinks y_scale so that outputs clip at both ends
   std::vector<int64_t> pads = {};  // ONNX pads (top, left, bottom, right) instead of `pad` on every side
   std::vector<int64_t> strides = {};  // (sh, sw) instead of `stride` on both axes
+  // nfuse.QLinearConvRegion instead: "hardswish" (equalization's per-channel Mul, then
+  // x * Clip(x + 3, 0, 6) / 6) or "sigmoid".
+  std::string region = "";
 };
 
 std::string describe(const QCase& c) {
   std::ostringstream s;
-  s << "n" << c.n << " c" << c.c << " " << c.h << "x" << c.w << " co" << c.co << " k" << c.k << " s" << c.stride
-    << " p" << c.pad << " d" << c.dil << " g" << c.group << (c.x_signed ? " x:s8" : " x:u8")
-    << (c.y_signed ? " y:s8" : " y:u8") << (c.per_channel ? " per-channel" : " per-tensor") << " x_zp " << c.x_zp
-    << " y_zp " << c.y_zp << (c.bias ? " bias" : "") << " sat " << c.saturate;
+  s << "n" << c.n << " c" << c.c << " " << c.h << "x" << c.w << " co" << c.co << " k" << c.k << " s" << c.stride << " p"
+    << c.pad << " d" << c.dil << " g" << c.group << (c.x_signed ? " x:s8" : " x:u8") << (c.y_signed ? " y:s8" : " y:u8")
+    << (c.per_channel ? " per-channel" : " per-tensor") << " x_zp " << c.x_zp << " y_zp " << c.y_zp
+    << (c.bias ? " bias" : "") << " sat " << c.saturate << " " << c.region;
   for (int64_t p : c.pads) s << " pads " << p;
   for (int64_t v : c.strides) s << " strides " << v;
   return s.str();
@@ -74,11 +77,31 @@ TypedNode build(const QCase& c, std::mt19937& rng) {
                       true});
   t.inputs.push_back({ir::Tensor::from_vector<float>({y_scale}, {}), true});
   t.inputs.push_back({scalar_q8(c.y_signed, c.y_zp), true});
-  if (c.bias) {
+  if (c.bias || !c.region.empty()) {  // the region op's B is required: zeros stand for none
     std::uniform_int_distribution<int32_t> bd(static_cast<int32_t>(-kk * 3000), static_cast<int32_t>(kk * 3000));
     std::vector<int32_t> b(static_cast<size_t>(c.co));
-    for (int32_t& v : b) v = bd(rng);
+    for (int32_t& v : b) v = c.bias ? bd(rng) : 0;
     t.inputs.push_back({ir::Tensor::from_vector<int32_t>(b, {c.co}), true});
+  }
+  if (c.region == "hardswish") {
+    t.op = "QLinearConvRegion";
+    t.domain = "nfuse";
+    std::uniform_real_distribution<float> eq(0.25f, 4.0f);
+    std::vector<float> per_channel(static_cast<size_t>(c.co));
+    for (float& v : per_channel) v = eq(rng);
+    t.inputs.push_back({ir::Tensor::from_vector<float>(per_channel, {c.co}), true});
+    t.inputs.push_back({ir::Tensor::from_vector<float>({3.0f}, {1}), true});
+    t.inputs.push_back({ir::Tensor::from_vector<float>({6.0f}, {1}), true});
+    t.attrs.set("ops", std::vector<std::string>{"Mul", "Add", "Clip", "Mul", "Div"});
+    t.attrs.set("operands", std::vector<int64_t>{0, -1, 1, -2, 2, 0, 1, 3, 4, -3});
+    t.attrs.set("params", std::vector<float>{0, 0, 0, 0, 0, 6, 0, 0, 0, 0});
+  } else if (c.region == "sigmoid") {
+    t.op = "QLinearConvRegion";
+    t.domain = "nfuse";
+    t.inputs[6].tensor.data<float>()[0] = 1.0f / 255.0f;  // y in [0, 1]
+    t.attrs.set("ops", std::vector<std::string>{"Sigmoid"});
+    t.attrs.set("operands", std::vector<int64_t>{0, 0});
+    t.attrs.set("params", std::vector<float>{0, 0});
   }
   t.attrs.set("kernel_shape", std::vector<int64_t>{c.k, c.k});
   t.attrs.set("strides", c.strides.empty() ? std::vector<int64_t>{c.stride, c.stride} : c.strides);
@@ -93,7 +116,8 @@ void check(const QCase& c, std::mt19937& rng, int threads = 1) {
   // The optimized op must take the node (not the reference fallback).
   auto g = t.build();
   const ir::Node* node = g->nodes()[0].get();
-  auto op = backends::cpu::make_qlinear_conv(*node, backends::CompileContext{});
+  auto op = c.region.empty() ? backends::cpu::make_qlinear_conv(*node, backends::CompileContext{})
+                             : backends::cpu::make_qlinear_conv_region(*node, backends::CompileContext{});
   ASSERT_TRUE(op.ok()) << op.status().to_string();
   ASSERT_NE(*op, nullptr) << describe(c) << ": fell back to the reference kernel";
   expect_typed_matches_ref(t, c.c / c.group * c.k * c.k, describe(c), threads);
@@ -261,6 +285,72 @@ TEST(CpuQLinearConv, DepthwiseBigKernels) {
   check({.c = 4, .h = 9, .w = 17, .co = 4, .k = 3, .stride = 2, .group = 4, .pads = {0, 1, 2, 0}}, rng);
 }
 
+// nfuse.QLinearConvRegion: the float epilogue on every path (W * X tiles with several pixel
+// blocks and channel tiles, X * W's int32 accumulators, grouped, depthwise on the f32 path with a
+// channel multiplier), u8 and s8, saturating outputs, threads; bit for bit with ref.
+TEST(CpuQLinearConv, RegionEpilogue) {
+  std::mt19937 rng(kSeed + 11);
+  for (const std::string region : {"hardswish", "sigmoid"}) {
+    for (int threads : {1, 3}) {
+      check({.c = 17, .h = 11, .w = 10, .co = 19, .k = 3, .pad = 1, .per_channel = true, .region = region}, rng,
+            threads);
+      check({.c = 256,
+             .h = 12,
+             .w = 12,
+             .co = 24,
+             .k = 3,
+             .pad = 1,
+             .x_signed = true,
+             .y_signed = true,
+             .x_zp = 5,
+             .y_zp = -20,
+             .region = region},
+            rng, threads);
+      check({.c = 64, .h = 40, .w = 41, .co = 16, .k = 1, .bias = false, .x_zp = 9, .saturate = 8.0f, .region = region},
+            rng, threads);
+      check({.c = 16, .h = 9, .w = 9, .co = 32, .k = 3, .pad = 1, .group = 4, .per_channel = true, .region = region},
+            rng, threads);
+      check({.c = 8,
+             .h = 13,
+             .w = 19,
+             .co = 16,
+             .k = 3,
+             .stride = 2,
+             .pad = 1,
+             .group = 8,
+             .per_channel = true,
+             .x_zp = 200,
+             .y_zp = 3,
+             .region = region},
+            rng, threads);
+      check({.c = 5,
+             .h = 10,
+             .w = 70,
+             .co = 5,
+             .k = 5,
+             .pad = 2,
+             .group = 5,
+             .x_signed = true,
+             .x_zp = -3,
+             .saturate = 8.0f,
+             .region = region},
+            rng, threads);
+    }
+  }
+}
+
+// A depthwise region op past the f32 path's 514 taps runs on the reference kernel.
+TEST(CpuQLinearConv, RegionEpilogueBigDepthwiseDeclines) {
+  std::mt19937 rng(kSeed + 12);
+  const TypedNode t =
+      build({.c = 2, .h = 24, .w = 24, .co = 2, .k = 23, .pad = 11, .group = 2, .region = "sigmoid"}, rng);
+  auto g = t.build();
+  auto op = backends::cpu::make_qlinear_conv_region(*g->nodes()[0], backends::CompileContext{});
+  ASSERT_TRUE(op.ok()) << op.status().to_string();
+  EXPECT_EQ(*op, nullptr);
+  expect_typed_matches_ref(t, 0, "529-tap depthwise region on ref");
+}
+
 // Every GEMM configuration this CPU runs (scalar, AVX2, AVX-512 VNNI, NEON) on one sweep.
 TEST(CpuQLinearConv, EveryKernelConfig) {
   for (const kernels::Qu8GemmConfig* cfg : kernels::qu8_gemm_configs()) {
@@ -279,6 +369,9 @@ TEST(CpuQLinearConv, EveryKernelConfig) {
     check({.c = 3, .h = 7, .w = 33, .co = 6, .k = 5, .pad = 2, .group = 3, .y_signed = true, .x_zp = 250,
            .y_zp = -100, .saturate = 8.0f},
           rng);
+    // The region epilogue on this ISA's GEMM, region and quantize kernels.
+    check({.c = 33, .h = 9, .w = 11, .co = 40, .k = 3, .pad = 1, .per_channel = true, .region = "hardswish"}, rng, 2);
+    check({.c = 6, .h = 13, .w = 19, .co = 6, .k = 3, .pad = 1, .group = 6, .region = "hardswish"}, rng);
   }
 }
 

@@ -23,6 +23,7 @@ struct TypedNode {
   ir::Attributes attrs;
   int outputs = 1;
   int opset = 17;
+  std::string domain;  // "" (ONNX) or "nfuse"
 
   std::unique_ptr<ir::Graph> build() const {
     auto g = std::make_unique<ir::Graph>();
@@ -46,6 +47,7 @@ struct TypedNode {
     for (int i = 0; i < outputs; ++i) outs.push_back(g->add_value("y" + std::to_string(i)).value());
     ir::Node* n = g->add_node(op, "n", ins, outs, attrs);
     n->opset = opset;
+    n->domain = domain;
     for (ir::Value* y : outs) g->outputs().push_back(y);
     g->relink();
     return g;

@@ -88,6 +88,24 @@ OnnxBuilder build(const Spec& s) {
     b.node("Clip", {"c", "lo", "hi"}, {"a"}, "act");
     y = "a";
   }
+  if (s.act == "HardSwish" || s.act == "Sigmoid") {
+    b.node(s.act, {"c"}, {"a"}, "act");
+    y = "a";
+  } else if (s.act == "equalized_hardswish") {
+    // Activation equalization's per-channel Mul, then HardSwish as x * Clip(x + 3, 0, 6) / 6.
+    std::vector<float> eq;
+    for (int64_t i = 0; i < s.co; ++i) eq.push_back(0.5f + 0.25f * static_cast<float>(i % 5));
+    b.initializer("eq", {1, s.co, 1, 1}, eq);
+    b.initializer("three", {}, {3.0f});
+    b.initializer("zero", {}, {0.0f});
+    b.initializer("six", {}, {6.0f});
+    b.node("Mul", {"c", "eq"}, {"m"}, "eq_mul");
+    b.node("Add", {"m", "three"}, {"m3"}, "add3");
+    b.node("Clip", {"m3", "zero", "six"}, {"cl"}, "clip");
+    b.node("Mul", {"m", "cl"}, {"mc"}, "mul");
+    b.node("Div", {"mc", "six"}, {"a"}, "div6");
+    y = "a";
+  }
   b.initializer("y_scale", {}, {s.y_scale});
   int_initializer(b, "y_zp", s.x_signed ? kI8 : kU8, {}, {s.y_zp});
   b.node("QuantizeLinear", {y, "y_scale", "y_zp"}, {"y_q"}, "qy");
@@ -106,7 +124,8 @@ OnnxBuilder build(const Spec& s) {
 
 // Runs the pass and compares the ref outputs before and after: within one output quantization
 // step (y_scale) everywhere, identical for most elements. Returns the rewritten graph.
-std::unique_ptr<ir::Graph> check(const Spec& s, bool expect_fused, const std::string& what) {
+std::unique_ptr<ir::Graph> check(const Spec& s, bool expect_fused, const std::string& what,
+                                 const char* fused_op = "QLinearConv") {
   SCOPED_TRACE(what);
   const OnnxBuilder b = build(s);
   auto before = load(b);
@@ -117,7 +136,7 @@ std::unique_ptr<ir::Graph> check(const Spec& s, bool expect_fused, const std::st
   EXPECT_TRUE(st.ok()) << st.to_string();
   Status v = after->verify();
   EXPECT_TRUE(v.ok()) << v.to_string();
-  EXPECT_EQ(count_ops(*after, "QLinearConv"), expect_fused ? 1 : 0);
+  EXPECT_EQ(count_ops(*after, fused_op), expect_fused ? 1 : 0);
   EXPECT_EQ(count_ops(*after, "Conv"), expect_fused ? 0 : 1);
   EXPECT_EQ(log.size(), expect_fused ? 1u : 0u);
   const std::vector<ir::Tensor> inputs = random_inputs(*before, kSeed);
@@ -164,10 +183,12 @@ TEST(FuseQdqConv, ImpliedActivations) {
   check({.x_signed = true, .act = "Relu", .y_zp = -128}, true, "Relu, s8 y_zp -128");
 }
 
-TEST(FuseQdqConv, ActivationsThatClampStayUnfused) {
-  check({.act = "Relu", .y_zp = 128}, false, "Relu with u8 y_zp 128");
-  check({.x_signed = true, .act = "Relu", .y_zp = 0}, false, "Relu with s8 y_zp 0");
-  check({.act = "Relu6", .y_scale = 0.05f}, false, "Relu6 narrower than the range");
+// An activation the output range does not imply is no QLinearConv (no clamp attribute is
+// invented); it runs as the one step of a QLinearConvRegion.
+TEST(FuseQdqConv, ActivationsThatClampBecomeRegions) {
+  check({.act = "Relu", .y_zp = 128}, true, "Relu with u8 y_zp 128", "QLinearConvRegion");
+  check({.x_signed = true, .act = "Relu", .y_zp = 0}, true, "Relu with s8 y_zp 0", "QLinearConvRegion");
+  check({.act = "Relu6", .y_scale = 0.05f}, true, "Relu6 narrower than the range", "QLinearConvRegion");
 }
 
 TEST(FuseQdqConv, ConditionsNotMet) {
@@ -175,6 +196,27 @@ TEST(FuseQdqConv, ConditionsNotMet) {
   check({.w_zp = 1}, false, "w_zp != 0");
   check({.c = 16, .per_channel = true, .w_axis = 1}, false, "per-axis scale on axis 1");
   check({.conv_output_used_twice = true}, false, "conv output with a second float consumer");
+}
+
+// A Conv whose float output runs through an element-wise region before its QuantizeLinear (what
+// quantization writes where the Conv absorbed its activation) becomes nfuse.QLinearConvRegion:
+// every node of the region goes, and the ref kernels give the QDQ graph's output within a step.
+TEST(FuseQdqConv, RegionAfterConv) {
+  auto g = check({.per_channel = true, .bias = "int32", .act = "equalized_hardswish", .y_zp = 10, .y_scale = 0.02f},
+                 true, "u8, equalized HardSwish decomposed", "QLinearConvRegion");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(count_ops(*g, "Mul") + count_ops(*g, "Add") + count_ops(*g, "Clip") + count_ops(*g, "Div"), 0);
+  const ir::Node* f = find_op(*g, "QLinearConvRegion");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->domain, "nfuse");
+  EXPECT_EQ(f->attrs.get_strings("ops").size(), 5u);
+  EXPECT_EQ(f->num_inputs(), 9 + 3);  // the per-channel Mul's constant, 3 and 6 (Clip's bounds are params)
+  check({.x_signed = true, .bias = "none", .act = "HardSwish", .y_zp = -100, .y_scale = 0.02f}, true,
+        "s8, HardSwish op, no bias (B of zeros)", "QLinearConvRegion");
+  check({.k = 1, .act = "Sigmoid", .y_scale = 1.0f / 255.0f}, true, "1x1, Sigmoid", "QLinearConvRegion");
+  // The region's input read by something else too: the Conv's output would need its own Q/DQ.
+  check({.act = "HardSwish", .conv_output_used_twice = true}, false, "conv output also read outside the region",
+        "QLinearConvRegion");
 }
 
 TEST(FuseQdqConv, SharedInputDequantizeStays) {

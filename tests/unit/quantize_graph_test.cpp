@@ -135,6 +135,7 @@ TEST(QuantizeGraph, SymmetricS8AndOtherMethods) {
     quant::QuantizeOptions options;
     options.method = method;
     options.act = quant::ActScheme::kS8Symmetric;
+    options.conv_regions = false;  // by default each Conv absorbs its Relu as a float epilogue
     auto q = quant::quantize_static(*g, batches(kSeed, 4), options);
     ASSERT_TRUE(q.ok()) << q.status().to_string();
     for (const auto& t : q->tensors) {
@@ -555,7 +556,9 @@ TEST(QuantizeGraph, MixedBoundaryIntoALookupRegion) {
   out(b, "y");
   auto g = load(b);
   ASSERT_TRUE(g);
-  auto q = quant::quantize_static(*g, batches(kSeed, 4), quant::QuantizeOptions{});
+  quant::QuantizeOptions options;
+  options.conv_regions = false;  // the Sigmoid a layer of its own (ConvAbsorbsItsRegion: the default)
+  auto q = quant::quantize_static(*g, batches(kSeed, 4), options);
   ASSERT_TRUE(q.ok()) << q.status().to_string();
   quant::QdqSelection s = q->selection;
   std::string lookup;
@@ -587,6 +590,103 @@ TEST(QuantizeGraph, MixedBoundaryIntoALookupRegion) {
   auto e = quant::evaluate_output(*q->qdq, data, *reference);
   ASSERT_TRUE(e.ok());
   EXPECT_GT(e->cosine, 0.99);
+}
+
+// A Conv whose output only its activation region reads (HardSwish written out, as PaddleOCR
+// exports it) absorbs the region: its output gets no Q/DQ, the region's does, and the cpu graph
+// runs the pair as one nfuse.QLinearConvRegion with no lookup left. Promoted to int16, the same
+// layer is a 16-bit conv and a 16-bit region again; `conv_regions` false gives the lookup.
+TEST(QuantizeGraph, ConvAbsorbsItsRegion) {
+  OnnxBuilder b;
+  b.input("x", kF, {-1, 3, 8, 8});
+  random_initializer(b, "w1", {4, 3, 3, 3}, kSeed, -0.5f, 0.5f);
+  random_initializer(b, "w2", {5, 4, 1, 1}, kSeed + 2, -0.5f, 0.5f);
+  b.initializer("three", {}, {3.0f});
+  b.initializer("zero", {}, {0.0f});
+  b.initializer("six", {}, {6.0f});
+  set_ints_attr(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Add", {"c1", "three"}, {"a1"}, "add3");
+  b.node("Clip", {"a1", "zero", "six"}, {"k1"}, "clip");
+  b.node("Mul", {"c1", "k1"}, {"m1"}, "mul");
+  b.node("Div", {"m1", "six"}, {"h1"}, "div6");
+  b.node("Conv", {"h1", "w2"}, {"c2"}, "conv2");
+  b.node("Relu", {"c2"}, {"r2"}, "relu2");
+  b.node("GlobalAveragePool", {"r2"}, {"y"}, "pool");
+  out(b, "y");
+  auto g = load(b);
+  ASSERT_TRUE(g);
+  quant::QuantizeOptions options;
+  options.equalize_activations = false;
+  auto q = quant::quantize_static(*g, batches(kSeed, 4), options);
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  const quant::PlannedLayer* conv1 = nullptr;
+  for (const auto& l : q->layers) {
+    EXPECT_NE(l.kind, quant::LayerKind::kLookup) << l.name;
+    if (l.name == "conv1") conv1 = &l;
+  }
+  ASSERT_NE(conv1, nullptr);
+  EXPECT_EQ(conv1->fused_root, "c1");
+  EXPECT_EQ(conv1->output, "h1");
+  EXPECT_EQ(conv1->region.size(), 4u);
+  for (const auto& t : q->tensors) EXPECT_NE(t.name, "c1");  // no Q/DQ on the accumulator's tensor
+  const auto data = batches(kSeed + 500, 2);
+  auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
+  ASSERT_TRUE(reference.ok());
+  auto ran_ops = [&](const char* op) {
+    auto copy = quant::clone_graph(*q->qdq);
+    EXPECT_TRUE(copy.ok());
+    runtime::SessionOptions so;
+    so.backend = "cpu";
+    auto session = runtime::Session::create(std::move(*copy), so);
+    EXPECT_TRUE(session.ok()) << session.status().to_string();
+    return session.ok() ? count_ops((*session)->graph(), op) : -1;
+  };
+  EXPECT_EQ(ran_ops("QLinearConvRegion"), 1);
+  EXPECT_EQ(ran_ops("QLinearLookup"), 0);
+  EXPECT_EQ(ran_ops("Conv"), 0);
+  auto e = quant::evaluate_output(*q->qdq, data, *reference);
+  ASSERT_TRUE(e.ok());
+  EXPECT_GT(e->cosine, 0.995);
+  // conv1 at int16: c1 gets its 16-bit Q/DQ back, and the pair runs as QLinearConv16 and a
+  // 16-bit region.
+  quant::QdqSelection s = q->selection;
+  s.int16_layers.insert(conv1->node_output);
+  ASSERT_TRUE(q->rebuild(s).ok());
+  bool c1_quantized = false;
+  for (const auto& t : q->tensors)
+    c1_quantized = c1_quantized || (t.name == "c1" && t.params.storage == ir::DType::kI16);
+  EXPECT_TRUE(c1_quantized);
+  EXPECT_EQ(ran_ops("QLinearConv16"), 1);
+  EXPECT_EQ(ran_ops("QLinearConvRegion"), 0);
+  EXPECT_EQ(ran_ops("Conv"), 0);
+  e = quant::evaluate_output(*q->qdq, data, *reference);
+  ASSERT_TRUE(e.ok());
+  EXPECT_GT(e->cosine, 0.995);
+  // The lookup instead.
+  options.conv_regions = false;
+  q = quant::quantize_static(*g, batches(kSeed, 4), options);
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  int lookups = 0;
+  for (const auto& l : q->layers) lookups += l.kind == quant::LayerKind::kLookup ? 1 : 0;
+  EXPECT_EQ(lookups, 1);
+  EXPECT_EQ(ran_ops("QLinearConvRegion"), 0);
+  EXPECT_EQ(ran_ops("QLinearLookup"), 1);
+  // A region writing a graph output stays float, so its Conv keeps its own quantized output (an
+  // absorbing Conv would have none and run in float).
+  OnnxBuilder head;
+  head.input("x", kF, {-1, 3, 8, 8});
+  random_initializer(head, "w1", {4, 3, 3, 3}, kSeed, -0.5f, 0.5f);
+  set_ints_attr(head.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  head.node("Sigmoid", {"c1"}, {"y"}, "sigmoid");
+  out(head, "y");
+  auto hg = load(head);
+  ASSERT_TRUE(hg);
+  auto plan = quant::plan_quantization(*hg, quant::ActScheme::kU8Asymmetric);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_FALSE(plan->layers.empty());
+  EXPECT_TRUE(plan->layers[0].fused_root.empty());
+  EXPECT_EQ(plan->layers[0].output, "c1");
+  EXPECT_TRUE(plan->layers[0].output_quantized);
 }
 
 TEST(QuantizeGraph, RejectsEmptyCalibration) {

@@ -32,6 +32,7 @@ int cmd_quantize(const QuantizeArgs& args) {
   o.equalize = args.equalize;
   o.bias_correction = args.bias_correction;
   o.weight_rounding = args.weight_rounding;
+  o.conv_activations = args.conv_activations;
   o.size = args.size;
   o.mean = args.mean;
   o.std_dev = args.std_dev;

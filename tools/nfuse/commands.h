@@ -80,6 +80,7 @@ struct QuantizeArgs {
   std::string equalize = "auto";     // auto | activations | none
   bool bias_correction = false;
   std::string weight_rounding = "nearest";
+  std::string conv_activations = "float";
   // Image folders (--calib / --eval holding PNG/JPEG): preprocessing into the model's input.
   std::string size;    // "HxW" (or "N" for NxN); default: the model input's static H, W
   std::string mean;    // "r,g,b" in 0..255 pixel units (default 0,0,0)

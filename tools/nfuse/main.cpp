@@ -101,6 +101,9 @@ int run_cli(int argc, char** argv) {
   quantize->add_flag("--bias-correction", quantize_args.bias_correction, "correct the bias for weight rounding");
   quantize->add_option("--weight-rounding", quantize_args.weight_rounding,
                        "nearest|adaptive (adaptive: each layer's weights rounded to minimise its output error)");
+  quantize->add_option("--conv-activations", quantize_args.conv_activations,
+                       "float|lookup: the activation after a Conv (8-bit) runs on its exact accumulator (float), or on "
+                       "its 8-bit output as a table (lookup: faster, less accurate)");
   quantize->add_option("--size", quantize_args.size, "image folders: HxW to resize to (default: model input)");
   quantize->add_option("--mean", quantize_args.mean, "image folders: per-channel mean, 0..255 units");
   quantize->add_option("--std", quantize_args.std_dev, "image folders: per-channel std, 0..255 units");

@@ -269,6 +269,7 @@ const std::map<std::pair<std::string, std::string>, OpFactory>& optimized_ops() 
       {{"nfuse", "QLinearMatMul16"}, make_qlinear_matmul16},
       {{"nfuse", "QLinearLookup"}, make_qlinear_lookup},
       {{"nfuse", "QLinearRegion"}, make_qlinear_region},
+      {{"nfuse", "QLinearConvRegion"}, make_qlinear_conv_region},
       {{"nfuse", "DynamicQuantMatMul"}, make_dynamic_quant_matmul},
       {{"nfuse", "DynamicQuantConv"}, make_dynamic_quant_conv},
       {{"nfuse", "Gelu"}, make_math},

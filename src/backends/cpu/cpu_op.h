@@ -196,6 +196,9 @@ Result<std::unique_ptr<CpuOp>> make_conv_transpose(const ir::Node& node, const C
 // QLinearConv, 2-D NCHW, u8/s8 activations, s8 weights with zero w_zp, constant scales, zero
 // points and bias, on the qu8 GEMM (cpu_qlinear_conv.cpp); bit-exact with ref.
 Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const CompileContext& ctx);
+// nfuse.QLinearConvRegion on QLinearConv's paths with the region as a float epilogue
+// (cpu_qlinear_conv.cpp, cpu_conv_region_epilogue.h); bit-exact with ref.
+Result<std::unique_ptr<CpuOp>> make_qlinear_conv_region(const ir::Node& node, const CompileContext& ctx);
 // QLinearMatMul, u8/s8 A times a constant 2-D s8 B with zero b_zp, per-tensor A and output
 // quantization, on the qu8 GEMM (cpu_qlinear_matmul.cpp); bit-exact with ref.
 Result<std::unique_ptr<CpuOp>> make_qlinear_matmul(const ir::Node& node, const CompileContext& ctx);

@@ -78,28 +78,31 @@ void QConvWx::set_row_params(const int32_t* bias_prime, const float* multiplier)
 // partition's scratch rather than op-owned, because one buffer shared by every convolution stays
 // in cache from one to the next, where ResNet-50's 53 op-owned copies each came cold. Every
 // worker's scratch is sized for both parts (the Scratch API sizes all alike).
-size_t QConvWx::scratch_floats(const Conv2dGeometry& g) const {
+// With a region, each worker's float tile (MR rows of a block) and the region's work follow.
+size_t QConvWx::scratch_floats(const Conv2dGeometry& g, const ConvRegionEpilogue* region) const {
   size_t padded = 0;
   if (!is_pointwise_unpadded(g) && g.ho != 0 && g.wo != 0) padded = QConvPaddedRows(g, 0, false).buffer_bytes(g.ho);
-  return (packed_x_bytes() + padded + sizeof(float) - 1) / sizeof(float);
+  const size_t base = (packed_x_bytes() + padded + sizeof(float) - 1) / sizeof(float);
+  return region ? base + cfg_.mr * block_ + region->work_floats() : base;
 }
 
 Status QConvWx::run(const Conv2dGeometry& g, const uint8_t* x_all, int32_t x_zp, bool x_signed, void* y_all,
                     const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe, RunContext& rc,
-                    const std::string& label) {
+                    const std::string& label, const ConvRegionEpilogue* region) {
   const size_t p = g.ho * g.wo, hw = g.h * g.w;
   const size_t cin_g = g.c / g.group, cg = co_ / g.group;
   if (p == 0 || g.n == 0) return ok_status();  // empty output (padded rows need ho, wo >= 1)
   const bool direct = is_pointwise_unpadded(g);
   const QConvPaddedRows padded(g, x_zp, x_signed);
   uint8_t* buf = nullptr;
+  const size_t tile_at = region ? scratch_floats(g) : 0;  // the float tile's offset in a worker's scratch
+  if (rc.scratch.floats() < scratch_floats(g, region)) return internal_error(label + ": scratch too small");
   if (!direct) {
-    if (rc.scratch.floats() < scratch_floats(g)) return internal_error(label + ": scratch too small");
     buf = reinterpret_cast<uint8_t*>(rc.scratch.get(0)) + packed_x_bytes();
     row_offset_.resize(k_);
     padded.row_offsets(g.ho, row_offset_.data());
   }
-  const size_t y_elem = rq.f32_out ? sizeof(float) : 1;
+  const size_t y_elem = rq.f32_out && !region ? sizeof(float) : 1;
   const kernels::GemmTasks tasks = kernels::gemm_tasks(cfg_.nr, cfg_.mr, p, cg, k_, rc.pool.threads());
   for (size_t n = 0; n < g.n; ++n) {
     for (size_t gi = 0; gi < g.group; ++gi) {
@@ -119,8 +122,9 @@ Status QConvWx::run(const Conv2dGeometry& g, const uint8_t* x_all, int32_t x_zp,
       rc.pool.run(tasks.count(), [&](size_t i, size_t worker) {
         size_t p0, p1, c0, c1;
         tasks.range(i, p, cg, &p0, &p1, &c0, &c1);
-        task(g, direct ? nullptr : &padded, buf, x, x_signed, x_zp, w, y, y_elem, p0, p1, c0, c1, rq, group_fe,
-             rc.scratch.get(worker));
+        float* scratch = rc.scratch.get(worker);
+        task(g, direct ? nullptr : &padded, buf, x, x_signed, x_zp, w, y, y_elem, p0, p1, c0, c1, rq, group_fe, scratch,
+             region, gi * cg, scratch + tile_at);
       });
     }
   }
@@ -129,8 +133,8 @@ Status QConvWx::run(const Conv2dGeometry& g, const uint8_t* x_all, int32_t x_zp,
 
 void QConvWx::task(const Conv2dGeometry& g, const QConvPaddedRows* padded, const uint8_t* buf, const uint8_t* x,
                    bool x_signed, int32_t x_zp, const uint8_t* w, uint8_t* y, size_t y_elem, size_t p0, size_t p1,
-                   size_t c0, size_t c1, const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe,
-                   float* scratch) const {
+                   size_t c0, size_t c1, const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe, float* scratch,
+                   const ConvRegionEpilogue* region, size_t first_channel, float* tile) const {
   const size_t p = g.ho * g.wo, hw = g.h * g.w;
   const size_t mr = cfg_.mr, nr = cfg_.nr, kpad = (k_ + 3) / 4 * 4;
   const size_t w_panel = kernels::qu8_wxgemm_packed_w_size(cfg_, mr, k_);
@@ -157,10 +161,19 @@ void QConvWx::task(const Conv2dGeometry& g, const QConvPaddedRows* padded, const
       const uint8_t* wp = w + c / mr * w_panel;
       if (fe.row_bias) tile_rq.row_bias = fe.row_bias + c;
       if (fe.row_factor) tile_rq.row_factor = fe.row_factor + c;
+      const size_t rows = std::min(mr, c1 - c);
       for (size_t j = 0; j < len; j += nr) {
         if (fe.row_factor) tile_rq.col_term = col_term + j;
-        cfg_.ukernel(std::min(mr, c1 - c), std::min(nr, len - j), kpad, wp, packed_x + j * kpad,
-                     y + (c * p + pb + j) * y_elem, p, tile_rq);
+        if (region) {
+          cfg_.ukernel(rows, std::min(nr, len - j), kpad, wp, packed_x + j * kpad, reinterpret_cast<uint8_t*>(tile + j),
+                       block_, tile_rq);
+        } else {
+          cfg_.ukernel(rows, std::min(nr, len - j), kpad, wp, packed_x + j * kpad, y + (c * p + pb + j) * y_elem, p,
+                       tile_rq);
+        }
+      }
+      for (size_t r = 0; region && r < rows; ++r) {
+        region->finish(tile + r * block_, len, first_channel + c + r, y + (c + r) * p + pb, tile + mr * block_);
       }
     }
   }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_conv_region_epilogue.h"
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_op.h"
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
@@ -56,8 +57,8 @@ class QConvWx {
   void set_row_params(const int32_t* bias_prime, const float* multiplier);
 
   // Scratch floats per worker for geometry g (the padded planes use x's zero point's byte only
-  // for their contents, not their size).
-  size_t scratch_floats(const Conv2dGeometry& g) const;
+  // for their contents, not their size); with `region`, also its float tile and work.
+  size_t scratch_floats(const Conv2dGeometry& g, const ConvRegionEpilogue* region = nullptr) const;
 
   // The float epilogue (rq.f32_out): per output channel a bias and, optionally, the factor c_o of
   // the zero-point cross term c_o * (colsum(X)_pixel - K * x_zp), added to the accumulator.
@@ -68,16 +69,20 @@ class QConvWx {
   };
 
   // y (NCHW: u8 / s8 bytes, or floats with rq.f32_out) from x (NCHW u8 / s8) with x's zero point
-  // x_zp; the scratch must hold scratch_floats(g).
+  // x_zp; the scratch must hold scratch_floats(g, region). With `region` (and rq.f32_out, the
+  // multipliers packed as its scales), each tile's float rows land in the worker's scratch and
+  // the region finishes them into y's u8 / s8 rows while they are in L1.
   Status run(const Conv2dGeometry& g, const uint8_t* x, int32_t x_zp, bool x_signed, void* y,
-             const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe, RunContext& rc, const std::string& label);
+             const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe, RunContext& rc, const std::string& label,
+             const ConvRegionEpilogue* region = nullptr);
 
  private:
   size_t packed_x_bytes() const { return ((k_ + 3) / 4 * 4 * block_ + 63) / 64 * 64; }
   // Output pixels [p0, p1) x channels [c0, c1) of one image and group, block by block of pixels.
   void task(const Conv2dGeometry& g, const QConvPaddedRows* padded, const uint8_t* buf, const uint8_t* x, bool x_signed,
             int32_t x_zp, const uint8_t* w, uint8_t* y, size_t y_elem, size_t p0, size_t p1, size_t c0, size_t c1,
-            const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe, float* scratch) const;
+            const kernels::Qu8GemmRequant& rq, const FloatEpilogue& fe, float* scratch,
+            const ConvRegionEpilogue* region, size_t first_channel, float* tile) const;
 
   static constexpr size_t kMaxBlock = 1024;         // pixels per block (a multiple of 32)
   static constexpr size_t kBlockBytes = 160 << 10;  // packed X per block

@@ -21,12 +21,20 @@
 // multipliers per row, and neither transpose remains. (On the X * W path the transposes, the
 // strided A packing of 1x1 layers and the per-pixel im2col cost about as much as the GEMM
 // itself; W * X ran ResNet-50's convolutions ~1.7x faster, 1 thread.)
+// nfuse.QLinearConvRegion runs on the same paths with a float epilogue (cpu_conv_region_epilogue.h):
+// W * X packs the region's scales as the multipliers and writes each tile's float rows into the
+// worker's scratch, where the region finishes them into the output rows; X * W keeps the int32
+// accumulators [P x Co] and the transposing pass finishes each channel. Depthwise ones run on
+// the f32 depthwise path of cpu_qlinear_dwconv.cpp with the region after the sums.
 // Covered only with constant scales, zero points, weights and bias (what pack time needs);
 // anything else returns nullptr and runs on the reference kernel.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 
+#include "backends/cpu/cpu_conv_region_epilogue.h"
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_q8_im2col.h"
 #include "backends/cpu/cpu_qconv_wx.h"
@@ -38,14 +46,16 @@ namespace {
 
 class QLinearConv final : public CpuOp {
  public:
-  QLinearConv(const ir::Node& node, const ir::Tensor& w, bool x_signed, int32_t x_zp, bool y_signed, int32_t y_zp)
+  QLinearConv(const ir::Node& node, const ir::Tensor& w, bool x_signed, int32_t x_zp, bool y_signed, int32_t y_zp,
+              std::optional<ConvRegionEpilogue> region)
       : node_(node),
         w_dims_(w.dims()),
         cfg_(kernels::qu8_gemm_config()),
         x_signed_(x_signed),
         y_signed_(y_signed),
         x_zp_(x_zp),
-        y_zp_(y_zp) {
+        y_zp_(y_zp),
+        region_(std::move(region)) {
     co_ = static_cast<size_t>(w.dim(0));
     k_ = static_cast<size_t>(w.numel()) / co_;
   }
@@ -61,6 +71,7 @@ class QLinearConv final : public CpuOp {
     const uint64_t baked = qconv_values_hash(bias, mult, co_);
     if (const kernels::Qu8WxConfig* wx = QConvWx::config()) {  // W * X: weights [Co][K] as they are
       wx_ = std::make_unique<QConvWx>(*wx, co_, k_, group);
+      if (region_) zero_bias_.assign(co_ + wx->mr, 0.0f);
       const std::string family = std::string("q8.conv.wx.") + wx->name;
       auto key = [&] {
         return pack_key(family.c_str(), *node_.input(3),
@@ -92,9 +103,10 @@ class QLinearConv final : public CpuOp {
     if (wx_ != nullptr) {
       const std::optional<Conv2dGeometry> g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
       if (!g) return 0;  // run() reports the error
-      return wx_->scratch_floats(*g);
+      return wx_->scratch_floats(*g, region_ ? &*region_ : nullptr);
     }
-    return (kernels::qu8_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
+    const size_t gemm = (kernels::qu8_gemm_workspace_size(cfg_, k_) + sizeof(float) - 1) / sizeof(float);
+    return std::max(gemm, region_ ? kPieceFloats + region_->work_floats() : 0);
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
@@ -104,16 +116,25 @@ class QLinearConv final : public CpuOp {
     const size_t hw = g->h * g->w;
     const size_t cin_g = g->c / g->group, cg = co_ / g->group;
     const bool direct = is_pointwise_unpadded(*g);
+    if (wx_ != nullptr && region_) {
+      kernels::Qu8GemmRequant rq;
+      rq.f32_out = true;
+      rq.lo = -std::numeric_limits<float>::infinity();
+      rq.hi = std::numeric_limits<float>::infinity();
+      return wx_->run(*g, static_cast<const uint8_t*>(t.inputs[0]->raw()), x_zp_, x_signed_, t.outputs[0]->raw(), rq,
+                      {zero_bias_.data(), nullptr}, rc, node_.label(), &*region_);
+    }
     if (wx_ != nullptr) {
       return wx_->run(*g, static_cast<const uint8_t*>(t.inputs[0]->raw()), x_zp_, x_signed_, t.outputs[0]->raw(),
                       kernels::qu8_requant(y_signed_, y_zp_, y_signed_ ? -128 : 0, y_signed_ ? 127 : 255), {}, rc,
                       node_.label());
     }
+    const size_t c_elem = region_ ? sizeof(int32_t) : 1;
     if (!direct && (cols_.size() < p * k_ || nhwc_.size() < hw * cin_g)) {
       cols_.resize(std::max(cols_.size(), p * k_));
       nhwc_.resize(std::max(nhwc_.size(), hw * cin_g));
     }
-    if (product_.size() < p * co_) product_.resize(p * co_);
+    if (product_.size() < p * co_ * c_elem) product_.resize(p * co_ * c_elem);
     const size_t threads = rc.pool.threads();
     const uint8_t* x_all = static_cast<const uint8_t*>(t.inputs[0]->raw());
     uint8_t* y_all = static_cast<uint8_t*>(t.outputs[0]->raw());
@@ -138,7 +159,8 @@ class QLinearConv final : public CpuOp {
         }
         args.a_signed = x_signed_;
         args.b_packed = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
-        args.c = product_.data() + gi * cg, args.c_stride = co_;
+        args.c = product_.data() + gi * cg * c_elem, args.c_stride = co_;
+        args.int32_out = region_.has_value();
         args.c_signed = y_signed_;
         args.c_zero_point = y_zp_;
         args.qmin = y_signed_ ? -128 : 0;
@@ -151,6 +173,21 @@ class QLinearConv final : public CpuOp {
       // [P x Co] -> NCHW.
       uint8_t* y = y_all + n * co_ * p;
       const size_t cstep = std::max<size_t>(1, (co_ + threads * 4 - 1) / (threads * 4));
+      if (region_) {  // int32 accumulators: each channel scaled to float in pieces, then the region
+        rc.pool.run((co_ + cstep - 1) / cstep, [&](size_t i, size_t worker) {
+          float* piece = rc.scratch.get(worker);
+          const auto* acc = reinterpret_cast<const int32_t*>(product_.data());
+          for (size_t o = i * cstep; o < std::min(co_, (i + 1) * cstep); ++o) {
+            const float scale = region_->scales()[o];
+            for (size_t q0 = 0; q0 < p; q0 += kPieceFloats) {
+              const size_t len = std::min(kPieceFloats, p - q0);
+              for (size_t q = 0; q < len; ++q) piece[q] = static_cast<float>(acc[(q0 + q) * co_ + o]) * scale;
+              region_->finish(piece, len, o, y + o * p + q0, piece + kPieceFloats);
+            }
+          }
+        });
+        continue;
+      }
       rc.pool.run((co_ + cstep - 1) / cstep, [&](size_t i, size_t) {
         for (size_t o = i * cstep; o < std::min(co_, (i + 1) * cstep); ++o) {
           uint8_t* yo = y + o * p;
@@ -170,6 +207,10 @@ class QLinearConv final : public CpuOp {
   bool x_signed_, y_signed_;
   int32_t x_zp_, y_zp_;
   size_t co_ = 0, k_ = 0, group_ = 1, panel_bytes_ = 0;
+  // X * W with a region: the accumulators of this many pixels of one channel, as floats.
+  static constexpr size_t kPieceFloats = ConvRegionEpilogue::kPiece;
+  std::optional<ConvRegionEpilogue> region_;  // nfuse.QLinearConvRegion's float epilogue
+  std::vector<float> zero_bias_;              // W * X with a region: the f32 epilogue's row bias
   PackedFloats packed_;
   std::vector<uint8_t> nhwc_, cols_, product_;  // grow only: sized by the largest input seen
   Conv2dGeometryCache geo_;
@@ -179,22 +220,45 @@ class QLinearConv final : public CpuOp {
 
 Result<std::unique_ptr<CpuOp>> make_qlinear_dwconv(const ir::Node& node, const ir::Tensor& w, const int32_t* bias,
                                                    std::vector<float> mult, bool x_signed, int32_t x_zp, bool y_signed,
-                                                   int32_t y_zp, PackStore* packs);
+                                                   int32_t y_zp, PackStore* packs,
+                                                   std::optional<ConvRegionEpilogue> region);
 
-Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const CompileContext& ctx) {
+namespace {
+
+// QLinearConv, or with `region` nfuse.QLinearConvRegion (the multipliers then its scales).
+Result<std::unique_ptr<CpuOp>> make_conv(const ir::Node& node, const CompileContext& ctx, bool with_region) {
   if (!node.input(0)) return std::unique_ptr<CpuOp>();
   QConvParams q;
   if (!read_qconv_params(node, node.input(0)->type.dtype, &q).empty()) return std::unique_ptr<CpuOp>();
+  std::optional<ConvRegionEpilogue> region;
+  if (with_region) {
+    auto r = ConvRegionEpilogue::read(node, q.m);
+    if (!r.ok()) return std::unique_ptr<CpuOp>();  // ref runs it, and reports what is wrong
+    for (float s : r->scales())
+      if (!(s > 0.0f) || !std::isfinite(s)) return std::unique_ptr<CpuOp>();
+    q.mult = r->scales();
+    region = std::move(*r);
+  }
   const ir::Tensor& w = *node.input(3)->constant;
   if (w.dim(1) == 1 && q.group > 1) {  // depthwise: the direct kernel (cpu_qlinear_dwconv.cpp)
     return make_qlinear_dwconv(node, w, q.bias.data(), std::move(q.mult), q.x_signed, q.x_zp, q.y_signed, q.y_zp,
-                               ctx.packs.get());
+                               ctx.packs.get(), std::move(region));
   }
-  auto op = std::make_unique<QLinearConv>(node, w, q.x_signed, q.x_zp, q.y_signed, q.y_zp);
+  auto op = std::make_unique<QLinearConv>(node, w, q.x_signed, q.x_zp, q.y_signed, q.y_zp, std::move(region));
   if (!op->pack(w, q.bias.data(), q.mult, static_cast<size_t>(q.group), ctx.packs.get())) {
     return out_of_memory(node.label() + ": packed weights");
   }
   return std::unique_ptr<CpuOp>(std::move(op));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CpuOp>> make_qlinear_conv(const ir::Node& node, const CompileContext& ctx) {
+  return make_conv(node, ctx, false);
+}
+
+Result<std::unique_ptr<CpuOp>> make_qlinear_conv_region(const ir::Node& node, const CompileContext& ctx) {
+  return make_conv(node, ctx, true);
 }
 
 }  // namespace nfuse::backends::cpu

@@ -21,11 +21,16 @@
 // start at the bias, each tap adds (x - x_zp) * w over the pixels whose tap lies inside the input
 // row (a plain loop the compiler vectorises; taps in the padding add (x_zp - x_zp) * w = 0), then
 // requantize.
+// nfuse.QLinearConvRegion (cpu_conv_region_epilogue.h): the direct kernel writes f32(acc) * scale
+// as floats (rq.f32_out), the f32 path takes its exact sums plus the bias times the scale, and
+// the region finishes each plane; larger kernels go to the reference kernel.
 // Threads split channel planes. No allocation while running.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
+#include "backends/cpu/cpu_conv_region_epilogue.h"
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_q8_dw_taps.h"
 #include "kernels/f32-dwconv/f32_dwconv.h"
@@ -48,9 +53,15 @@ inline int32_t product(X x, int16_t zp, int16_t w) {
 class QLinearDwConv final : public CpuOp {
  public:
   QLinearDwConv(const ir::Node& node, const ir::Tensor& w, const int32_t* bias, std::vector<float> mult, bool x_signed,
-                int32_t x_zp, bool y_signed, int32_t y_zp)
-      : node_(node), w_dims_(w.dims()), mult_(std::move(mult)), x_signed_(x_signed), y_signed_(y_signed), x_zp_(x_zp),
-        y_zp_(y_zp) {
+                int32_t x_zp, bool y_signed, int32_t y_zp, std::optional<ConvRegionEpilogue> region)
+      : node_(node),
+        w_dims_(w.dims()),
+        mult_(std::move(mult)),
+        x_signed_(x_signed),
+        y_signed_(y_signed),
+        x_zp_(x_zp),
+        y_zp_(y_zp),
+        region_(std::move(region)) {
     co_ = static_cast<size_t>(w.dim(0));
     taps_ = static_cast<size_t>(w.numel()) / co_;
     bias_.assign(co_, 0);
@@ -69,9 +80,11 @@ class QLinearDwConv final : public CpuOp {
     const std::optional<Conv2dGeometry> g = geo_.peek(node_.attrs, t.inputs[0]->dims(), w_dims_);
     if (!g) return 0;  // run() reports the error
     // Room for either path: which one runs depends on the ISA selected at run time.
-    const size_t f32_path = plane_floats(g->h * g->w) + g->ho * g->wo;
+    const size_t region = region_ ? ConvRegionEpilogue::kPiece + region_->work_floats() : 0;
+    const size_t f32_path = plane_floats(g->h * g->w) + plane_floats(g->ho * g->wo) + region;
     if (!direct_ok(*g)) return f32_path;
-    return std::max(f32_path, (direct_layout(*g).bytes() + sizeof(float) - 1) / sizeof(float));
+    const size_t direct = direct_floats(*g) + (region_ ? plane_floats(g->ho * g->wo) + region_->work_floats() : 0);
+    return std::max(f32_path, direct);
   }
 
   Status run(const OpTensors& t, RunContext& rc) override {
@@ -121,6 +134,10 @@ class QLinearDwConv final : public CpuOp {
   // At most this many taps keep every partial sum of the f32 path below 2^24 (header comment).
   static constexpr size_t kMaxF32Taps = 514;
 
+ public:
+  static constexpr size_t max_f32_taps() { return kMaxF32Taps; }
+
+ private:
   // The shapes the direct kernel takes (whether this CPU has it is qu8_dwconv3x3_select's part).
   static bool direct_ok(const Conv2dGeometry& g) {
     return g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && (g.sh == 1 || g.sh == 2) && (g.sw == 1 || g.sw == 2);
@@ -137,6 +154,10 @@ class QLinearDwConv final : public CpuOp {
     d.cols = (g.wo - 1) * g.sw + 3;
     d.stride = std::max(d.cols, kernels::qu8_dwconv_row_bytes(g.wo, g.sw));
     return d;
+  }
+  // The direct path's padded plane in floats of scratch (the region's floats follow it).
+  static size_t direct_floats(const Conv2dGeometry& g) {
+    return plane_floats((direct_layout(g).bytes() + sizeof(float) - 1) / sizeof(float));
   }
   // The input zero point as the kernel reads bytes (s8: sign bit flipped).
   int32_t x_zp_u8() const { return x_zp_ + (x_signed_ ? 128 : 0); }
@@ -172,7 +193,17 @@ class QLinearDwConv final : public CpuOp {
     p.out_width = g.wo;
     p.sh = g.sh;
     p.sw = g.sw;
+    if (!region_) {
+      direct_(p, 0, g.ho);
+      return;
+    }
+    // f32(acc) * scale for the plane, then the region into the output plane.
+    float* values = reinterpret_cast<float*>(buf) + direct_floats(g);
+    p.rq.f32_out = true;
+    p.out = reinterpret_cast<uint8_t*>(values);
     direct_(p, 0, g.ho);
+    const size_t out_plane = g.ho * g.wo;
+    region_->finish(values, out_plane, o, yv + index * out_plane, values + plane_floats(out_plane));
   }
 
   static size_t plane_floats(size_t n) { return (n + 15) / 16 * 16; }
@@ -201,7 +232,18 @@ class QLinearDwConv final : public CpuOp {
     p.out_width = g.wo;
     p.kh = g.kh, p.kw = g.kw, p.sh = g.sh, p.sw = g.sw, p.dh = g.dh, p.dw = g.dw;
     fn_(p, 0, g.ho);
-    vcvt_.requant(sums, out_plane, bias_[o], mult_[o], rq_, y);
+    if (!region_) {
+      vcvt_.requant(sums, out_plane, bias_[o], mult_[o], rq_, y);
+      return;
+    }
+    // The sums are exact integers below 2^24: acc = sum + bias as ref has it, then f32(acc) * scale.
+    float* piece = sums + plane_floats(out_plane);
+    for (size_t q0 = 0; q0 < out_plane; q0 += ConvRegionEpilogue::kPiece) {
+      const size_t len = std::min(ConvRegionEpilogue::kPiece, out_plane - q0);
+      for (size_t q = 0; q < len; ++q)
+        piece[q] = static_cast<float>(static_cast<int32_t>(sums[q0 + q]) + bias_[o]) * mult_[o];
+      region_->finish(piece, len, o, y + q0, piece + ConvRegionEpilogue::kPiece);
+    }
   }
   // Output plane `index` = n * Co + o, reading input channel o / (Co / C).
   template <typename X, typename Y>
@@ -271,6 +313,7 @@ class QLinearDwConv final : public CpuOp {
   kernels::Qu8DwconvFn direct_ = nullptr;  // the direct 3x3 kernel, where it applies and exists
   std::vector<uint8_t> buffer_ready_;      // per worker: its scratch holds the direct path's padding
   std::vector<int32_t> bias_;
+  std::optional<ConvRegionEpilogue> region_;  // nfuse.QLinearConvRegion's float epilogue (mult_: its scales)
   Conv2dGeometryCache geo_;
 };
 
@@ -280,8 +323,12 @@ class QLinearDwConv final : public CpuOp {
 // channel per group. The sum stays exact in int32 (the caller bounds |bias| + K * 255 * 128).
 Result<std::unique_ptr<CpuOp>> make_qlinear_dwconv(const ir::Node& node, const ir::Tensor& w, const int32_t* bias,
                                                    std::vector<float> mult, bool x_signed, int32_t x_zp, bool y_signed,
-                                                   int32_t y_zp, PackStore* packs) {
-  auto op = std::make_unique<QLinearDwConv>(node, w, bias, std::move(mult), x_signed, x_zp, y_signed, y_zp);
+                                                   int32_t y_zp, PackStore* packs,
+                                                   std::optional<ConvRegionEpilogue> region) {
+  const size_t taps = static_cast<size_t>(w.numel() / w.dim(0));
+  if (region && taps > QLinearDwConv::max_f32_taps()) return std::unique_ptr<CpuOp>();  // ref runs it
+  auto op = std::make_unique<QLinearDwConv>(node, w, bias, std::move(mult), x_signed, x_zp, y_signed, y_zp,
+                                            std::move(region));
   if (!op->pack(w, packs)) return out_of_memory(node.label() + ": depthwise taps");
   return std::unique_ptr<CpuOp>(std::move(op));
 }

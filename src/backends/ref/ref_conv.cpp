@@ -1,8 +1,10 @@
-// Reference Conv, ConvInteger, QLinearConv and nfuse.DynamicQuantConv: one direct N-D convolution
-// over double (float ops) or int64 (integer ops, zero points already subtracted) arrays.
+// Reference Conv, ConvInteger, QLinearConv, nfuse.QLinearConvRegion and nfuse.DynamicQuantConv: one
+// direct N-D convolution over double (float ops) or int64 (integer ops, zero points already
+// subtracted) arrays.
 #include <string>
 #include <vector>
 
+#include "backends/qlinear_region_program.h"
 #include "backends/ref/builtin_kernels.h"
 #include "backends/ref/ref_kernel.h"
 #include "backends/ref/ref_nn_util.h"
@@ -151,22 +153,30 @@ Status dynamic_quant_conv(KernelArgs& a) {
   return ok_status();
 }
 
-// Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
-Status qlinear_conv(KernelArgs& a) {
-  NFUSE_ASSIGN_OR_RETURN(ops::ConvGeometry g, ops::resolve_conv(a.attrs(), a.in(0).dims(), a.in(3).dims()));
+// QLinearConv's exact accumulators (bias included) from inputs x, x_scale, x_zero_point, w,
+// w_scale, w_zero_point, y_scale, y_zero_point, B (shared with nfuse.QLinearConvRegion).
+Status qlinear_conv_accumulators(const KernelArgs& a, ops::ConvGeometry* g, std::vector<int64_t>* acc) {
+  NFUSE_ASSIGN_OR_RETURN(*g, ops::resolve_conv(a.attrs(), a.in(0).dims(), a.in(3).dims()));
   NFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> x, centered_input(a, 0, 2));
-  NFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> w, centered_weight(a, 3, 5, g.out_channels));
-  NFUSE_RETURN_IF_ERROR_PLAIN(check_per_channel(a, 4, g.out_channels, "w_scale"));
+  NFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> w, centered_weight(a, 3, 5, g->out_channels));
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_per_channel(a, 4, g->out_channels, "w_scale"));
   if (a.in(1).numel() != 1 || a.in(6).numel() != 1 || a.in(7).numel() != 1) {
     return a.error("x_scale, y_scale and y_zero_point must be scalars");
   }
   std::vector<int64_t> bias;
   if (a.has_in(8)) {
-    if (a.in(8).numel() != g.out_channels) return a.error("bias must have one element per output channel");
+    if (a.in(8).numel() != g->out_channels) return a.error("bias must have one element per output channel");
     bias = to_int64s(a.in(8));
   }
-  std::vector<int64_t> acc = init_with_bias(g, bias);
-  conv_forward(g, x, w, acc);
+  *acc = init_with_bias(*g, bias);
+  conv_forward(*g, x, w, *acc);
+  return ok_status();
+}
+
+Status qlinear_conv(KernelArgs& a) {
+  ops::ConvGeometry g;
+  std::vector<int64_t> acc;
+  NFUSE_RETURN_IF_ERROR_PLAIN(qlinear_conv_accumulators(a, &g, &acc));
   const float x_scale = a.in(1).data<float>()[0];
   const float y_scale = a.in(6).data<float>()[0];
   const int64_t y_zp = a.in(7).get_int(0);
@@ -183,12 +193,43 @@ Status qlinear_conv(KernelArgs& a) {
   return ok_status();
 }
 
+// nfuse.QLinearConvRegion (ops/qlinear_conv_region.cpp): QLinearConv's exact accumulator, as f32
+// times f32(x_scale * w_scale[m]), through the region's steps, times f32(1 / y_scale), rounded.
+Status qlinear_conv_region(KernelArgs& a) {
+  if (!a.has_in(8)) return a.error("B is required");
+  ops::ConvGeometry g;
+  std::vector<int64_t> acc;
+  NFUSE_RETURN_IF_ERROR_PLAIN(qlinear_conv_accumulators(a, &g, &acc));
+  QLinearRegionProgram p;
+  NFUSE_RETURN_IF_ERROR_PLAIN(read_region_body(a.node, a.inputs, 9, g.out_channels, &p));
+  p.y_scale = a.in(6).data<float>()[0];
+  p.y_zp = a.in(7).get_int(0);
+  multiply_by_output_reciprocal(&p);
+  const float x_scale = a.in(1).data<float>()[0];
+  const float* w_scale = a.in(4).data<float>();
+  const bool per_channel = a.in(4).numel() > 1;
+  const auto out_size = static_cast<size_t>(product(g.out));
+  std::vector<std::vector<float>> buffers(p.steps.size() + 1, std::vector<float>(out_size));
+  std::vector<float*> slots;
+  for (auto& b : buffers) slots.push_back(b.data());
+  for (int64_t plane = 0; plane < g.batch * g.out_channels; ++plane) {
+    const int64_t m = plane % g.out_channels;
+    const float s = x_scale * w_scale[per_channel ? m : 0];
+    for (size_t i = 0; i < out_size; ++i)
+      slots[0][i] = static_cast<float>(static_cast<int32_t>(acc[static_cast<size_t>(plane) * out_size + i])) * s;
+    run_region_to_quantized(p, a.out(0).dtype(), a.out(0).raw(), static_cast<size_t>(plane) * out_size, out_size, m,
+                            slots.data());
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 void register_conv_kernels(KernelRegistry& registry) {
   registry.add("Conv", conv);
   registry.add("ConvInteger", conv_integer);
   registry.add("QLinearConv", qlinear_conv);
+  registry.add("QLinearConvRegion", qlinear_conv_region);
   registry.add("DynamicQuantConv", dynamic_quant_conv);
 }
 

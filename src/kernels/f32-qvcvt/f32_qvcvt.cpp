@@ -22,7 +22,7 @@ namespace {
 // q - zp: x / scale, NaN -> 0, clamped to [lo, hi], rounded half to even.
 inline float centered_value(float x, const F32QuantizeParams& p) {
   constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: adding and subtracting rounds half to even
-  float v = x / p.scale;
+  float v = p.multiply ? x * p.scale : x / p.scale;
   v = v == v ? v : 0.0f;
   v = std::min(std::max(v, p.lo), p.hi);
   return (v + kMagic) - kMagic;  // exact for |v| <= 2^22, which the clamp guarantees

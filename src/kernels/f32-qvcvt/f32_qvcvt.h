@@ -2,7 +2,8 @@
 // as kernels/quant_arithmetic.h's quantize_value:
 //
 //   v = x / scale (an f32 division, as the reference: a multiply by the reciprocal would round
-//       differently); NaN becomes 0, so it quantizes to the zero point;
+//       differently; with `multiply`, x * scale, one f32 multiply); NaN becomes 0, so it
+//       quantizes to the zero point;
 //   v clamped to [lo, hi] = [qmin - zp, qmax - zp] (integers, so clamping before rounding equals
 //       saturating after it), rounded half to even, plus zp;
 //   y = the low byte of that integer (the u8 value, or the s8 one's two's complement); the 16-bit
@@ -28,6 +29,9 @@ struct F32QuantizeParams {
   float lo = 0.0f, hi = 255.0f;  // qmin - zp, qmax - zp
   float zero_point = 0.0f;
   bool is_signed = false;  // s8 output (the AVX2 kernel's packs saturate to its range)
+  // v = x * scale instead of x / scale: for callers whose arithmetic is a multiply by a
+  // reciprocal (nfuse.QLinearConvRegion's last step, folded in here). The q8 kernels only.
+  bool multiply = false;
 };
 
 // The parameters of a u8 (`is_signed` false) or s8 output with this scale and zero point; `bits`

@@ -15,32 +15,42 @@ namespace nfuse::kernels {
 
 namespace {
 
-// q - zp (f32_qvcvt.h).
+// q - zp (f32_qvcvt.h). kDivide false: x * scale (`multiply`, or a scale of 1, where x / 1 and
+// x * 1 are both x, NaN included).
+template <bool kDivide = true>
 inline __m512 centered16(__m512 x, __m512 scale, __m512 lo, __m512 hi) {
-  __m512 v = _mm512_div_ps(x, scale);
+  __m512 v = kDivide ? _mm512_div_ps(x, scale) : _mm512_mul_ps(x, scale);
   v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
   v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
   return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
+template <bool kDivide = true>
 inline __m512i quantize16(__m512 x, __m512 scale, __m512 lo, __m512 hi, __m512 zp) {
-  return _mm512_cvtps_epi32(_mm512_add_ps(centered16(x, scale, lo, hi), zp));
+  return _mm512_cvtps_epi32(_mm512_add_ps(centered16<kDivide>(x, scale, lo, hi), zp));
 }
 
-}  // namespace
-
-void f32_quantize_q8__avx512(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y) {
+template <bool kDivide>
+void quantize_q8(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y) {
   const __m512 scale = _mm512_set1_ps(p.scale), lo = _mm512_set1_ps(p.lo), hi = _mm512_set1_ps(p.hi);
   const __m512 zp = _mm512_set1_ps(p.zero_point);
   size_t i = 0;
   // Full steps narrow into a register and store 16 bytes: vpmovdb straight to memory (what the
   // masked tail needs) runs several times slower on AMD cores.
   for (; i + 16 <= n; i += 16)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtepi32_epi8(quantize16(_mm512_loadu_ps(x + i), scale, lo, hi, zp)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm512_cvtepi32_epi8(quantize16<kDivide>(_mm512_loadu_ps(x + i), scale, lo, hi, zp)));
   if (i < n) {
     const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_cvtepi32_storeu_epi8(y + i, m, quantize16(_mm512_maskz_loadu_ps(m, x + i), scale, lo, hi, zp));
+    _mm512_mask_cvtepi32_storeu_epi8(y + i, m, quantize16<kDivide>(_mm512_maskz_loadu_ps(m, x + i), scale, lo, hi, zp));
   }
+}
+
+}  // namespace
+
+// `multiply`, or a scale of 1 (what requantizing epilogues pass): no division, the same bits.
+void f32_quantize_q8__avx512(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y) {
+  p.multiply || p.scale == 1.0f ? quantize_q8<false>(x, n, p, y) : quantize_q8<true>(x, n, p, y);
 }
 
 // vpmovdw: truncation, exact since every value is already inside the 16-bit range.

@@ -31,6 +31,68 @@ bool region_op_from_name(const std::string& name, RegionOp* op) {
 
 bool region_op_is_binary(RegionOp op) { return op <= RegionOp::kMin; }
 
+namespace {
+
+bool is_const(int32_t operand) { return operand < 0; }
+
+// How many steps read slot `slot` (their a, b and the fused ops' c).
+int readers(const std::vector<RegionStep>& steps, int32_t slot) {
+  int n = 0;
+  for (const RegionStep& s : steps) {
+    if (s.op == RegionOp::kNop) continue;
+    const bool binary = region_op_is_binary(s.op) || s.op == RegionOp::kMulAdd || s.op == RegionOp::kAddClipMulDiv;
+    n += s.a == slot ? 1 : 0;
+    n += binary && s.b == slot ? 1 : 0;
+    n += (s.op == RegionOp::kMulAdd || s.op == RegionOp::kAddClipMulDiv) && s.c == slot ? 1 : 0;
+  }
+  return n;
+}
+
+// The slot operand of a binary step with one constant operand, the constant in *k; false when
+// both or neither are constants. Only for commutative ops (Add, Mul).
+bool slot_and_constant(const RegionStep& s, int32_t* slot, int32_t* k) {
+  if (is_const(s.a) == is_const(s.b)) return false;
+  *slot = is_const(s.a) ? s.b : s.a;
+  *k = is_const(s.a) ? s.a : s.b;
+  return true;
+}
+
+// Step i's result is slot i + 1; the last step's result is the program's, never fused away.
+void fuse_steps(std::vector<RegionStep>& steps) {
+  const auto slot_of = [](size_t i) { return static_cast<int32_t>(i + 1); };
+  for (size_t i = 0; i + 3 < steps.size(); ++i) {  // Add(x, B), Clip, Mul(x, .), Div(., C)
+    RegionStep &add = steps[i], &clip = steps[i + 1], &mul = steps[i + 2], &div = steps[i + 3];
+    int32_t x = 0, b = 0;
+    if (add.op != RegionOp::kAdd || !slot_and_constant(add, &x, &b)) continue;
+    if (clip.op != RegionOp::kClip || clip.a != slot_of(i)) continue;
+    if (mul.op != RegionOp::kMul ||
+        !((mul.a == x && mul.b == slot_of(i + 1)) || (mul.b == x && mul.a == slot_of(i + 1))))
+      continue;
+    if (div.op != RegionOp::kDiv || div.a != slot_of(i + 2) || !is_const(div.b)) continue;
+    if (readers(steps, slot_of(i)) != 1 || readers(steps, slot_of(i + 1)) != 1 || readers(steps, slot_of(i + 2)) != 1)
+      continue;
+    RegionStep fused;
+    fused.op = RegionOp::kAddClipMulDiv;
+    fused.a = x, fused.b = b, fused.c = div.b, fused.p0 = clip.p0, fused.p1 = clip.p1;
+    add.op = clip.op = mul.op = RegionOp::kNop;
+    div = fused;
+  }
+  for (size_t i = 0; i + 1 < steps.size(); ++i) {  // Mul(x, B), Add(., C)
+    RegionStep &mul = steps[i], &add = steps[i + 1];
+    int32_t x = 0, b = 0, y = 0, c = 0;
+    if (mul.op != RegionOp::kMul || !slot_and_constant(mul, &x, &b)) continue;
+    if (add.op != RegionOp::kAdd || !slot_and_constant(add, &y, &c) || y != slot_of(i)) continue;
+    if (readers(steps, slot_of(i)) != 1) continue;
+    RegionStep fused;
+    fused.op = RegionOp::kMulAdd;
+    fused.a = x, fused.b = b, fused.c = c;
+    mul.op = RegionOp::kNop;
+    add = fused;
+  }
+}
+
+}  // namespace
+
 bool region_program(const std::vector<std::string>& ops, const std::vector<int64_t>& operands,
                     const std::vector<float>& params, size_t constants, std::vector<RegionStep>* steps,
                     std::string* error) {
@@ -67,6 +129,7 @@ bool region_program(const std::vector<std::string>& ops, const std::vector<int64
     s.p1 = params[2 * i + 1];
     steps->push_back(s);
   }
+  fuse_steps(*steps);
   return true;
 }
 

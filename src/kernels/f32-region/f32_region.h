@@ -42,11 +42,16 @@ enum class RegionOp : uint8_t {
   kNeg,
   kAbs,
   kIdentity,  // unary: a
+  // Fused by region_program from steps it replaces, computing their f32 operations in their order
+  // (so the same bits) in one pass instead of several: B and C constants.
+  kMulAdd,         // (a * B) + C: a Mul by a constant, then an Add of one
+  kAddClipMulDiv,  // (a * Clip(a + B, p0, p1)) / C: HardSwish as exported, x * Clip(x + 3, 0, 6) / 6
+  kNop,            // a step a fused one replaced: writes nothing (no step reads its slot)
 };
 
 struct RegionStep {
   RegionOp op = RegionOp::kIdentity;
-  int32_t a = 0, b = 0;
+  int32_t a = 0, b = 0, c = 0;  // c: the third operand of the fused ops
   float p0 = 0.0f, p1 = 0.0f;
 };
 
@@ -56,8 +61,9 @@ bool region_op_is_binary(RegionOp op);
 
 // Builds the steps from parallel lists (names, two operands and two parameters per step) and
 // checks every operand refers to an earlier slot or one of `constants` constants (a unary op's
-// to a slot); on failure
-// returns false with *error saying which step and why.
+// to a slot); on failure returns false with *error saying which step and why. Runs of steps
+// whose intermediate results nothing else reads are then fused (kMulAdd, kAddClipMulDiv): the
+// same bits, one pass over the data instead of two or four.
 bool region_program(const std::vector<std::string>& ops, const std::vector<int64_t>& operands,
                     const std::vector<float>& params, size_t constants, std::vector<RegionStep>* steps,
                     std::string* error);

@@ -78,6 +78,17 @@ inline void eval(const RegionStep* steps, size_t count, const float* consts, flo
         for (size_t j = 0; j < n; ++j) y[j] = std::fabs(a[j]);
         break;
       case RegionOp::kIdentity: std::copy(a, a + n, y); break;
+      case RegionOp::kMulAdd: {  // the Mul step, then the Add step: two roundings (no contraction)
+        const float bv = consts[-s.b - 1], cv = consts[-s.c - 1];
+        for (size_t j = 0; j < n; ++j) y[j] = a[j] * bv + cv;
+        break;
+      }
+      case RegionOp::kAddClipMulDiv: {  // the Add, Clip, Mul and Div steps, rounded as each is
+        const float bv = consts[-s.b - 1], cv = consts[-s.c - 1];
+        for (size_t j = 0; j < n; ++j) y[j] = (a[j] * std::min(std::max(a[j] + bv, s.p0), s.p1)) / cv;
+        break;
+      }
+      case RegionOp::kNop: break;
     }
   }
 }

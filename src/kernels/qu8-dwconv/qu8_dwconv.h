@@ -5,7 +5,8 @@
 //   acc[y][x] = bias' + sum_{ky,kx} W[ky][kx] * in[y*sh + ky][x*sw + kx]        (exact, int32)
 //   out[y][x] = the qu8 GEMM's requantization of acc (qu8_gemm.h, "Exactness"; rq from
 //               qu8_requant): f32 multiply, clamp to [rq.lo, rq.hi], round half to even,
-//               + rq.zero_point, xor rq.out_xor
+//               + rq.zero_point, xor rq.out_xor; with rq.f32_out, f32(acc) * multiplier as f32
+//               (out is then float*, out_stride in floats): a float epilogue's input
 //
 // `in` is a padded u8 plane (s8 input with its sign bit flipped, zero point + 128): the caller
 // writes the convolution's padding as the input zero point itself and folds the zero point into

@@ -38,7 +38,7 @@ NFUSE_TARGET_QU8_DWCONV inline __m512i groups(__m512i idx, const uint8_t* r0, co
   return _mm512_permutex2var_epi8(a, idx, b);
 }
 
-template <size_t S>
+template <size_t S, bool kF32>
 NFUSE_TARGET_QU8_DWCONV void dwconv3x3(const Qu8DwconvParams& p, size_t y0, size_t y1) {
   const __m512i idx = group_index<S>();
   const __m512i w0 = _mm512_set1_epi32(p.w[0]), w1 = _mm512_set1_epi32(p.w[1]), w2 = _mm512_set1_epi32(p.w[2]);
@@ -58,9 +58,14 @@ NFUSE_TARGET_QU8_DWCONV void dwconv3x3(const Qu8DwconvParams& p, size_t y0, size
       acc = _mm512_dpbusd_epi32(acc, groups(idx, r0 + c + 1, r1 + c + 1, r2 + c + 1), w1);
       acc = _mm512_dpbusd_epi32(acc, groups(idx, r0 + c + 2, r1 + c + 2, r2 + c + 2), w2);
       __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), mult);
+      const size_t len = p.out_width - x < 16 ? p.out_width - x : 16;
+      if (kF32) {
+        _mm512_mask_storeu_ps(reinterpret_cast<float*>(p.out) + y * p.out_stride + x,
+                              static_cast<__mmask16>((1u << len) - 1u), v);
+        continue;
+      }
       v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
       const __m512i q = _mm512_xor_si512(_mm512_add_epi32(_mm512_cvtps_epi32(v), zp), flip);
-      const size_t len = p.out_width - x < 16 ? p.out_width - x : 16;
       _mm512_mask_cvtepi32_storeu_epi8(out + x, static_cast<__mmask16>((1u << len) - 1u), q);
     }
   }
@@ -69,10 +74,10 @@ NFUSE_TARGET_QU8_DWCONV void dwconv3x3(const Qu8DwconvParams& p, size_t y0, size
 }  // namespace
 
 NFUSE_TARGET_QU8_DWCONV void qu8_dwconv3x3__avx512vbmi(const Qu8DwconvParams& p, size_t y0, size_t y1) {
-  if (p.sw == 1) {
-    dwconv3x3<1>(p, y0, y1);
+  if (p.rq.f32_out) {
+    p.sw == 1 ? dwconv3x3<1, true>(p, y0, y1) : dwconv3x3<2, true>(p, y0, y1);
   } else {
-    dwconv3x3<2>(p, y0, y1);
+    p.sw == 1 ? dwconv3x3<1, false>(p, y0, y1) : dwconv3x3<2, false>(p, y0, y1);
   }
 }
 

@@ -17,6 +17,10 @@ void qu8_dwconv3x3__scalar(const Qu8DwconvParams& p, size_t y0, size_t y1) {
         }
       }
       float v = static_cast<float>(static_cast<int32_t>(acc)) * p.multiplier;
+      if (p.rq.f32_out) {
+        reinterpret_cast<float*>(p.out)[y * p.out_stride + x] = v;
+        continue;
+      }
       v = v < p.rq.lo ? p.rq.lo : v;
       v = v > p.rq.hi ? p.rq.hi : v;
       const int32_t q = static_cast<int32_t>(std::nearbyint(v)) + p.rq.zero_point;

@@ -1,5 +1,5 @@
 // nfuse.QLinearConvRegion: an 8-bit QLinearConv whose output runs through an element-wise region
-// of float ops before it is quantized, what fuse_qdq_conv makes of
+// of float ops before it is quantized, what fuse_qdq_conv_region makes of
 //   DQ(x) -> Conv(DQ(w), DQ(b)) -> element-wise ops (HardSwish, the affine after it, ...) -> Q
 // where quantization left the convolution's own output in float (quant_plan.h: a Conv absorbs the
 // lookup region reading it). The activation then sees the exact accumulator instead of an 8-bit
@@ -11,7 +11,7 @@
 //     x .. y_zero_point, B   QLinearConv's (u8 / s8 x and y, s8 w per tensor or per output
 //                            channel, f32 scales); B (i32 [M]) is required
 //     Cj                     the region's f32 constants, [1] or [M]
-//   fuse_qdq_conv writes a HardSwish or HardSigmoid as its f32 formula (x * Clip(x + 3, 0, 6) / 6,
+//   fuse_qdq_conv_region writes a HardSwish or HardSigmoid as its f32 formula (x * Clip(x + 3, 0, 6) / 6,
 //   Clip(alpha * x + beta, 0, 1)), which the kernels run in one or two passes, rather than as the
 //   op computed in double: within an f32 ulp of it, before a rounding to 8 bits.
 //   attributes               Conv's, and the region's ops / operands / params as

@@ -270,10 +270,12 @@ Result<bool> try_fuse_region(ir::Graph& graph, ir::Node& q, PassLog& log) {
 }  // namespace
 
 Status fuse_qdq_conv(ir::Graph& graph, PassLog& log) {
-  auto r = rewrite_until_done(graph, [&](ir::Node& n) -> Result<bool> {
-    NFUSE_ASSIGN_OR_RETURN(bool done, try_fuse(graph, n, log));
-    return done ? Result<bool>(true) : try_fuse_region(graph, n, log);
-  });
+  auto r = rewrite_until_done(graph, [&](ir::Node& n) { return try_fuse(graph, n, log); });
+  return r.status();
+}
+
+Status fuse_qdq_conv_region(ir::Graph& graph, PassLog& log) {
+  auto r = rewrite_until_done(graph, [&](ir::Node& n) { return try_fuse_region(graph, n, log); });
   return r.status();
 }
 

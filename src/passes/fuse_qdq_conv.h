@@ -19,9 +19,9 @@
 // nfuse.QLinearConv16 (src/ops/qlinear16.cpp): the layers mixed-precision quantization promoted
 // to int16 activations run on the int16 x int8 kernels instead of in f32.
 //
-// A Conv whose float output only an element-wise region reads (HardSwish, the affine after it,
-// equalization's per-channel Mul...), the region ending in an 8-bit QuantizeLinear, becomes
-// nfuse.QLinearConvRegion (src/ops/qlinear_conv_region.cpp): the region runs on the exact
+// fuse_qdq_conv_region: a Conv whose float output only an element-wise region reads (HardSwish,
+// the affine after it, equalization's per-channel Mul...), the region ending in an 8-bit
+// QuantizeLinear, becomes nfuse.QLinearConvRegion (src/ops/qlinear_conv_region.cpp): the region runs on the exact
 // accumulator, scaled to float, before the one quantization. This is what `nfuse quantize`
 // writes for such a Conv (quant_plan.h).
 //
@@ -38,5 +38,10 @@
 namespace nfuse::passes {
 
 Status fuse_qdq_conv(ir::Graph& graph, PassLog& log);
+
+// The nfuse.QLinearConvRegion fusion described above, a pass of its own because its result is
+// not standard ONNX (nonstandard_pass_names): run after fuse_qdq_conv, which keeps the chains it
+// can write as QLinearConv.
+Status fuse_qdq_conv_region(ir::Graph& graph, PassLog& log);
 
 }  // namespace nfuse::passes

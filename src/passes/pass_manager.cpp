@@ -114,6 +114,7 @@ const std::vector<PassEntry>& pass_table() {
        }},
       {"shape_through_quantize", 2, true, [](const auto&, const auto&) { return plain(shape_through_quantize); }},
       {"fuse_qdq_conv", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_conv); }},
+      {"fuse_qdq_conv_region", 2, false, [](const auto&, const auto&) { return plain(fuse_qdq_conv_region); }},
       {"fuse_qdq_matmul", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_matmul); }},
       {"fuse_qdq_binary", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_binary); }},
       {"fuse_qdq_concat", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_concat); }},

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "ops/qlinear_region.h"
 #include "passes/pass_util.h"
 
 namespace nfuse::quant {
@@ -114,6 +115,22 @@ std::vector<Region> find_regions(const ir::Graph& g, const std::set<const ir::No
     if (leaving == 1) out.push_back(std::move(reg));
   }
   return out;
+}
+
+// Whether nfuse.QLinearConvRegion can run region `r` (fuse_qdq_conv_region's bounds: its ops, 16
+// nodes, 63 steps with HardSwish / HardSigmoid written as their formulas, 55 constants). A Conv
+// that absorbed a region the pass then leaves unfused would run in float.
+bool runs_as_conv_region(const Region& r) {
+  if (r.nodes.size() > 16) return false;
+  size_t steps = 0, constants = 0;
+  for (const ir::Node* n : r.nodes) {
+    if (!ops::qlinear_region_runs(n->op_type)) return false;
+    const bool formula = n->op_type == "HardSwish" || n->op_type == "HardSigmoid";
+    steps += n->op_type == "HardSwish" ? 4 : n->op_type == "HardSigmoid" ? 3 : 1;
+    constants += formula ? 2 : 0;
+    for (const ir::Value* v : n->inputs) constants += v && v->constant ? 1 : 0;
+  }
+  return steps < 64 && constants + 9 <= 64;
 }
 
 // Values on the input's grid: the output can take the input's parameters.
@@ -264,7 +281,7 @@ Result<QuantPlan> plan_quantization(const ir::Graph& g, ActScheme act, bool conv
     int axis = -1;
     bool only_region = conv_regions && conv && !r.root->is_graph_output && !r.output->is_graph_output &&
                        act != ActScheme::kS16Symmetric && conv->op_type == "Conv" && !absorbed_by.count(conv) &&
-                       layer_kind(*conv, &kind, &axis);
+                       layer_kind(*conv, &kind, &axis) && runs_as_conv_region(r);
     for (const ir::Node* c : only_region ? r.root->consumers : std::vector<ir::Node*>{})
       only_region = only_region && std::find(r.nodes.begin(), r.nodes.end(), c) != r.nodes.end();
     if (only_region) {

@@ -17,10 +17,11 @@
 // fusion clamps to the activation's bounds (nfuse.QLinearConv16's y_min / y_max), where a
 // separate 16-bit lookup would cost a pass over the tensor.
 // With 8-bit activations a Conv whose output only the element-wise region after it reads (a
-// HardSwish, the affine after it, equalization's Mul...) absorbs that region: its own output
-// gets no Q/DQ, the region's does, and fuse_qdq_conv runs the pair as nfuse.QLinearConvRegion, the
-// region on the exact accumulator. An 8-bit code of a HardSwish input spends most of its 256
-// steps below -3, where the activation is flat; the float epilogue rounds once, after it.
+// HardSwish, the affine after it, equalization's Mul...) absorbs that region when
+// nfuse.QLinearConvRegion can run it: its own output gets no Q/DQ, the region's does, and
+// fuse_qdq_conv_region runs the pair as that op, the region on the exact accumulator. An 8-bit
+// code of a HardSwish input spends most of its 256 steps below -3, where the activation is flat;
+// the float epilogue rounds once, after it.
 // Value-moving ops (MaxPool, Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity, Relu
 // when not absorbed) pass a quantized input's parameters on to their output ("shared"), since
 // every value they output already lies on the input's grid: the second Q/DQ is then exact and

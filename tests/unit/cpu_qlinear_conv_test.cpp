@@ -335,6 +335,20 @@ TEST(CpuQLinearConv, RegionEpilogue) {
              .saturate = 8.0f,
              .region = region},
             rng, threads);
+      // Batches: each image's channel index and output plane.
+      check({.n = 3,
+             .c = 16,
+             .h = 9,
+             .w = 9,
+             .co = 32,
+             .k = 3,
+             .pad = 1,
+             .group = 4,
+             .per_channel = true,
+             .region = region},
+            rng, threads);
+      check({.n = 2, .c = 6, .h = 11, .w = 12, .co = 6, .k = 3, .stride = 2, .pad = 1, .group = 6, .region = region},
+            rng, threads);
     }
   }
 }

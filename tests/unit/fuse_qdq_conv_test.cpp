@@ -133,6 +133,7 @@ std::unique_ptr<ir::Graph> check(const Spec& s, bool expect_fused, const std::st
   if (!before || !after) return nullptr;
   PassLog log;
   Status st = fuse_qdq_conv(*after, log);
+  if (st.ok()) st = fuse_qdq_conv_region(*after, log);
   EXPECT_TRUE(st.ok()) << st.to_string();
   Status v = after->verify();
   EXPECT_TRUE(v.ok()) << v.to_string();

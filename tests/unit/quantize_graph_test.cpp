@@ -671,6 +671,27 @@ TEST(QuantizeGraph, ConvAbsorbsItsRegion) {
   EXPECT_EQ(lookups, 1);
   EXPECT_EQ(ran_ops("QLinearConvRegion"), 0);
   EXPECT_EQ(ran_ops("QLinearLookup"), 1);
+  // A region with an op nfuse.QLinearConvRegion does not run (Softplus) is not absorbed: the fusion
+  // would leave it, and the Conv, in float. It stays a lookup after an int8 Conv.
+  OnnxBuilder soft;
+  soft.input("x", kF, {-1, 3, 8, 8});
+  random_initializer(soft, "w1", {4, 3, 3, 3}, kSeed, -0.5f, 0.5f);
+  random_initializer(soft, "w2", {5, 4, 1, 1}, kSeed + 2, -0.5f, 0.5f);
+  set_ints_attr(soft.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  soft.node("Softplus", {"c1"}, {"s1"}, "softplus");
+  soft.node("Conv", {"s1", "w2"}, {"c2"}, "conv2");
+  soft.node("Relu", {"c2"}, {"r2"}, "relu2");
+  soft.node("GlobalAveragePool", {"r2"}, {"y"}, "pool");
+  out(soft, "y");
+  auto sg = load(soft);
+  ASSERT_TRUE(sg);
+  options.conv_regions = true;
+  q = quant::quantize_static(*sg, batches(kSeed, 4), options);
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  for (const auto& l : q->layers) EXPECT_TRUE(l.fused_root.empty()) << l.name;
+  EXPECT_EQ(ran_ops("QLinearConv"), 2);
+  EXPECT_EQ(ran_ops("QLinearLookup"), 1);
+  EXPECT_EQ(ran_ops("Conv"), 0);
   // A region writing a graph output stays float, so its Conv keeps its own quantized output (an
   // absorbing Conv would have none and run in float).
   OnnxBuilder head;

@@ -61,7 +61,7 @@ class QLinearConv final : public CpuOp {
   }
 
   // Weights [Co][K] per group are B (K x Co/group), packed with bias, x_zp correction and the
-  // multipliers (x_scale * w_scale[c]) / y_scale.
+  // multipliers (x_scale * w_scale[c]) / y_scale (with a region: its scales x_scale * w_scale[c]).
   // Through `packs` (a context binary's store, or the recording one of `nfuse compile`): the key
   // names the weight, the kernel configuration and everything else baked into the panels (x's
   // zero point and signedness, the group, the bias and multiplier values).

@@ -19,10 +19,11 @@ F32QuantizeParams f32_quantize_params(float scale, int32_t zero_point, bool is_s
 
 namespace {
 
-// q - zp: x / scale, NaN -> 0, clamped to [lo, hi], rounded half to even.
-inline float centered_value(float x, const F32QuantizeParams& p) {
+// q - zp: x / scale (x * scale with `multiply`: the q8 kernels only), NaN -> 0, clamped to
+// [lo, hi], rounded half to even.
+inline float centered_value(float x, const F32QuantizeParams& p, bool multiply = false) {
   constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: adding and subtracting rounds half to even
-  float v = p.multiply ? x * p.scale : x / p.scale;
+  float v = multiply ? x * p.scale : x / p.scale;
   v = v == v ? v : 0.0f;
   v = std::min(std::max(v, p.lo), p.hi);
   return (v + kMagic) - kMagic;  // exact for |v| <= 2^22, which the clamp guarantees
@@ -32,7 +33,7 @@ inline float centered_value(float x, const F32QuantizeParams& p) {
 
 void f32_quantize_q8__scalar(const float* x, size_t n, const F32QuantizeParams& p, uint8_t* y) {
   for (size_t i = 0; i < n; ++i)
-    y[i] = static_cast<uint8_t>(static_cast<int32_t>(centered_value(x[i], p) + p.zero_point));
+    y[i] = static_cast<uint8_t>(static_cast<int32_t>(centered_value(x[i], p, p.multiply) + p.zero_point));
 }
 
 void f32_quantize_q16__scalar(const float* x, size_t n, const F32QuantizeParams& p, uint16_t* y) {

@@ -30,7 +30,8 @@ struct F32QuantizeParams {
   float zero_point = 0.0f;
   bool is_signed = false;  // s8 output (the AVX2 kernel's packs saturate to its range)
   // v = x * scale instead of x / scale: for callers whose arithmetic is a multiply by a
-  // reciprocal (nfuse.QLinearConvRegion's last step, folded in here). The q8 kernels only.
+  // reciprocal (nfuse.QLinearConvRegion's last step, folded in here). The q8 kernels only; the
+  // 16-bit and centred ones divide whatever it says.
   bool multiply = false;
 };
 

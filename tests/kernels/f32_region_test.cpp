@@ -128,5 +128,61 @@ TEST(F32Region, IntermediatesReadElsewhereStayUnfused) {
   }
 }
 
+// Random programs (binary and unary steps over random earlier slots and constants, with
+// HardSwish and Mul-Add runs planted at random places, some of whose intermediates later steps
+// read again): whatever region_program fuses, every ISA gives the unfused steps' bits.
+TEST(F32Region, RandomProgramsFuseToTheSameBits) {
+  std::mt19937 rng(47);
+  const char* simple[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Clip", "Relu", "Neg", "Abs"};
+  int fused_runs = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    Program p;
+    const int constants = 4;
+    auto slot = [&](int steps) { return static_cast<int64_t>(std::uniform_int_distribution<int>(0, steps)(rng)); };
+    auto constant = [&] { return -static_cast<int64_t>(std::uniform_int_distribution<int>(1, constants)(rng)); };
+    auto add = [&](const char* op, int64_t a, int64_t b, float p0, float p1) {
+      p.ops.push_back(op);
+      p.operands.insert(p.operands.end(), {a, b});
+      p.params.insert(p.params.end(), {p0, p1});
+      return static_cast<int64_t>(p.ops.size());
+    };
+    const int length = std::uniform_int_distribution<int>(1, 12)(rng);
+    while (static_cast<int>(p.ops.size()) < length) {
+      const int n = static_cast<int>(p.ops.size());
+      const int kind = std::uniform_int_distribution<int>(0, 5)(rng);
+      if (kind == 0) {  // x * Clip(x + B, lo, hi) / C
+        const int64_t x = slot(n);
+        const int64_t t = add("Add", x, constant(), 0, 0);
+        const int64_t c = add("Clip", t, 0, -1.0f, 6.0f);
+        const int64_t m = rng() % 2 ? add("Mul", x, c, 0, 0) : add("Mul", c, x, 0, 0);
+        add("Div", m, constant(), 0, 0);
+      } else if (kind == 1) {  // x * B + C, either operand order
+        const int64_t m = rng() % 2 ? add("Mul", slot(n), constant(), 0, 0) : add("Mul", constant(), slot(n), 0, 0);
+        rng() % 2 ? add("Add", m, constant(), 0, 0) : add("Add", constant(), m, 0, 0);
+      } else {
+        const char* op = simple[rng() % 10];
+        RegionOp k{};
+        region_op_from_name(op, &k);
+        const bool binary = region_op_is_binary(k);
+        const int64_t a = slot(n);
+        const int64_t b = binary && rng() % 2 ? constant() : slot(n);
+        add(op, a, binary ? b : 0, -2.0f, 3.0f);
+      }
+    }
+    std::vector<RegionStep> fused;
+    std::string error;
+    ASSERT_TRUE(region_program(p.ops, p.operands, p.params, constants, &fused, &error)) << error;
+    for (const RegionStep& st : fused) fused_runs += st.op == RegionOp::kMulAdd || st.op == RegionOp::kAddClipMulDiv;
+    const float c[constants] = {3.0f, 6.0f, 0.1f, -1.0f / 3.0f};
+    const std::vector<float> x = inputs(37, rng);
+    const std::vector<float> expect = run(region_eval__scalar, unfused(p), c, x);
+    for (Isa isa : test::available_isas()) {
+      ASSERT_TRUE(same_bits(run(region_eval_select(isa), fused, c, x), expect))
+          << "trial " << trial << " on " << isa_name(isa);
+    }
+  }
+  EXPECT_GT(fused_runs, 100);  // the generator does exercise the fusions
+}
+
 }  // namespace
 }  // namespace nfuse::kernels

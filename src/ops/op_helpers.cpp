@@ -91,4 +91,18 @@ Status check_same_dtype(const ir::InferContext& ctx, int first, int last) {
   return ok_status();
 }
 
+Result<ir::Shape> conv_output_shape(const ir::InferContext& ctx, int x, int w) {
+  const ir::OpSchema* conv = ir::OpRegistry::global().find("Conv");
+  if (!conv || !conv->infer) return ctx.error("the Conv schema is not registered");
+  const ir::TensorType xf{ir::DType::kF32, ctx.shape(x)}, wf{ir::DType::kF32, ctx.shape(w)};
+  ir::InferContext c{ctx.node, {&xf, &wf}, {nullptr, nullptr}, {}, {ir::TensorType{}}, {}};
+  NFUSE_RETURN_IF_ERROR_PLAIN(conv->infer(c));
+  return c.output(0).shape;
+}
+
+Status verify_as_conv(const ir::Node& node) {
+  const ir::OpSchema* conv = ir::OpRegistry::global().find("Conv");
+  return conv && conv->verify ? conv->verify(node) : ok_status();
+}
+
 }  // namespace nfuse::ops

@@ -24,6 +24,12 @@ std::optional<int> normalize_axis(int64_t axis, int rank);
 std::optional<ir::DType> dtype_from_onnx(int64_t onnx_type);
 // Checks every present input has the same dtype as input 0.
 Status check_same_dtype(const ir::InferContext& ctx, int first, int last);
+// The output shape of a Conv of inputs x and w (by the Conv schema's own inference, given f32
+// stand-ins with their shapes: it checks float types), for the quantized convolutions that take
+// Conv's attributes (nfuse.QLinearConv16, nfuse.QLinearConvRegion).
+Result<ir::Shape> conv_output_shape(const ir::InferContext& ctx, int x, int w);
+// Conv's attribute checks (group, auto_pad) on a quantized convolution taking its attributes.
+Status verify_as_conv(const ir::Node& node);
 // Reshape, Flatten, Squeeze, Unsqueeze (default domain): the output holds the input's elements in
 // the same order, so it may share the input's memory.
 inline bool reorders_no_elements(const ir::Node& node) {

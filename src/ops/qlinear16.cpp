@@ -50,23 +50,12 @@ Status check_w8a16(const ir::InferContext& ctx) {
   return ok_status();
 }
 
-// Conv's attribute checks (group, auto_pad).
-Status verify_qlinear_conv16(const ir::Node& node) {
-  const ir::OpSchema* conv = ir::OpRegistry::global().find("Conv");
-  return conv && conv->verify ? conv->verify(node) : ok_status();
-}
-
 // Output shape: that of a Conv of x and w (the Conv schema's inference on inputs 0 and 3).
 Status infer_qlinear_conv16(ir::InferContext& ctx) {
   NFUSE_RETURN_IF_ERROR_PLAIN(check_w8a16(ctx));
   if (ctx.has_input(8) && ctx.dtype(8) != ir::DType::kI32) return ctx.error("B must be i32");
-  const ir::OpSchema* conv = ir::OpRegistry::global().find("Conv");
-  if (!conv || !conv->infer) return ctx.error("the Conv schema is not registered");
-  // Conv's inference checks float types: give it f32 stand-ins with x's and w's shapes.
-  const ir::TensorType xf{ir::DType::kF32, ctx.shape(0)}, wf{ir::DType::kF32, ctx.shape(3)};
-  ir::InferContext c{ctx.node, {&xf, &wf}, {nullptr, nullptr}, {}, {ir::TensorType{}}, {}};
-  NFUSE_RETURN_IF_ERROR_PLAIN(conv->infer(c));
-  ctx.output(0) = {ctx.dtype(7), c.output(0).shape};
+  NFUSE_ASSIGN_OR_RETURN(ir::Shape y, conv_output_shape(ctx, 0, 3));
+  ctx.output(0) = {ctx.dtype(7), std::move(y)};
   return ok_status();
 }
 
@@ -84,7 +73,7 @@ void register_qlinear16_ops(ir::OpRegistry& registry) {
   registry.add(ir::OpSchema{.op_type = "QLinearConv16",
                             .min_inputs = 8,
                             .max_inputs = 9,
-                            .verify = verify_qlinear_conv16,
+                            .verify = verify_as_conv,
                             .infer = infer_qlinear_conv16,
                             .domain = "nfuse"});
   registry.add(ir::OpSchema{.op_type = "QLinearMatMul16",

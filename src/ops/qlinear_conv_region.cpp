@@ -34,11 +34,6 @@ namespace {
 
 bool is_q8(ir::DType t) { return t == ir::DType::kU8 || t == ir::DType::kI8; }
 
-Status verify_qlinear_conv_region(const ir::Node& node) {
-  const ir::OpSchema* conv = ir::OpRegistry::global().find("Conv");
-  return conv && conv->verify ? conv->verify(node) : ok_status();
-}
-
 Status infer_qlinear_conv_region(ir::InferContext& ctx) {
   if (!is_q8(ctx.dtype(0)) || ctx.dtype(3) != ir::DType::kI8 || !is_q8(ctx.dtype(7))) {
     return ctx.error("x and y_zero_point must be u8 or i8, w i8");
@@ -49,14 +44,9 @@ Status infer_qlinear_conv_region(ir::InferContext& ctx) {
   if (ctx.has_input(2) && ctx.dtype(2) != ctx.dtype(0)) return ctx.error("x_zero_point must have x's dtype");
   if (ctx.has_input(5) && ctx.dtype(5) != ctx.dtype(3)) return ctx.error("w_zero_point must have w's dtype");
   if (!ctx.has_input(8) || ctx.dtype(8) != ir::DType::kI32) return ctx.error("B must be present and i32");
-  const ir::OpSchema* conv = ir::OpRegistry::global().find("Conv");
-  if (!conv || !conv->infer) return ctx.error("the Conv schema is not registered");
-  // Conv's inference checks float types: give it f32 stand-ins with x's and w's shapes.
-  const ir::TensorType xf{ir::DType::kF32, ctx.shape(0)}, wf{ir::DType::kF32, ctx.shape(3)};
-  ir::InferContext c{ctx.node, {&xf, &wf}, {nullptr, nullptr}, {}, {ir::TensorType{}}, {}};
-  NFUSE_RETURN_IF_ERROR_PLAIN(conv->infer(c));
-  NFUSE_RETURN_IF_ERROR_PLAIN(check_region_body(ctx, 9, c.output(0).shape));
-  ctx.output(0) = {ctx.dtype(7), c.output(0).shape};
+  NFUSE_ASSIGN_OR_RETURN(ir::Shape y, conv_output_shape(ctx, 0, 3));
+  NFUSE_RETURN_IF_ERROR_PLAIN(check_region_body(ctx, 9, y));
+  ctx.output(0) = {ctx.dtype(7), std::move(y)};
   return ok_status();
 }
 
@@ -66,7 +56,7 @@ void register_qlinear_conv_region_ops(ir::OpRegistry& registry) {
   registry.add(ir::OpSchema{.op_type = "QLinearConvRegion",
                             .min_inputs = 9,
                             .max_inputs = 64,
-                            .verify = verify_qlinear_conv_region,
+                            .verify = verify_as_conv,
                             .infer = infer_qlinear_conv_region,
                             .domain = "nfuse"});
 }

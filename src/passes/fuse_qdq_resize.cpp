@@ -21,15 +21,31 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   if (resize->attrs.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") return false;
   ir::Node* dq = qdq_producer(resize->input(0), "DequantizeLinear");
   auto x = activation_params_any_width(dq, false);
-  if (!x || !same_qparams(*x, *y)) return false;
+  if (!x) return false;
 
   const std::string chain = dq->label() + " -> " + resize->label() + " -> " + q.label();
   std::vector<ir::Value*> inputs = resize->inputs;
   inputs[0] = dq->input(0);
+  const bool requantize = !same_qparams(*x, *y);
+  if (requantize) {
+    // Quantize(Resize(v)) = Resize(Quantize(v)) for a Resize that only copies values, and the
+    // copy of q that makes the codes runs on the Resize's input (smaller for an upsampling);
+    // the DequantizeLinear keeps its other readers.
+    ir::Value* codes =
+        graph.add_unique_value(q.output(0)->name + "_before_resize", {y->dtype, dq->output(0)->type.shape});
+    std::vector<ir::Value*> q_inputs = q.inputs;
+    q_inputs[0] = dq->output(0);
+    ir::Node* early_q =
+        graph.add_node("QuantizeLinear", q.name + "_before_resize", std::move(q_inputs), {codes}, q.attrs);
+    early_q->opset = q.opset;
+    early_q->domain = q.domain;
+    inputs[0] = codes;
+  }
   ir::Node* fused = graph.add_node("Resize", resize->name, std::move(inputs), {}, resize->attrs);
   fused->opset = resize->opset;
-  finish_qdq_rewrite(graph, {dq}, resize, q, fused);
-  log.add("fused " + chain + " into Resize '" + fused->name + "' on the quantized tensor");
+  finish_qdq_rewrite(graph, requantize ? std::vector<ir::Node*>{} : std::vector<ir::Node*>{dq}, resize, q, fused);
+  log.add("fused " + chain + " into Resize '" + fused->name + "' on the quantized tensor" +
+          (requantize ? " (its input requantized to the output's parameters first)" : ""));
   return true;
 }
 

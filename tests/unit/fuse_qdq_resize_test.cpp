@@ -1,6 +1,7 @@
 // fuse_qdq_resize: DQ -> Resize(nearest) -> Q with identical parameters becomes a Resize of the
 // quantized tensor, exact (0 steps), by scales and by sizes, u8 and s8, any nearest coordinate
-// mode, and u16 / s16 with "com.microsoft" Q/DQ (W8A16 graphs); and the declines (linear mode, other parameters,
+// mode, and u16 / s16 with "com.microsoft" Q/DQ (W8A16 graphs); with other parameters on the two
+// sides, a Resize of the input requantized first, as exact; and the declines (linear mode,
 // per-axis input, tf_crop_and_resize, the Resize's output a graph output).
 #include "passes/fuse_qdq_resize.h"
 
@@ -52,7 +53,16 @@ void check(const Spec& s, bool expect_fused, const std::string& what) {
   const ir::Node* rs = find_op(*g, "Resize");
   ASSERT_TRUE(rs);
   EXPECT_EQ(rs->input(0)->type.dtype != ir::DType::kF32, expect_fused) << what;
-  EXPECT_EQ(count_ops(*g, "DequantizeLinear") + count_ops(*g, "QuantizeLinear"), expect_fused ? 2 : 4) << what;
+  // Requantized: the input's DequantizeLinear stays, feeding a copy of the output's QuantizeLinear
+  // (the output's own is gone), so four remain as without the fusion.
+  const bool requantized = s.y_scale != 0.02f || s.y_zp_u8 != 128;
+  EXPECT_EQ(count_ops(*g, "DequantizeLinear") + count_ops(*g, "QuantizeLinear"), expect_fused && !requantized ? 2 : 4)
+      << what;
+  if (expect_fused && requantized) {
+    const ir::Node* early_q = rs->input(0)->producer;
+    ASSERT_TRUE(early_q && early_q->op_type == "QuantizeLinear") << what;
+    EXPECT_EQ(early_q->input(0)->producer->op_type, "DequantizeLinear") << what;
+  }
 }
 
 TEST(FuseQdqResize, Fuses) {
@@ -94,10 +104,16 @@ TEST(FuseQdqResize, FusesSixteenBit) {
   }
 }
 
+// Other parameters after the Resize than before it: the input is requantized to them, then copied.
+TEST(FuseQdqResize, FusesWithRequantization) {
+  check({.y_scale = 0.03f}, true, "u8, other scale");
+  check({.y_scale = 0.013f, .y_zp_u8 = 120}, true, "u8, other scale and zero point");
+  check({.elem = kI8, .ctm = "half_pixel", .y_scale = 0.05f, .y_zp_u8 = 100}, true, "s8, other parameters");
+  check({.ctm = "align_corners", .by_sizes = true, .y_zp_u8 = 120}, true, "u8 by sizes, other zero point");
+}
+
 TEST(FuseQdqResize, Declines) {
   check({.mode = "linear"}, false, "linear");
-  check({.y_scale = 0.03f}, false, "other scale");
-  check({.y_zp_u8 = 120}, false, "other zero point");
   check({.resize_output_is_graph_output = true}, false, "Resize output is a graph output");
   check({.per_axis = true}, false, "per-axis input");
   check({.ctm = "tf_crop_and_resize"}, false, "tf_crop_and_resize");

@@ -3,11 +3,12 @@
 // FPN's DQ -> Resize -> Q, in int8 and W8A16 graphs; a gather of bytes or 16-bit words), every
 // coordinate_transformation_mode but tf_crop_and_resize (and tf_half_pixel_for_nearest where it
 // would shift N and C, as the reference does). The per-row and per-column source indices and
-// weights follow ref_resize.cpp exactly (computed in double once per shape and cached); the run is then a gather
-// (nearest) or two horizontal passes plus one vertical blend (linear) per output row, parallel over channel planes.
-// Horizontal passes are cached per source row, so an upscale computes each source row's blend once. Shapes the fast
-// path does not cover at run time (a scale on N or C, from dynamic scales) go to the reference kernel, which this op
-// holds.
+// weights follow ref_resize.cpp exactly (computed in double once per shape and cached); the run
+// is then a gather (nearest; where output column c reads input column c / f, a repetition of
+// each value f times) or two horizontal passes plus one vertical blend (linear) per output row,
+// parallel over channel planes. Horizontal passes are cached per source row, so an upscale
+// computes each source row's blend once. Shapes the fast path does not cover at run time (a
+// scale on N or C, from dynamic scales) go to the reference kernel, which this op holds.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -24,7 +25,18 @@ struct Geometry {
   std::vector<int64_t> in_dims, out_dims;
   double scale_h = 0, scale_w = 0;
   ResizeAxisMap rows, cols;
+  // f when output column c reads input column c / f for every c (an integer upsampling, whatever
+  // the coordinate mode made of it), else 0: the row is then a repetition, not a gather.
+  size_t col_repeat = 0;
 };
+
+size_t column_repeat(const ResizeAxisMap& cols, size_t iw, size_t ow) {
+  if (iw == 0 || ow % iw != 0) return 0;
+  const size_t f = ow / iw;
+  for (size_t c = 0; c < ow; ++c)
+    if (static_cast<size_t>(cols.i0[c]) != c / f) return 0;
+  return f;
+}
 
 class ResizeOp final : public CpuOp {
  public:
@@ -60,6 +72,8 @@ class ResizeOp final : public CpuOp {
       geo_.scale_w = sw;
       geo_.rows = resize_axis_map(mode_, x.dim(2), y.dim(2), sh, by_sizes_);
       geo_.cols = resize_axis_map(mode_, x.dim(3), y.dim(3), sw, by_sizes_);
+      geo_.col_repeat =
+          mode_.linear ? 0 : column_repeat(geo_.cols, static_cast<size_t>(x.dim(3)), static_cast<size_t>(y.dim(3)));
     }
     const size_t planes = static_cast<size_t>(x.dim(0) * x.dim(1));
     const size_t ih = static_cast<size_t>(x.dim(2)), iw = static_cast<size_t>(x.dim(3));
@@ -121,7 +135,13 @@ class ResizeOp final : public CpuOp {
         continue;
       }
       const T* in = src + sr * iw;
-      for (size_t c = 0; c < ow; ++c) out[c] = in[ci[c]];
+      if (g.col_repeat == 2) {
+        for (size_t c = 0; c < iw; ++c) out[2 * c] = out[2 * c + 1] = in[c];  // vectorizes: no index loads
+      } else if (g.col_repeat > 2) {
+        for (size_t c = 0; c < iw; ++c) std::fill_n(out + c * g.col_repeat, g.col_repeat, in[c]);
+      } else {
+        for (size_t c = 0; c < ow; ++c) out[c] = in[ci[c]];
+      }
     }
   }
 

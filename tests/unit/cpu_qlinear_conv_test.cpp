@@ -272,6 +272,45 @@ TEST(CpuQLinearConv, GatherRunsAndSkippedRows) {
   check({.c = 6, .h = 15, .w = 15, .co = 8, .k = 1, .stride = 3, .y_signed = true, .y_zp = 0}, rng);
 }
 
+// Channel quads (W * X, input channels a multiple of 4, column stride 1, more than one tap): the
+// interleaved padded rows, panels read in place where their pixels lie on one output row (rows
+// of 64, 40, 10 pixels: whole, crossing and short panels) and packed where they cross rows (7
+// wide: up to 5 rows per panel), padding with x's zero point (u8 and s8), dilation, row strides,
+// asymmetric pads, groups of 8 channels, batch, threads, regions.
+TEST(CpuQLinearConv, ChannelQuads) {
+  std::mt19937 rng(kSeed + 12);
+  for (int64_t w : {64, 40, 10, 7}) {
+    check({.c = 16, .h = 6, .w = w, .co = 24, .k = 3, .pad = 1, .x_zp = 61}, rng);
+    check({.c = 8,
+           .h = 5,
+           .w = w,
+           .co = 9,
+           .k = 3,
+           .dil = 2,
+           .x_signed = true,
+           .per_channel = true,
+           .x_zp = -20,
+           .pads = {2, 0, 1, 3}},
+          rng, 3);
+  }
+  check({.c = 4, .h = 13, .w = 35, .co = 8, .k = 5, .pad = 2, .x_zp = 255, .strides = {2, 1}}, rng);
+  check({.n = 2,
+         .c = 32,
+         .h = 7,
+         .w = 33,
+         .co = 16,
+         .k = 3,
+         .pad = 1,
+         .group = 4,
+         .x_signed = true,
+         .y_signed = true,
+         .x_zp = 100,
+         .y_zp = -5},
+        rng, 2);
+  check({.c = 12, .h = 9, .w = 50, .co = 17, .k = 3, .pad = 1, .per_channel = true, .region = "hardswish"}, rng, 2);
+  check({.c = 8, .h = 4, .w = 3, .co = 8, .k = 3, .pad = 4}, rng);  // rows mostly padding
+}
+
 // Depthwise: the f32-kernel path up to its 514-tap bound (with sums near 2^24), and past it the
 // int32 direct path; asymmetric pads and a channel multiplier.
 TEST(CpuQLinearConv, DepthwiseBigKernels) {
@@ -386,6 +425,8 @@ TEST(CpuQLinearConv, EveryKernelConfig) {
     // The region epilogue on this ISA's GEMM, region and quantize kernels.
     check({.c = 33, .h = 9, .w = 11, .co = 40, .k = 3, .pad = 1, .per_channel = true, .region = "hardswish"}, rng, 2);
     check({.c = 6, .h = 13, .w = 19, .co = 6, .k = 3, .pad = 1, .group = 6, .region = "hardswish"}, rng);
+    // Channel quads on this ISA's W * X configuration (in place, or packed where it has no quad kernel).
+    check({.c = 16, .h = 5, .w = 37, .co = 12, .k = 3, .pad = 1, .x_signed = true, .x_zp = -7}, rng, 2);
   }
 }
 

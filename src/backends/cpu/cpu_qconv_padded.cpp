@@ -201,10 +201,8 @@ void QConvPaddedRows::fill(const PlaneRowsOf<const uint8_t>& x, size_t rows_end,
   }
 }
 
-void QConvPaddedRows::pack_panel(const kernels::Qu8WxConfig& cfg, const size_t* offsets, size_t q0, size_t n,
-                                 const uint8_t* buf, uint8_t* out) const {
+size_t QConvPaddedRows::panel_runs(size_t q0, size_t n, kernels::Qu8WxRun* runs) const {
   const size_t row_bytes = g_.sw * cols();  // one padded row, all phases
-  kernels::Qu8WxRun runs[kMaxRuns];
   size_t count = 0;
   for (size_t q = q0; q < q0 + n; ++count) {
     const size_t oy = q / g_.wo, ox0 = q % g_.wo;
@@ -213,7 +211,95 @@ void QConvPaddedRows::pack_panel(const kernels::Qu8WxConfig& cfg, const size_t* 
                    static_cast<uint32_t>(seg)};
     q += seg;
   }
+  return count;
+}
+
+void QConvPaddedRows::pack_panel(const kernels::Qu8WxConfig& cfg, const size_t* offsets, size_t q0, size_t n,
+                                 const uint8_t* buf, uint8_t* out) const {
+  kernels::Qu8WxRun runs[kMaxRuns];
+  const size_t count = panel_runs(q0, n, runs);
   kernels::qu8_wxgemm_pack_x_runs(cfg, k_, n, buf, offsets, runs, count, x_signed_, out);
+}
+
+void QConvPaddedRows::quad_offsets(size_t out_rows, size_t* o) const {
+  const size_t quads = channels_ / 4, plane4 = 4 * plane_bytes(out_rows), ncols = cols();
+  for (size_t ky = 0; ky < g_.kh; ++ky)
+    for (size_t kx = 0; kx < g_.kw; ++kx)
+      for (size_t q = 0; q < quads; ++q) *o++ = q * plane4 + 4 * (ky * g_.dh * ncols + kx * g_.dw);
+}
+
+namespace {
+
+// out[4 j + i] = row_i[j] ^ flip for j < n: four channels' bytes interleaved per pixel.
+void interleave4(const uint8_t* const* row, size_t n, uint8_t flip, uint8_t* out) {
+  size_t j = 0;
+#if defined(__x86_64__)
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  for (; j + 16 <= n; j += 16) {
+    const __m128i a = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row[0] + j)), f);
+    const __m128i b = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row[1] + j)), f);
+    const __m128i c = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row[2] + j)), f);
+    const __m128i d = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row[3] + j)), f);
+    const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+    const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+    __m128i* dst = reinterpret_cast<__m128i*>(out + 4 * j);
+    _mm_storeu_si128(dst, _mm_unpacklo_epi16(ab_lo, cd_lo));
+    _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+    _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+    _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+  }
+#endif
+  for (; j < n; ++j)
+    for (size_t i = 0; i < 4; ++i) out[4 * j + i] = static_cast<uint8_t>(row[i][j] ^ flip);
+}
+
+}  // namespace
+
+void QConvPaddedRows::fill_quads(const PlaneRowsOf<const uint8_t>& x, size_t q0, size_t q1, size_t oy0, size_t oy1,
+                                 uint8_t* buf) const {
+  const Conv2dGeometry& g = g_;
+  const size_t nrows = rows(oy1 - oy0), plane4 = 4 * plane_bytes(oy1 - oy0), ncols = cols();
+  const uint8_t flip = x_signed_ ? 0x80 : 0, pad = static_cast<uint8_t>(pad_ ^ flip);
+  const ptrdiff_t first = static_cast<ptrdiff_t>(oy0 * g.sh) - static_cast<ptrdiff_t>(g.pad_top);
+  // Columns j in [j0, j1) read input column j - pad_left inside the row.
+  const size_t j0 = std::min(ncols, g.pad_left);
+  const size_t j1 = std::max(j0, std::min(ncols, g.w + g.pad_left));
+  for (size_t q = q0; q < q1; ++q) {
+    uint8_t* dst = buf + q * plane4;
+    for (size_t r = 0; r < nrows; ++r, dst += 4 * ncols) {
+      if (g.sh > 1 && !row_read(g, r)) continue;
+      const ptrdiff_t iy = first + static_cast<ptrdiff_t>(r);
+      if (iy < 0 || iy >= static_cast<ptrdiff_t>(g.h)) {
+        std::memset(dst, pad, 4 * ncols);
+        continue;
+      }
+      std::memset(dst, pad, 4 * j0);
+      if (j1 > j0) {
+        const uint8_t* src[4];
+        for (size_t i = 0; i < 4; ++i) src[i] = x.row(4 * q + i, static_cast<size_t>(iy)) + (j0 - g.pad_left);
+        interleave4(src, j1 - j0, flip, dst + 4 * j0);
+      }
+      std::memset(dst + 4 * j1, pad, 4 * (ncols - j1));
+    }
+  }
+}
+
+void QConvPaddedRows::pack_panel_quads(const kernels::Qu8WxConfig& cfg, const size_t* offsets, size_t q0, size_t n,
+                                       const uint8_t* buf, uint8_t* out) const {
+  kernels::Qu8WxRun runs[kMaxRuns];
+  const size_t count = panel_runs(q0, n, runs);
+  const size_t nr = cfg.nr, groups = k_ / 4;
+  if (count == 1 && n == 32 && nr == 32) {  // a whole panel from one output row: fixed-size copies
+    const size_t src = 4 * size_t{runs[0].src};
+    for (size_t kg = 0; kg < groups; ++kg) std::memcpy(out + kg * 128, buf + offsets[kg] + src, 128);
+    return;
+  }
+  for (size_t kg = 0; kg < groups; ++kg) {
+    uint8_t* dst = out + kg * nr * 4;
+    for (size_t i = 0; i < count; ++i)
+      std::memcpy(dst + 4 * size_t{runs[i].col}, buf + offsets[kg] + 4 * size_t{runs[i].src}, 4 * size_t{runs[i].len});
+    if (n < nr) std::memset(dst + 4 * n, 0, 4 * (nr - n));
+  }
 }
 
 }  // namespace nfuse::backends::cpu

@@ -46,11 +46,38 @@ class QConvPaddedRows {
   void pack_panel(const kernels::Qu8WxConfig& cfg, const size_t* offsets, size_t q0, size_t n, const uint8_t* buf,
                   uint8_t* out) const;
 
+  // Channel quads: the same padded rows with four channels interleaved per pixel, sign bits
+  // already flipped for s8 (the packed panels' bytes), for column stride 1 and channels a
+  // multiple of 4. With K in (ky, kx, c) order, each K group of 4 (one tap, one quad) is then four
+  // bytes per pixel, consecutive along an output row, so a panel is a copy of 4 * n bytes per K
+  // group rather than a transpose of four rows (the packing cost as much as a third of a
+  // convolution with few output channels over a long K). Quad q's rows start every
+  // 4 * plane_bytes(out_rows) bytes; buffer_bytes() is the same.
+  static bool quads_apply(const Conv2dGeometry& g) { return g.sw == 1 && (g.c / g.group) % 4 == 0 && g.kh * g.kw > 1; }
+  // Where each K group (tap t = ky * kw + kx, quad q: group t * quads + q) starts, relative to
+  // output pixel 0's tap (0, 0): k / 4 offsets.
+  void quad_offsets(size_t out_rows, size_t* offsets) const;
+  // fill() for quads [q0, q1).
+  void fill_quads(const PlaneRowsOf<const uint8_t>& x, size_t q0, size_t q1, size_t oy0, size_t oy1,
+                  uint8_t* buf) const;
+  // Bytes from one quad's rows to the next's, in a buffer for `out_rows` output rows.
+  size_t quad_stride(size_t out_rows) const { return 4 * plane_bytes(out_rows); }
+  // Where output pixel q (counted from the buffer's first output row) reads tap (0, 0) of quad
+  // 0, relative to quad_offsets()' origin: a panel of pixels on one output row reads K group
+  // (t, q) at buf + quad_offsets()[t * quads + q] + this, 4 bytes per pixel.
+  size_t quad_pixel_offset(size_t q) const { return 4 * ((q / g_.wo) * g_.sh * cols() + q % g_.wo); }
+  // pack_panel() from a quad buffer and its quad_offsets().
+  void pack_panel_quads(const kernels::Qu8WxConfig& cfg, const size_t* offsets, size_t q0, size_t n, const uint8_t* buf,
+                        uint8_t* out) const;
+
  private:
   // Columns of one phase row: wo plus the window's reach in that phase.
   size_t cols() const { return g_.wo + (g_.kw - 1) * g_.dw / g_.sw; }
   // Padded rows `out_rows` output rows read.
   size_t rows(size_t out_rows) const { return (out_rows - 1) * g_.sh + (g_.kh - 1) * g_.dh + 1; }
+  // One run per output-row segment of the n pixels from q0: (panel column, source offset in
+  // elements of a padded plane, length); returns the count.
+  size_t panel_runs(size_t q0, size_t n, kernels::Qu8WxRun* runs) const;
 
   Conv2dGeometry g_;
   size_t channels_ = 0, k_ = 0;

@@ -12,8 +12,9 @@ namespace nfuse::backends::cpu {
 
 const kernels::Qu8WxConfig* QConvWx::config() {
   const kernels::Qu8WxConfig* cfg = kernels::qu8_wxgemm_config(kernels::selected_isa());
-  // pack_panel's run table holds one run per output-row segment of a panel.
-  return cfg != nullptr && cfg->nr <= QConvPaddedRows::kMaxRuns ? cfg : nullptr;
+  // pack_panel's run table holds one run per output-row segment of a panel; task's panel table
+  // one entry per 32 pixels of a block.
+  return cfg != nullptr && cfg->nr <= QConvPaddedRows::kMaxRuns && cfg->nr >= 32 ? cfg : nullptr;
 }
 
 QConvWx::QConvWx(const kernels::Qu8WxConfig& cfg, size_t co, size_t k, size_t group)
@@ -36,7 +37,13 @@ bool QConvWx::pack(const int8_t* w, const int32_t* bias, const float* multiplier
   panel_bytes_ = kernels::qu8_wxgemm_packed_w_size(cfg_, cg, k_);
   const size_t floats = (panel_bytes_ * group_ + sizeof(float) - 1) / sizeof(float);
   auto fill = [&](float* dst) {
-    pack_wx_panels(cfg_, co_, k_, group_, w, bias, multiplier, x_zp, x_signed, reinterpret_cast<uint8_t*>(dst));
+    std::vector<int8_t> tap_major;
+    if (quads()) {
+      tap_major.resize(co_ * k_);
+      q8_weights_to_tap_major(w, co_, k_ / quad_taps_, quad_taps_, tap_major.data());
+    }
+    pack_wx_panels(cfg_, co_, k_, group_, quads() ? tap_major.data() : w, bias, multiplier, x_zp, x_signed,
+                   reinterpret_cast<uint8_t*>(dst));
   };
   if (packs && weight && key) return pack_weights(packs, *weight, key, floats, &packed_, fill);
   if (!packed_.resize(floats)) return false;
@@ -97,10 +104,20 @@ Status QConvWx::run(const Conv2dGeometry& g, const uint8_t* x_all, int32_t x_zp,
   uint8_t* buf = nullptr;
   const size_t tile_at = region ? scratch_floats(g) : 0;  // the float tile's offset in a worker's scratch
   if (rc.scratch.floats() < scratch_floats(g, region)) return internal_error(label + ": scratch too small");
+  if (quads() && (direct || !QConvPaddedRows::quads_apply(g) || g.kh * g.kw != quad_taps_))
+    return internal_error(label + ": weights packed for channel quads, geometry without them");
   if (!direct) {
     buf = reinterpret_cast<uint8_t*>(rc.scratch.get(0)) + packed_x_bytes();
-    row_offset_.resize(k_);
-    padded.row_offsets(g.ho, row_offset_.data());
+    row_offset_.resize(quads() ? k_ / 4 : k_);
+    if (quads()) {
+      padded.quad_offsets(g.ho, row_offset_.data());
+      const size_t quads = cin_g / 4;
+      tap_offset_.resize(quad_taps_);
+      for (size_t t = 0; t < quad_taps_; ++t) tap_offset_[t] = row_offset_[t * quads];
+      quad_stride_ = padded.quad_stride(g.ho);
+    } else {
+      padded.row_offsets(g.ho, row_offset_.data());
+    }
   }
   const size_t y_elem = rq.f32_out && !region ? sizeof(float) : 1;
   const kernels::GemmTasks tasks = kernels::gemm_tasks(cfg_.nr, cfg_.mr, p, cg, k_, rc.pool.threads());
@@ -110,10 +127,16 @@ Status QConvWx::run(const Conv2dGeometry& g, const uint8_t* x_all, int32_t x_zp,
       uint8_t* y = static_cast<uint8_t*>(y_all) + (n * co_ + gi * cg) * p * y_elem;
       const uint8_t* w = reinterpret_cast<const uint8_t*>(packed_.data()) + gi * panel_bytes_;
       if (!direct) {
-        const size_t cstep = std::max<size_t>(1, (cin_g + rc.pool.threads() * 4 - 1) / (rc.pool.threads() * 4));
+        const size_t units = quads() ? cin_g / 4 : cin_g;  // channels, or quads of them
+        const size_t cstep = std::max<size_t>(1, (units + rc.pool.threads() * 4 - 1) / (rc.pool.threads() * 4));
         const PlaneRowsOf<const uint8_t> planes{x, hw, g.w, 0};
-        rc.pool.run((cin_g + cstep - 1) / cstep, [&](size_t i, size_t) {
-          padded.fill(planes, g.h, i * cstep, std::min(cin_g, (i + 1) * cstep), 0, g.ho, buf);
+        rc.pool.run((units + cstep - 1) / cstep, [&](size_t i, size_t) {
+          const size_t u0 = i * cstep, u1 = std::min(units, (i + 1) * cstep);
+          if (quads()) {
+            padded.fill_quads(planes, u0, u1, 0, g.ho, buf);
+          } else {
+            padded.fill(planes, g.h, u0, u1, 0, g.ho, buf);
+          }
         });
       }
       FloatEpilogue group_fe;
@@ -142,10 +165,25 @@ void QConvWx::task(const Conv2dGeometry& g, const QConvPaddedRows* padded, const
   kernels::Qu8GemmRequant tile_rq = rq;
   int32_t col_term[kMaxBlock];  // the cross term's per-pixel part, colsum(X) - K * x_zp (wrapping)
   const uint32_t k_zp = static_cast<uint32_t>(k_) * static_cast<uint32_t>(x_zp);
+  // Channel quads on a kernel that reads them in place: a panel whose pixels lie on one output
+  // row is read from the quad rows (in_place[panel] holds its offset there), the others packed.
+  const bool quads_in_place = padded && quads() && cfg_.quad_ukernel != nullptr && !fe.row_factor;
+  kernels::Qu8WxQuads xq;
+  if (quads_in_place) xq = {tap_offset_.data(), quad_taps_, (k_ / 4) / quad_taps_, quad_stride_};
+  constexpr size_t kPacked = ~size_t{0};
+  size_t in_place[kMaxBlock / 32];  // block_ / nr panels (nr >= 32: config())
   for (size_t pb = p0; pb < p1; pb += block_) {
     const size_t len = std::min(block_, p1 - pb);
     for (size_t j = 0; j < len; j += nr) {
-      if (padded) {
+      const size_t n = std::min(nr, len - j);
+      in_place[j / nr] = kPacked;
+      if (quads_in_place && (pb + j) % g.wo + n <= g.wo) {
+        in_place[j / nr] = padded->quad_pixel_offset(pb + j);
+        continue;
+      }
+      if (padded && quads()) {
+        padded->pack_panel_quads(cfg_, row_offset_.data(), pb + j, n, buf, packed_x + j * kpad);
+      } else if (padded) {
         padded->pack_panel(cfg_, row_offset_.data(), pb + j, std::min(nr, len - j), buf, packed_x + j * kpad);
       } else {
         kernels::qu8_wxgemm_pack_x(cfg_, k_, std::min(nr, len - j), x + pb + j, hw, x_signed, packed_x + j * kpad);
@@ -164,12 +202,12 @@ void QConvWx::task(const Conv2dGeometry& g, const QConvPaddedRows* padded, const
       const size_t rows = std::min(mr, c1 - c);
       for (size_t j = 0; j < len; j += nr) {
         if (fe.row_factor) tile_rq.col_term = col_term + j;
-        if (region) {
-          cfg_.ukernel(rows, std::min(nr, len - j), kpad, wp, packed_x + j * kpad, reinterpret_cast<uint8_t*>(tile + j),
-                       block_, tile_rq);
+        uint8_t* out = region ? reinterpret_cast<uint8_t*>(tile + j) : y + (c * p + pb + j) * y_elem;
+        const size_t out_stride = region ? block_ : p;
+        if (in_place[j / nr] != kPacked) {
+          cfg_.quad_ukernel(rows, std::min(nr, len - j), xq, wp, buf + in_place[j / nr], out, out_stride, tile_rq);
         } else {
-          cfg_.ukernel(rows, std::min(nr, len - j), kpad, wp, packed_x + j * kpad, y + (c * p + pb + j) * y_elem, p,
-                       tile_rq);
+          cfg_.ukernel(rows, std::min(nr, len - j), kpad, wp, packed_x + j * kpad, out, out_stride, tile_rq);
         }
       }
       for (size_t r = 0; region && r < rows; ++r) {

@@ -7,6 +7,11 @@
 // (c, ky, kx) and output row is one contiguous run and no im2col matrix is built. Tasks split
 // pixels first, so each packs only its own columns.
 //
+// With input channels a multiple of 4, column stride 1 and more than one tap, the padded rows
+// interleave channel quads instead and K runs in (ky, kx, c) order (use_channel_quads): a panel
+// whose pixels lie on one output row is then read in place by the kernel's quad ukernel (no
+// packing at all), and the others are copies of 4 bytes per pixel and K group.
+//
 // Shared by QLinearConv (u8 / s8 output, parameters fixed at pack time) and the dynamically
 // quantized Conv (float output; x's zero point and scale known per run, written into the packed
 // panels by set_row_params before each run).
@@ -38,6 +43,11 @@ class QConvWx {
   static const kernels::Qu8WxConfig* config();
 
   QConvWx(const kernels::Qu8WxConfig& cfg, size_t co, size_t k, size_t group);
+
+  // Before pack(): run geometry g's kind on channel quads (QConvPaddedRows::quads_apply; the
+  // weights are then packed with K in (ky, kx, c) order). `taps` = kh * kw. Not with pack_with.
+  void use_channel_quads(size_t taps) { quad_taps_ = taps; }
+  bool quads() const { return quad_taps_ != 0; }
 
   // Packs the s8 weights [Co][K] per group with bias (int32 [Co] or nullptr), multipliers (f32
   // [Co] or nullptr) and x's zero point; false when memory runs out. Through `packs` under
@@ -88,8 +98,11 @@ class QConvWx {
   static constexpr size_t kBlockBytes = 160 << 10;  // packed X per block
   const kernels::Qu8WxConfig& cfg_;
   size_t co_, k_, group_, panel_bytes_ = 0, block_ = 32;
+  size_t quad_taps_ = 0;  // kh * kw when the input runs as channel quads, else 0
   PackedFloats packed_;
-  std::vector<size_t> row_offset_;  // each K row's start in the padded planes
+  std::vector<size_t> row_offset_;  // each K row's (with quads: K group's) start in the padded planes
+  std::vector<size_t> tap_offset_;  // with quads: each tap's quad 0 (row_offset_ every `quads` groups)
+  size_t quad_stride_ = 0;
 };
 
 }  // namespace nfuse::backends::cpu

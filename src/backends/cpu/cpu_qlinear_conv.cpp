@@ -37,6 +37,7 @@
 #include "backends/cpu/cpu_conv_region_epilogue.h"
 #include "backends/cpu/cpu_conv_util.h"
 #include "backends/cpu/cpu_q8_im2col.h"
+#include "backends/cpu/cpu_qconv_padded.h"
 #include "backends/cpu/cpu_qconv_wx.h"
 #include "backends/cpu/cpu_qlinear_conv_params.h"
 #include "kernels/qu8-gemm/qu8_gemm.h"
@@ -71,8 +72,9 @@ class QLinearConv final : public CpuOp {
     const uint64_t baked = qconv_values_hash(bias, mult, co_);
     if (const kernels::Qu8WxConfig* wx = QConvWx::config()) {  // W * X: weights [Co][K] as they are
       wx_ = std::make_unique<QConvWx>(*wx, co_, k_, group);
+      if (quads_apply(group)) wx_->use_channel_quads(static_cast<size_t>(w_dims_[2] * w_dims_[3]));
       if (region_) zero_bias_.assign(co_ + wx->mr, 0.0f);
-      const std::string family = std::string("q8.conv.wx.") + wx->name;
+      const std::string family = std::string("q8.conv.wx.") + wx->name + (wx_->quads() ? ".quads" : "");
       auto key = [&] {
         return pack_key(family.c_str(), *node_.input(3),
                         {co_, k_, group, static_cast<uint64_t>(x_zp_), x_signed_ ? 1u : 0u, baked});
@@ -201,6 +203,20 @@ class QLinearConv final : public CpuOp {
 
  private:
   const ir::Node& node_;
+  // Whether the W * X path runs this convolution on channel quads: QConvPaddedRows::quads_apply
+  // on what the attributes and weights fix (the input's size does not enter).
+  bool quads_apply(size_t group) const {
+    if (w_dims_.size() != 4) return false;
+    const std::vector<int64_t> strides = node_.attrs.get_ints("strides", {1, 1});
+    Conv2dGeometry g;
+    g.group = group;
+    g.c = static_cast<size_t>(w_dims_[1]) * group;
+    g.kh = static_cast<size_t>(w_dims_[2]);
+    g.kw = static_cast<size_t>(w_dims_[3]);
+    g.sw = strides.size() == 2 ? static_cast<size_t>(strides[1]) : 1;
+    return QConvPaddedRows::quads_apply(g);
+  }
+
   std::vector<int64_t> w_dims_;
   const kernels::Qu8GemmConfig& cfg_;
   std::unique_ptr<QConvWx> wx_;  // the W * X path, or nullptr: X * W on cfg_

@@ -31,6 +31,7 @@ const Configs& configs() {
     c.avx512vnni.name = "wx_avx512vnni_8x32";
     c.avx512vnni.isa = Isa::kAvx512;
     c.avx512vnni.ukernel = qu8_wxgemm__avx512vnni_8x32;
+    c.avx512vnni.quad_ukernel = qu8_wxgemm_quads__avx512vnni_8x32;
     const CpuFeatures& f = cpu_features();
     c.has_avx512vnni = isa_supported(Isa::kAvx512) && f.x86_avx512bw && f.x86_avx512vl && f.x86_avx512vnni;
 #endif

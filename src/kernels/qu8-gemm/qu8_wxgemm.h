@@ -50,11 +50,29 @@ void qu8_wxgemm__avx512vnni_8x32(size_t mr, size_t nc, size_t kc, const void* w,
                                  size_t c_stride, const Qu8GemmRequant& rq);
 #endif
 
+// X read in place from channel-quad rows (backends/cpu/cpu_qconv_padded.h) instead of a packed
+// panel: K group t * quads + q, column j at x + tap_offset[t] + q * quad_stride + 4 * j (the
+// packed panel's 4 bytes per column). A tile reads a whole group's 4 * NR bytes (or 64 for at
+// most 16 columns) from there whatever nc is: the caller keeps them inside its buffer.
+struct Qu8WxQuads {
+  const size_t* tap_offset = nullptr;  // taps entries
+  size_t taps = 0, quads = 0, quad_stride = 0;
+};
+// One mr x nc tile as Qu8WxUkernelFn, over K = 4 * taps * quads (taps, quads >= 1) from x as
+// `xq` says.
+using Qu8WxQuadUkernelFn = void (*)(size_t mr, size_t nc, const Qu8WxQuads& xq, const void* w, const uint8_t* x,
+                                    uint8_t* c, size_t c_stride, const Qu8GemmRequant& rq);
+#if defined(__x86_64__)
+void qu8_wxgemm_quads__avx512vnni_8x32(size_t mr, size_t nc, const Qu8WxQuads& xq, const void* w, const uint8_t* x,
+                                       uint8_t* c, size_t c_stride, const Qu8GemmRequant& rq);
+#endif
+
 struct Qu8WxConfig {
   const char* name = "";
   Isa isa = Isa::kScalar;
   size_t mr = 8, nr = 32, kr = 4;
   Qu8WxUkernelFn ukernel = nullptr;
+  Qu8WxQuadUkernelFn quad_ukernel = nullptr;  // or nullptr: callers pack channel quads into panels
 };
 
 // The configuration for `isa` (kScalar: the portable kernel; kAvx512 with VNNI: vpdpbusd), or

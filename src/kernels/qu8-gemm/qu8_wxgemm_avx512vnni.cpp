@@ -7,7 +7,8 @@
 // The epilogue requantizes with the row's multiplier (qu8_gemm.h, "Exactness") and stores 32
 // bytes per row: one NCHW output row segment. A tile of at most 16 columns (a pixel tail) runs on
 // the first zmm alone, at half the work; up to 4 columns beyond a multiple of 16 run as GEMVs
-// (gemv_cols).
+// (gemv_cols). The quad ukernel runs the same tiles on X read in place from channel-quad rows
+// (Qu8WxQuads): only where each K group's 4 bytes per column come from differs.
 #include "kernels/qu8-gemm/qu8_wxgemm.h"
 
 #if defined(__x86_64__)
@@ -66,10 +67,45 @@ inline __m256 f32_epilogue(__m256i acc, __m256 m, __m256 b, __m256 lo, __m256 hi
   return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
 }
 
+// Where a tile's K groups come from, in order: a packed panel (4 * kNr bytes per group) ...
+struct PanelX {
+  const uint8_t* p;
+  const uint8_t* next() {
+    const uint8_t* at = p;
+    p += 4 * kNr;
+    return at;
+  }
+};
+
+// ... or channel quads in place (Qu8WxQuads).
+struct QuadX {
+  const uint8_t* base;
+  const size_t* tap_offset;
+  size_t taps_left, quads, stride, q = 0;
+  const uint8_t* at;
+  QuadX(const Qu8WxQuads& xq, const uint8_t* x)
+      : base(x),
+        tap_offset(xq.tap_offset),
+        taps_left(xq.taps),
+        quads(xq.quads),
+        stride(xq.quad_stride),
+        at(x + xq.tap_offset[0]) {}
+  const uint8_t* next() {
+    const uint8_t* group = at;
+    if (++q < quads) {
+      at += stride;
+    } else if (--taps_left > 0) {
+      q = 0;
+      at = base + *++tap_offset;
+    }
+    return group;
+  }
+};
+
 // NV = 2: the full 32 columns; NV = 1: a tile of at most 16 columns (the panel's second half is
-// padding), at half the work.
-template <size_t NV>
-void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, uint8_t* c, size_t c_stride,
+// padding), at half the work. kc: K (a multiple of 4).
+template <size_t NV, typename Source>
+void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, Source x, uint8_t* c, size_t c_stride,
             const Qu8GemmRequant& rq) {
   const uint8_t* wb = static_cast<const uint8_t*>(w);
   const uint8_t* wq = wb + kMr * sizeof(int32_t);
@@ -88,9 +124,8 @@ void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, ui
 #pragma GCC unroll 8
     for (size_t r = 0; r < kMr; ++r) acc[r][1] = _mm512_setzero_si512();
     for (; g >= 2; g -= 2) {
-      const __m512i x0 = _mm512_loadu_si512(x);
-      const __m512i x1 = _mm512_loadu_si512(x + 4 * kNr);
-      x += 8 * kNr;
+      const __m512i x0 = _mm512_loadu_si512(x.next());
+      const __m512i x1 = _mm512_loadu_si512(x.next());
       _mm_prefetch(reinterpret_cast<const char*>(wq) + kWeightPrefetch, _MM_HINT_T0);
 #pragma GCC unroll 8
       for (size_t r = 0; r < kMr; ++r) {
@@ -101,9 +136,9 @@ void wxgemm(size_t mr, size_t nc, size_t kc, const void* w, const uint8_t* x, ui
     }
   }
   for (; g > 0; --g) {
-    const __m512i x0 = _mm512_loadu_si512(x);
-    const __m512i x1 = NV == 2 ? _mm512_loadu_si512(x + 64) : x0;
-    x += 4 * kNr;
+    const uint8_t* xg = x.next();
+    const __m512i x0 = _mm512_loadu_si512(xg);
+    const __m512i x1 = NV == 2 ? _mm512_loadu_si512(xg + 64) : x0;
     _mm_prefetch(reinterpret_cast<const char*>(wq) + kWeightPrefetch, _MM_HINT_T0);
 #pragma GCC unroll 8
     for (size_t r = 0; r < kMr; ++r) {
@@ -332,12 +367,23 @@ void qu8_wxgemm__avx512vnni_8x32(size_t mr, size_t nc, size_t kc, const void* w,
   if (nc <= kMaxGemvCols) {
     gemv_cols(mr, 0, nc, kc, w, x, c, c_stride, rq);
   } else if (nc <= 16) {
-    wxgemm<1>(mr, nc, kc, w, x, c, c_stride, rq);
+    wxgemm<1>(mr, nc, kc, w, PanelX{x}, c, c_stride, rq);
   } else if (nc <= 16 + kMaxGemvCols) {  // 16 columns on one zmm, the rest as GEMVs
-    wxgemm<1>(mr, 16, kc, w, x, c, c_stride, rq);
+    wxgemm<1>(mr, 16, kc, w, PanelX{x}, c, c_stride, rq);
     gemv_cols(mr, 16, nc - 16, kc, w, x, c, c_stride, rq);
   } else {
-    wxgemm<2>(mr, nc, kc, w, x, c, c_stride, rq);
+    wxgemm<2>(mr, nc, kc, w, PanelX{x}, c, c_stride, rq);
+  }
+}
+
+// Channel quads in place: the same tiles without the GEMV tails (those read packed columns).
+void qu8_wxgemm_quads__avx512vnni_8x32(size_t mr, size_t nc, const Qu8WxQuads& xq, const void* w, const uint8_t* x,
+                                       uint8_t* c, size_t c_stride, const Qu8GemmRequant& rq) {
+  const size_t kc = 4 * xq.taps * xq.quads;
+  if (nc <= 16) {
+    wxgemm<1>(mr, nc, kc, w, QuadX(xq, x), c, c_stride, rq);
+  } else {
+    wxgemm<2>(mr, nc, kc, w, QuadX(xq, x), c, c_stride, rq);
   }
 }
 

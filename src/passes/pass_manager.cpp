@@ -16,6 +16,7 @@
 #include "passes/fuse_qdq_binary.h"
 #include "passes/fuse_qdq_concat.h"
 #include "passes/fuse_qdq_conv.h"
+#include "passes/fuse_qdq_conv_transpose.h"
 #include "passes/fuse_qdq_lookup.h"
 #include "passes/fuse_qdq_matmul.h"
 #include "passes/fuse_qdq_pool.h"
@@ -115,6 +116,7 @@ const std::vector<PassEntry>& pass_table() {
       {"shape_through_quantize", 2, true, [](const auto&, const auto&) { return plain(shape_through_quantize); }},
       {"fuse_qdq_conv", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_conv); }},
       {"fuse_qdq_conv_region", 2, false, [](const auto&, const auto&) { return plain(fuse_qdq_conv_region); }},
+      {"fuse_qdq_conv_transpose", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_conv_transpose); }},
       {"fuse_qdq_matmul", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_matmul); }},
       {"fuse_qdq_binary", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_binary); }},
       {"fuse_qdq_concat", 2, true, [](const auto&, const auto&) { return plain(fuse_qdq_concat); }},

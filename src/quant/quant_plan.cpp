@@ -17,14 +17,17 @@ bool is_f32_activation(const ir::Value* v) {
   return v && !v->constant && v->type.dtype == ir::DType::kF32;
 }
 
-// The weight's per-channel axis for a Conv / Gemm / MatMul, or -1 when the node is not
-// quantizable (non-constant or oddly shaped weight, transposed A, ...).
+// The weight's per-channel axis for a Conv / ConvTranspose / Gemm / MatMul, or -1 when the node
+// is not quantizable (non-constant or oddly shaped weight, transposed A, ...).
 int weight_axis(const ir::Node& n) {
   const ir::Value* x = n.input(0);
   const ir::Value* w = n.input(1);
   if (!is_f32_activation(x) || !w || !w->constant || w->constant->dtype() != ir::DType::kF32) return -1;
   const int rank = w->constant->rank();
   if (n.op_type == "Conv") return rank >= 3 ? 0 : -1;
+  // ConvTranspose weights are [Ci, Co / group, k...]: per output channel is axis 1, which names
+  // one output channel only with one group.
+  if (n.op_type == "ConvTranspose") return rank >= 3 && n.attrs.get_int("group", 1) == 1 ? 1 : -1;
   if (n.op_type == "MatMul") return rank == 2 ? 1 : -1;
   // Gemm: B is [K, N], or [N, K] with transB.
   if (rank != 2 || n.attrs.get_int("transA", 0) != 0) return -1;
@@ -158,7 +161,7 @@ bool absorbable_activation(const ir::Node& n) {
 bool layer_kind(const ir::Node& n, LayerKind* kind, int* axis) {
   if (!is_default(n) || n.num_outputs() < 1 || n.output(0)->type.dtype != ir::DType::kF32) return false;
   const std::string& op = n.op_type;
-  if (op == "Conv" || op == "Gemm" || op == "MatMul") {
+  if (op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul") {
     *axis = weight_axis(n);
     *kind = LayerKind::kWeighted;
     return *axis >= 0;
@@ -189,8 +192,8 @@ std::string moved_source(const ir::Graph& g, const std::string& name) {
 }
 
 // Weighted layers, and the other layers joined to them through tensors (directly or through
-// value-moving ops), to a fixed point. A Relu, pool or Add between two float ops (a
-// ConvTranspose head, say) gains nothing from integer kernels and would only add a Q/DQ pass
+// value-moving ops), to a fixed point. A Relu, pool or Add between two float ops (a head of
+// layers the quantizer cannot take, say) gains nothing from integer kernels and would only add a Q/DQ pass
 // over its tensors and their rounding noise.
 std::vector<PlannedLayer> connected_layers(const ir::Graph& g, std::vector<PlannedLayer> layers) {
   std::vector<bool> keep(layers.size());
@@ -340,7 +343,10 @@ Result<QuantPlan> plan_quantization(const ir::Graph& g, ActScheme act, bool conv
   for (auto it = plan.int16_only.begin(); it != plan.int16_only.end();) {  // layers connected_layers dropped
     it = seen.count(*it) ? std::next(it) : plan.int16_only.erase(it);
   }
-  if (plan.layers.empty()) return unsupported("quantize: nothing to quantize (no Conv / Gemm / MatMul with a constant weight, Add, Concat, pool or activation on float tensors)");
+  if (plan.layers.empty())
+    return unsupported(
+        "quantize: nothing to quantize (no Conv / ConvTranspose / Gemm / MatMul with a constant weight, Add, Concat, "
+        "pool or activation on float tensors)");
 
   // Shared parameters: a quantized tensor reached from another through value-moving ops
   // (graph order, so a chain resolves to its first quantized source).

@@ -4,7 +4,10 @@
 //
 // Quantized nodes ("layers" in the report), each of which then runs on an integer kernel when
 // the cpu backend's fuse_qdq_* passes recognise its DQ -> op -> Q pattern:
-//   weighted   Conv / Gemm / MatMul with a constant float weight (per-channel s8 weight)
+//   weighted   Conv / Gemm / MatMul with a constant float weight (per-channel s8 weight), and
+//              ConvTranspose with one group (per output channel: the weight's axis 1), which
+//              runs as a pointwise QLinearConv and a DepthToSpace where its taps do not overlap
+//              (fuse_qdq_conv_transpose) and in float between its Q/DQ elsewhere
 //   elementwise Add / Mul with two activation inputs, Concat of activations
 //   pools      GlobalAveragePool, AveragePool, MaxPool
 //   lookups    single-input element-wise activations (Sigmoid, Tanh, HardSwish, HardSigmoid,

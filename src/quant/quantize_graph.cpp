@@ -229,7 +229,7 @@ Result<QuantizeResult> quantize_static(const ir::Graph& fp32, const std::vector<
   if (options.bias_correction) {
     for (const auto& l : result.plan.layers) {
       if (l.kind != LayerKind::kWeighted) continue;
-      means[l.inputs[0]].channel_axis_last = l.op != "Conv";
+      means[l.inputs[0]].channel_axis_last = l.op != "Conv" && l.op != "ConvTranspose";
       wanted.push_back(l.inputs[0]);
     }
   }

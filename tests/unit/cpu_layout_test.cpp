@@ -142,6 +142,22 @@ TEST(CpuLayout, DepthToSpaceAndSpaceToDepth) {
                                                      " c" + std::to_string(c), 3);
       }
     }
+    // Rows long enough for the interleaving loops' vector bodies and tails, in bytes (a
+    // quantized pointwise convolution's output), 16-bit codes and floats.
+    for (ir::DType t : {ir::DType::kU8, ir::DType::kI16, ir::DType::kF32}) {
+      for (const char* mode : {"DCR", "CRD"}) {
+        ir::Tensor x = ir::Tensor::allocate(t, {1, 2 * b * b, 3, 37});
+        std::uniform_int_distribution<int> bits(0, 255);
+        for (size_t i = 0; i < x.bytes(); ++i) static_cast<uint8_t*>(x.raw())[i] = static_cast<uint8_t>(bits(rng));
+        TypedNode n = node("DepthToSpace", x);
+        n.attrs.set("blocksize", b);
+        n.attrs.set("mode", std::string(mode));
+        cpu_test::expect_typed_matches_ref(n, 0,
+                                           std::string("DepthToSpace ") + std::string(ir::dtype_name(t)) + " " + mode +
+                                               " b" + std::to_string(b) + " w37",
+                                           2);
+      }
+    }
     TypedNode s = node("SpaceToDepth", random_tensor({2, 3, 5 * b, 7 * b}, rng));
     s.attrs.set("blocksize", b);
     cpu_test::expect_typed_matches_ref(s, 0, "SpaceToDepth b" + std::to_string(b), 3);

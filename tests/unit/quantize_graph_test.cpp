@@ -710,6 +710,55 @@ TEST(QuantizeGraph, ConvAbsorbsItsRegion) {
   EXPECT_TRUE(plan->layers[0].output_quantized);
 }
 
+// A segmentation-style upsampling head: Conv -> Relu -> ConvTranspose 2x2 stride 2 -> Relu ->
+// ConvTranspose 2x2 stride 2 (one channel) -> Sigmoid (the graph output). Both ConvTransposes are
+// weighted layers (per output channel, the weight's axis 1) and run as pointwise QLinearConvs
+// with DepthToSpace on the cpu backend: every MAC in int8, the output near float.
+TEST(QuantizeGraph, ConvTransposeHeadRunsInt8) {
+  OnnxBuilder b;
+  b.input("x", kF, {-1, 3, 8, 8});
+  random_initializer(b, "w1", {6, 3, 3, 3}, kSeed, -0.5f, 0.5f);
+  random_initializer(b, "wt1", {6, 4, 2, 2}, kSeed + 1, -0.5f, 0.5f);
+  random_initializer(b, "bt1", {4}, kSeed + 2, -0.2f, 0.2f);
+  random_initializer(b, "wt2", {4, 1, 2, 2}, kSeed + 3, -0.5f, 0.5f);
+  set_ints_attr(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& t1 = b.node("ConvTranspose", {"r1", "wt1", "bt1"}, {"u1"}, "up1");
+  set_ints_attr(t1, "kernel_shape", {2, 2});
+  set_ints_attr(t1, "strides", {2, 2});
+  b.node("Relu", {"u1"}, {"r2"}, "relu2");
+  auto& t2 = b.node("ConvTranspose", {"r2", "wt2"}, {"u2"}, "up2");
+  set_ints_attr(t2, "kernel_shape", {2, 2});
+  set_ints_attr(t2, "strides", {2, 2});
+  b.node("Sigmoid", {"u2"}, {"y"}, "sigmoid");
+  out(b, "y");
+  auto g = load(b);
+  ASSERT_TRUE(g);
+  auto q = quant::quantize_static(*g, batches(kSeed, 4), {});
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  int weighted = 0;
+  for (const auto& l : q->layers) {
+    if (l.op == "ConvTranspose") {
+      EXPECT_EQ(l.kind, quant::LayerKind::kWeighted) << l.name;
+      EXPECT_EQ(l.weight_axis, 1) << l.name;
+      ++weighted;
+    }
+  }
+  EXPECT_EQ(weighted, 2);
+  auto shares = quant::executed_mac_shares(*q->qdq, {1, 3, 8, 8});
+  ASSERT_TRUE(shares.ok()) << shares.status().to_string();
+  EXPECT_EQ(shares->float32, 0);
+  EXPECT_GT(shares->int8, 0);
+  EXPECT_EQ(shares->ran.at("up1"), "int8");
+  EXPECT_EQ(shares->ran.at("up2"), "int8");
+  const auto data = batches(kSeed + 500, 2);
+  auto reference = quant::run_output0(*q->fp32, data, /*optimize=*/false);
+  ASSERT_TRUE(reference.ok());
+  auto e = quant::evaluate_output(*q->qdq, data, *reference);
+  ASSERT_TRUE(e.ok());
+  EXPECT_GT(e->cosine, 0.995);
+}
+
 TEST(QuantizeGraph, RejectsEmptyCalibration) {
   auto g = conv_relu_conv();
   ASSERT_TRUE(g);

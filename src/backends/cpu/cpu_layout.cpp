@@ -1,7 +1,8 @@
 // Data-movement ops as copies split across the pool, for any element size of 1, 2, 4 or 8 bytes:
 //   Reshape, Flatten, Squeeze, Unsqueeze   one memcpy (none when the planner aliased the buffers)
 //   Concat, Split                          one memcpy per (outer index, input/output) block
-//   Transpose, DepthToSpace, SpaceToDepth  a permutation of a reshaped view (as ref_transpose.cpp),
+//   DepthToSpace                           by output rows, each interleaving the block's input rows
+//   Transpose, SpaceToDepth                a permutation of a reshaped view (as ref_transpose.cpp),
 //                                          with adjacent axes merged so inner runs are long; when
 //                                          the last two merged axes swap (the input's contiguous
 //                                          axis becomes the second-last), tiles of a 2-D transpose
@@ -162,6 +163,49 @@ void permute(ThreadPool& pool, const Permutation& p, const T* x, T* y) {
   pool.run((rows + rows_per_task - 1) / rows_per_task, task);
 }
 
+// DepthToSpace by output rows: output row (n, c, h * b + i) interleaves, element by element, the
+// b input rows (n, channel(c, i, j), h) for j < b (CRD: channel c * b * b + i * b + j; DCR:
+// (i * b + j) * C + c). The generic permutation gathers those elements one at a time with the
+// block as its innermost axis (b elements apart by a whole plane); here each output row is one
+// pass over b input rows, which vectorizes for b = 2 (a depth-to-space after a pointwise
+// convolution: the 2x2 upsampling heads).
+template <typename T>
+void interleave2(const T* __restrict a, const T* __restrict d, size_t w, T* __restrict out) {
+  for (size_t k = 0; k < w; ++k) {
+    out[2 * k] = a[k];
+    out[2 * k + 1] = d[k];
+  }
+}
+
+template <typename T>
+void depth_to_space_rows(ThreadPool& pool, const T* x, T* y, size_t n, size_t c_in, size_t h, size_t w, size_t b,
+                         bool crd) {
+  const size_t c_out = c_in / (b * b), rows = n * c_out * h;
+  const size_t row_bytes = b * b * w * sizeof(T);
+  const size_t rows_per_task = std::max<size_t>(1, kMinTaskBytes / std::max<size_t>(row_bytes, 1));
+  pool.run((rows + rows_per_task - 1) / rows_per_task, [&](size_t task, size_t) {
+    const size_t r1 = std::min(rows, (task + 1) * rows_per_task);
+    for (size_t r = task * rows_per_task; r < r1; ++r) {
+      const size_t hh = r % h, c = (r / h) % c_out, nn = r / (h * c_out);
+      for (size_t i = 0; i < b; ++i) {
+        T* out = y + ((nn * c_out + c) * h * b + hh * b + i) * w * b;
+        auto in = [&](size_t j) {
+          const size_t ch = crd ? c * b * b + i * b + j : (i * b + j) * c_out + c;
+          return x + ((nn * c_in + ch) * h + hh) * w;
+        };
+        if (b == 2) {
+          interleave2(in(0), in(1), w, out);
+          continue;
+        }
+        for (size_t j = 0; j < b; ++j) {
+          const T* src = in(j);
+          for (size_t k = 0; k < w; ++k) out[k * b + j] = src[k];
+        }
+      }
+    }
+  });
+}
+
 int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
   int64_t n = 1;
   for (size_t i = from; i < to; ++i) n *= d[i];
@@ -254,6 +298,24 @@ class LayoutOp final : public CpuOp {
       }
     }
     if (x.numel() == 0) return ok_status();
+    if (kind_ == Kind::kDepthToSpaceCrd || kind_ == Kind::kDepthToSpaceDcr) {
+      const auto d = [&](int i) { return static_cast<size_t>(x.dim(i)); };
+      const bool crd = kind_ == Kind::kDepthToSpaceCrd;
+      const auto b = static_cast<size_t>(block_);
+      switch (ir::dtype_size(x.dtype())) {
+        case 1:
+          depth_to_space_rows(rc.pool, x.data<uint8_t>(), y.data<uint8_t>(), d(0), d(1), d(2), d(3), b, crd);
+          break;
+        case 2:
+          depth_to_space_rows(rc.pool, x.data<uint16_t>(), y.data<uint16_t>(), d(0), d(1), d(2), d(3), b, crd);
+          break;
+        case 4:
+          depth_to_space_rows(rc.pool, x.data<uint32_t>(), y.data<uint32_t>(), d(0), d(1), d(2), d(3), b, crd);
+          break;
+        default: depth_to_space_rows(rc.pool, x.data<uint64_t>(), y.data<uint64_t>(), d(0), d(1), d(2), d(3), b, crd);
+      }
+      return ok_status();
+    }
     const Permutation p = merge_axes(view, perm);
     if (p.out_dims.size() > static_cast<size_t>(kMaxRank)) return fallback_->run(t, rc);
     switch (ir::dtype_size(x.dtype())) {

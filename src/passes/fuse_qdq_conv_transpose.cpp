@@ -1,11 +1,14 @@
 #include "passes/fuse_qdq_conv_transpose.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/fused_epilogue.h"
 #include "passes/pass_util.h"
+#include "passes/qdq16_match.h"
 #include "passes/qdq_conv_operands.h"
 #include "passes/qdq_match.h"
 
@@ -37,21 +40,28 @@ int64_t upsampling_block(const ir::Node& ct, const ir::Tensor& w) {
 
 // Pattern in the header; q is the QuantizeLinear offered.
 Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
-  auto y = activation_q_params(&q);
+  auto y = activation_params_any_width(&q, true);
   if (!y) return false;
+  const bool wide = is_q16(y->dtype);
   ir::Node* ct = producer_of(q.input(0));
   ir::Node* act = nullptr;
+  std::optional<std::pair<int64_t, int64_t>> clamp;  // 16-bit: the activation as y_min / y_max
   if (is_op(ct, "Relu") || is_op(ct, "Clip")) {
     act = ct;
-    if (sole_consumer(act->output(0)) != &q || !activation_implied(*act, *y)) return false;
+    if (sole_consumer(act->output(0)) != &q) return false;
+    if (!activation_implied(*act, *y)) {
+      clamp = wide ? activation_bounds(*act, *y) : std::nullopt;
+      if (!clamp || clamp->first > clamp->second) return false;
+    }
     ct = producer_of(act->input(0));
   }
   if (!is_op(ct, "ConvTranspose") || ops::has_fused_epilogue(*ct) || !ct->implicit_inputs.empty()) return false;
   if (sole_consumer(ct->output(0)) != (act ? act : &q)) return false;
-  ir::Node* xdq = producer_of(ct->input(0), "DequantizeLinear");
-  auto x = activation_dq_params(xdq);
-  if (!x) return false;
-  auto w = weight_params(producer_of(ct->input(1), "DequantizeLinear"), 4, 4, 1);
+  ir::Node* xdq = wide ? qdq_producer(ct->input(0), "DequantizeLinear") : producer_of(ct->input(0), "DequantizeLinear");
+  auto x = activation_params_any_width(xdq, false);
+  if (!x || is_q16(x->dtype) != wide) return false;
+  ir::Node* wdq = wide ? qdq_producer(ct->input(1), "DequantizeLinear") : producer_of(ct->input(1), "DequantizeLinear");
+  auto w = weight_params(wdq, 4, 4, 1, wide);
   if (!w) return false;
   const ir::Tensor& wq = *w->dq->input(0)->constant;
   const int64_t k = upsampling_block(*ct, wq);
@@ -59,7 +69,7 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   const int64_t ci = wq.dim(0), co = wq.dim(1), taps = k * k, outs = co * taps;
   ir::Node* bias_dq = nullptr;
   bool bias_as_is = false;
-  auto bias = int32_bias(*ct, x->s, w->scales, co, &bias_dq, &bias_as_is, false);
+  auto bias = int32_bias(*ct, x->s, w->scales, co, &bias_dq, &bias_as_is, wide);
   if (!bias) return false;
 
   // One output channel per (co, ky, kx), its weights, scale and bias those of co.
@@ -93,8 +103,18 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
   conv_attrs.set("group", int64_t{1});
   ir::Value* taps_q = graph.add_unique_value(q.output(0)->name + "_taps", {y->dtype, {}});
   // The multiply-adds keep the ConvTranspose's name (what the reports list it by).
-  ir::Node* qconv = graph.add_node("QLinearConv", base, std::move(inputs), {taps_q}, conv_attrs);
-  qconv->opset = std::max(ct->opset, 10);
+  ir::Node* qconv =
+      graph.add_node(wide ? "QLinearConv16" : "QLinearConv", base, std::move(inputs), {taps_q}, conv_attrs);
+  if (wide) {
+    qconv->domain = "nfuse";
+    qconv->opset = 1;
+    if (clamp) {
+      qconv->attrs.set("y_min", clamp->first);
+      qconv->attrs.set("y_max", clamp->second);
+    }
+  } else {
+    qconv->opset = std::max(ct->opset, 10);
+  }
   ir::Attributes d2s;
   d2s.set("blocksize", k);
   d2s.set("mode", std::string("CRD"));
@@ -107,8 +127,8 @@ Result<bool> try_fuse(ir::Graph& graph, ir::Node& q, PassLog& log) {
     if (dq && only_used_by(dq->output(0), {ct})) graph.remove_node(dq);
   if (act) graph.remove_node(act);
   finish_qdq_rewrite(graph, {}, ct, q, shuffle);
-  log.add("fused " + chain + " into QLinearConv '" + qconv->name + "' (1x1, " + std::to_string(outs) +
-          " channels) and DepthToSpace '" + shuffle->name + "'");
+  log.add("fused " + chain + " into " + (wide ? "nfuse.QLinearConv16" : "QLinearConv") + " '" + qconv->name +
+          "' (1x1, " + std::to_string(outs) + " channels) and DepthToSpace '" + shuffle->name + "'");
   return true;
 }
 

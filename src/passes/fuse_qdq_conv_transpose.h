@@ -14,6 +14,10 @@
 // requantization instead of the f32 sum; the bias quantized as there. Only group 1, square
 // kernel == stride, no pads, output_padding or dilation, and a Relu / Clip the output
 // quantization implies.
+//
+// W8A16: the same chain with 16-bit x_q and y_q (Q/DQ of the default domain or "com.microsoft")
+// becomes nfuse.QLinearConv16 and the DepthToSpace of the 16-bit codes, a Relu / Clip the
+// symmetric range does not imply as the op's y_min / y_max (as fuse_qdq_conv does).
 #pragma once
 
 #include "ir/graph.h"

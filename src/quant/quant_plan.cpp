@@ -260,9 +260,10 @@ Result<QuantPlan> plan_quantization(const ir::Graph& g, ActScheme act, bool conv
     LayerKind kind{};
     int axis = -1;
     if (!layer_kind(n, &kind, &axis) || kind != LayerKind::kWeighted) continue;
-    // s16 is symmetric, so its range implies no clamp; the W8A16 conv fusion applies the Relu /
+    // s16 is symmetric, so its range implies no clamp; the W8A16 conv fusions apply the Relu /
     // Clip as the fused op's y_min / y_max instead (QLinearMatMul16 has no clamp: not there).
-    if (act != ActScheme::kU8Asymmetric && !(act == ActScheme::kS16Symmetric && n.op_type == "Conv")) continue;
+    const bool clamps16 = n.op_type == "Conv" || n.op_type == "ConvTranspose";
+    if (act != ActScheme::kU8Asymmetric && !(act == ActScheme::kS16Symmetric && clamps16)) continue;
     const ir::Value* y = n.output(0);
     if (!y->is_graph_output && y->consumers.size() == 1 && absorbable_activation(*y->consumers[0])) {
       absorbed.insert(y->consumers[0]);

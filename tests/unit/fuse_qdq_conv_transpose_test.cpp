@@ -1,7 +1,7 @@
 // fuse_qdq_conv_transpose: DQ -> ConvTranspose (kernel == stride) -> Q becomes a 1x1 QLinearConv
 // and a DepthToSpace, within one output step of the QDQ graph on ref and bit for bit between ref
 // and cpu after it: u8 and s8, per-tensor and per-axis-1 weights, float / int32 / no bias, 2x2
-// and 3x3 blocks, non-square inputs, a Relu the output range implies; and the declines
+// and 3x3 blocks, non-square inputs, a Relu the output range implies, 16-bit (W8A16); and the declines
 // (overlapping taps, pads, groups, output_padding, a Relu that would clamp, per-axis-0 weights).
 #include "passes/fuse_qdq_conv_transpose.h"
 
@@ -96,6 +96,32 @@ TEST(FuseQdqConvTranspose, Fuses) {
   // The QLinearConv and the DepthToSpace of bytes have cpu kernels (no reference fallback).
   expect_fused_runs_on_cpu(build({}), fuse_qdq_conv_transpose, "u8", 2);
   expect_fused_runs_on_cpu(build({.elem = kI8, .k = 3, .stride = 3}), fuse_qdq_conv_transpose, "s8 3x3");
+}
+
+// W8A16: 16-bit x and y with ONNX Runtime's "com.microsoft" Q/DQ become nfuse.QLinearConv16 and
+// a DepthToSpace of the 16-bit codes; a Relu before a symmetric s16 output becomes its clamp.
+TEST(FuseQdqConvTranspose, FusesSixteenBit) {
+  for (int elem : {::onnx::TensorProto::UINT16, ::onnx::TensorProto::INT16}) {
+    for (bool relu : {false, true}) {
+      const std::string what = std::string(elem == ::onnx::TensorProto::UINT16 ? "u16" : "s16") + (relu ? " relu" : "");
+      OnnxBuilder b = build({.elem = elem, .relu = relu});
+      for (auto& n : *b.model().mutable_graph()->mutable_node()) {
+        if ((n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear") && n.name() != "dqw")
+          n.set_domain("com.microsoft");
+      }
+      auto* contrib = b.model().add_opset_import();
+      contrib->set_domain("com.microsoft");
+      contrib->set_version(1);
+      check_fusion(b, fuse_qdq_conv_transpose, "DepthToSpace", 1, kYScale, 2.0, what);
+      auto g = load(b);
+      ASSERT_TRUE(g) << what;
+      PassLog log;
+      ASSERT_TRUE(fuse_qdq_conv_transpose(*g, log).ok());
+      EXPECT_EQ(count_ops(*g, "QLinearConv16"), 1) << what;
+      EXPECT_EQ(count_ops(*g, "ConvTranspose") + count_ops(*g, "Relu"), 0) << what;
+      expect_fused_runs_on_cpu(b, fuse_qdq_conv_transpose, what);
+    }
+  }
 }
 
 TEST(FuseQdqConvTranspose, Declines) {
